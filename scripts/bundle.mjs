@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// Bundles each API of redocly.yaml into packages/spec/dist/<name>.openapi.{yaml,json}.
+import { mkdirSync } from 'node:fs';
+import { apis, bundlePath, distDir, quiet, tool } from './lib.mjs';
+
+export function bundle() {
+  mkdirSync(distDir, { recursive: true });
+  for (const api of apis()) {
+    for (const ext of ['yaml', 'json']) {
+      const res = tool('redocly', ['bundle', api.id, '--ext', ext, '-o', bundlePath(api.name, ext)]);
+      if (!res.ok) {
+        console.error(quiet(res.out));
+        throw new Error(`bundle of ${api.id} (${ext}) failed`);
+      }
+    }
+    console.log(`bundled ${api.id} -> packages/spec/dist/${api.name}.openapi.{yaml,json}`);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    bundle();
+  } catch (e) {
+    console.error(e.message);
+    process.exit(1);
+  }
+}

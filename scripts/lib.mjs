@@ -1,0 +1,33 @@
+// Build glue shared by the scripts: where things are, and running a tool with its output captured.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const distDir = join(root, 'packages/spec/dist');
+const bin = (name) => join(root, 'node_modules/.bin', name);
+
+/** The APIs declared in redocly.yaml: [{ name: 'account', id: 'account@v1', root: 'specs/account/openapi.yaml' }] */
+export function apis() {
+  const config = parse(readFileSync(join(root, 'redocly.yaml'), 'utf8'));
+  return Object.entries(config.apis).map(([id, api]) => ({ id, name: id.split('@')[0], root: api.root }));
+}
+
+export const bundlePath = (name, ext = 'yaml') => join(distDir, `${name}.openapi.${ext}`);
+
+/** Runs a node_modules/.bin tool; returns { ok, out } with stdout and stderr together. */
+export function tool(name, args) {
+  const res = spawnSync(bin(name), args, { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  if (res.error) throw res.error;
+  return { ok: res.status === 0, out: `${res.stdout}${res.stderr}` };
+}
+
+/** Drops Redocly's Node 20 end-of-support banner, which it prints on every run. */
+export const quiet = (out) =>
+  out
+    .split('\n')
+    .filter((l) => !/[║╔╚]/.test(l))
+    .join('\n')
+    .trim();
