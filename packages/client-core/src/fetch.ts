@@ -1,0 +1,121 @@
+import { redact, ZoneApiError } from './errors.js';
+
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 2. */
+  retries?: number;
+  /** Base of the exponential backoff, in ms. Default 200. */
+  baseDelayMs?: number;
+  /** Cap of one backoff delay, in ms. Default 5000. */
+  maxDelayMs?: number;
+  /** A `Retry-After` longer than this (ms) is not waited for: the 429/503 is returned. Default 60000. */
+  maxRetryAfterMs?: number;
+  /** Response statuses retried. Default 429, 502, 503, 504. */
+  statuses?: readonly number[];
+  /** Also retry POST and PATCH (not idempotent). Default false: a POST is sent exactly once. */
+  retryNonIdempotent?: boolean;
+  /** Called before each retry, e.g. for logging. */
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string; method: string; path: string }) => void;
+}
+
+export interface TransportOptions {
+  fetch?: typeof globalThis.fetch;
+  /** Per-attempt timeout in ms. Default 30000; 0 turns it off. */
+  timeoutMs?: number;
+  /** Retry policy; `false` turns retries off. */
+  retry?: RetryOptions | false;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+const DEFAULT_STATUSES = [429, 502, 503, 504];
+
+/** Milliseconds from a Retry-After value (delta-seconds or an HTTP date), or undefined. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value == null || value.trim() === '') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * A fetch with a per-attempt timeout and retries with exponential backoff (full jitter).
+ * Idempotent methods are retried on network errors, timeouts and the retry statuses; 429 and 503
+ * wait for `Retry-After` when the server sends it. POST/PATCH are never retried unless
+ * `retryNonIdempotent` is set. Errors carry no credential: `secrets` are redacted from messages.
+ */
+export function createTransport(options: TransportOptions, secrets: readonly string[]): typeof globalThis.fetch {
+  const baseFetch = options.fetch ?? globalThis.fetch;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const retry = options.retry === false ? { retries: 0 } : (options.retry ?? {});
+  const retries = retry.retries ?? 2;
+  const baseDelay = retry.baseDelayMs ?? 200;
+  const maxDelay = retry.maxDelayMs ?? 5000;
+  const maxRetryAfter = retry.maxRetryAfterMs ?? 60_000;
+  const statuses = new Set(retry.statuses ?? DEFAULT_STATUSES);
+
+  return async function transport(input, init) {
+    const original = new Request(input, init);
+    const method = original.method.toUpperCase();
+    const path = new URL(original.url).pathname;
+    const mayRetry = IDEMPOTENT.has(method) || retry.retryNonIdempotent === true;
+    const callerSignal = original.signal;
+
+    for (let attempt = 1; ; attempt++) {
+      const timeoutSignal = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
+      const signal = timeoutSignal ? AbortSignal.any([callerSignal, timeoutSignal]) : callerSignal;
+      const request = new Request(original.clone(), { signal });
+      let reason: string;
+      let delay: number | undefined;
+      try {
+        const response = await baseFetch(request);
+        if (!mayRetry || attempt > retries || !statuses.has(response.status)) return response;
+        const retryAfter =
+          response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers.get('Retry-After')) : undefined;
+        if (retryAfter !== undefined && retryAfter > maxRetryAfter) return response;
+        delay = retryAfter;
+        reason = `status ${response.status}`;
+        await response.body?.cancel();
+      } catch (err) {
+        const e = err as Error;
+        if (callerSignal.aborted) {
+          throw new ZoneApiError(`${method} ${path} was aborted`, 'aborted', method, path, attempt);
+        }
+        const timedOut = timeoutSignal?.aborted === true;
+        if (!mayRetry || attempt > retries) {
+          const message = timedOut
+            ? `${method} ${path} timed out after ${timeoutMs} ms`
+            : `${method} ${path} failed: ${redact(String(e?.message ?? e), secrets)}`;
+          throw new ZoneApiError(
+            attempt > 1 ? `${message} (after ${attempt} attempts)` : message,
+            timedOut ? 'timeout' : 'network',
+            method,
+            path,
+            attempt,
+          );
+        }
+        reason = timedOut ? 'timeout' : 'network error';
+      }
+      const backoff = delay ?? Math.random() * Math.min(maxDelay, baseDelay * 2 ** (attempt - 1));
+      retry.onRetry?.({ attempt, delayMs: backoff, reason, method, path });
+      try {
+        await sleep(backoff, callerSignal);
+      } catch {
+        throw new ZoneApiError(`${method} ${path} was aborted`, 'aborted', method, path, attempt);
+      }
+    }
+  };
+}

@@ -1,0 +1,38 @@
+import type { Middleware } from 'openapi-fetch';
+import { redact } from './errors.js';
+
+/**
+ * Text bodies (`text/plain`, and `text/html`, which the real manager sends for plain strings) come
+ * back as strings: the body is re-wrapped as a JSON string so that openapi-fetch's JSON parsing
+ * yields the text itself, for data and error alike. Error texts are redacted of credentials.
+ */
+export function textBodies(secrets: readonly string[]): Middleware {
+  return {
+    async onResponse({ response }) {
+      const type = response.headers.get('Content-Type') ?? '';
+      const isText = /^text\//i.test(type);
+      if (!isText && response.ok) return undefined;
+      if (response.status === 204 || response.headers.get('Content-Length') === '0') return undefined;
+      const raw = await response.text();
+      let body = response.ok ? raw : redact(raw, secrets);
+      if (isText) body = JSON.stringify(body);
+      const headers = new Headers(response.headers);
+      headers.delete('Content-Length');
+      if (isText) headers.set('Content-Type', 'application/json');
+      return new Response(body, { status: response.status, statusText: response.statusText, headers });
+    },
+  };
+}
+
+/** Sets one header on every request, or only on the given OpenAPI paths. */
+export function headerAuth(name: string, value: string | ((schemaPath: string) => string), onlyPaths?: readonly string[]): Middleware {
+  const only = onlyPaths ? new Set(onlyPaths) : undefined;
+  return {
+    onRequest({ request, schemaPath }) {
+      if (only && !only.has(schemaPath)) return undefined;
+      if (request.headers.has(name)) return undefined;
+      request.headers.set(name, typeof value === 'function' ? value(schemaPath) : value);
+      return request;
+    },
+  };
+}

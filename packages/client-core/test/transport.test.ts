@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { createTransport, parseRetryAfter, redact, ZoneApiError } from '../src/index.js';
+
+/** A fetch that answers from a script and records what it was sent (nothing is mocked: it is a real fetch signature). */
+function scripted(...answers: Array<Response | Error | ((req: Request) => Promise<Response>)>) {
+  const seen: Request[] = [];
+  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const req = new Request(input, init);
+    seen.push(req);
+    const next = answers.shift();
+    if (!next) throw new Error('no more scripted answers');
+    if (next instanceof Error) throw next;
+    if (typeof next === 'function') return next(req);
+    return next;
+  };
+  return { fetch: fetch as typeof globalThis.fetch, seen };
+}
+
+const fast = { baseDelayMs: 1, maxDelayMs: 2 };
+
+describe('transport retries', () => {
+  it('retries an idempotent GET on 503 and returns the later success', async () => {
+    const { fetch, seen } = scripted(new Response('busy', { status: 503 }), new Response('{}', { status: 200 }));
+    const t = createTransport({ fetch, retry: fast }, []);
+    const res = await t('http://x.test/api/zone');
+    expect(res.status).toBe(200);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('gives up after `retries` and returns the last response', async () => {
+    const { fetch, seen } = scripted(...[1, 2, 3].map(() => new Response('', { status: 502 })));
+    const res = await createTransport({ fetch, retry: { ...fast, retries: 2 } }, [])('http://x.test/a');
+    expect(res.status).toBe(502);
+    expect(seen).toHaveLength(3);
+  });
+
+  it('never retries a POST unless asked', async () => {
+    const once = scripted(new Response('', { status: 503 }), new Response('', { status: 200 }));
+    const res = await createTransport({ fetch: once.fetch, retry: fast }, [])('http://x.test/a', { method: 'POST', body: '{}' });
+    expect(res.status).toBe(503);
+    expect(once.seen).toHaveLength(1);
+
+    const asked = scripted(new Response('', { status: 503 }), new Response('', { status: 200 }));
+    const res2 = await createTransport({ fetch: asked.fetch, retry: { ...fast, retryNonIdempotent: true } }, [])('http://x.test/a', {
+      method: 'POST',
+      body: '{"a":1}',
+    });
+    expect(res2.status).toBe(200);
+    expect(await asked.seen[1]?.text()).toBe('{"a":1}');
+  });
+
+  it('resends the same body on each retry of a DELETE', async () => {
+    const { fetch, seen } = scripted(new Response('', { status: 429 }), new Response('', { status: 200 }));
+    await createTransport({ fetch, retry: fast }, [])('http://x.test/api/zone', { method: 'DELETE', body: '{"zone":"z"}' });
+    expect(await Promise.all(seen.map((r) => r.text()))).toEqual(['{"zone":"z"}', '{"zone":"z"}']);
+  });
+
+  it('waits for Retry-After on 429', async () => {
+    const delays: number[] = [];
+    const { fetch } = scripted(new Response('', { status: 429, headers: { 'Retry-After': '1' } }), new Response('', { status: 200 }));
+    const res = await createTransport({ fetch, retry: { ...fast, onRetry: (i) => delays.push(i.delayMs) } }, [])('http://x.test/a');
+    expect(res.status).toBe(200);
+    expect(delays).toEqual([1000]);
+  });
+
+  it('returns a 429 at once when Retry-After exceeds the cap', async () => {
+    const { fetch, seen } = scripted(new Response('', { status: 429, headers: { 'Retry-After': '3600' } }));
+    const res = await createTransport({ fetch, retry: fast }, [])('http://x.test/a');
+    expect(res.status).toBe(429);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('does not retry a 400 or 404', async () => {
+    const { fetch, seen } = scripted(new Response('', { status: 404 }));
+    expect((await createTransport({ fetch, retry: fast }, [])('http://x.test/a')).status).toBe(404);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('retries network errors of idempotent methods, then throws a ZoneApiError', async () => {
+    const { fetch, seen } = scripted(new TypeError('fetch failed'), new TypeError('fetch failed'));
+    const err = await createTransport({ fetch, retry: { ...fast, retries: 1 } }, [])('http://x.test/api/status').catch((e) => e);
+    expect(err).toBeInstanceOf(ZoneApiError);
+    expect(err.kind).toBe('network');
+    expect(err.attempts).toBe(2);
+    expect(err.message).toBe('GET /api/status failed: fetch failed (after 2 attempts)');
+    expect(seen).toHaveLength(2);
+  });
+});
+
+describe('transport timeouts and aborts', () => {
+  const hang = (req: Request) =>
+    new Promise<Response>((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason)));
+
+  it('times out one attempt and says so', async () => {
+    const { fetch } = scripted(hang);
+    const err = await createTransport({ fetch, timeoutMs: 30, retry: false }, [])('http://x.test/api/zone?customer=c').catch((e) => e);
+    expect(err).toBeInstanceOf(ZoneApiError);
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toBe('GET /api/zone timed out after 30 ms');
+  });
+
+  it('retries a timed-out GET', async () => {
+    const { fetch, seen } = scripted(hang, new Response('ok', { status: 200 }));
+    const res = await createTransport({ fetch, timeoutMs: 30, retry: fast }, [])('http://x.test/a');
+    expect(res.status).toBe(200);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('stops at once when the caller aborts', async () => {
+    const { fetch, seen } = scripted(hang, hang, hang);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    const err = await createTransport({ fetch, timeoutMs: 5000, retry: fast }, [])('http://x.test/a', { signal: ac.signal }).catch((e) => e);
+    expect(err.kind).toBe('aborted');
+    expect(seen).toHaveLength(1);
+  });
+});
+
+describe('secrets', () => {
+  it('never puts a configured secret in an error message', async () => {
+    const secret = 's3cr3t-token';
+    const { fetch } = scripted(new Error(`connect failed for Authorization: Bearer ${secret} (${encodeURIComponent(secret)})`));
+    const err = await createTransport({ fetch, retry: false }, [secret])('http://x.test/a').catch((e) => e);
+    expect(err.message).not.toContain(secret);
+    expect(err.message).toContain('[REDACTED]');
+  });
+
+  it('redacts raw, URL-encoded and base64 forms', () => {
+    const s = 'user:p@ss word';
+    const text = `a ${s} b ${encodeURIComponent(s)} c ${Buffer.from(s).toString('base64')}`;
+    expect(redact(text, [s])).toBe('a [REDACTED] b [REDACTED] c [REDACTED]');
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads seconds and HTTP dates', () => {
+    expect(parseRetryAfter('7')).toBe(7000);
+    expect(parseRetryAfter(new Date(10_000 + 5000).toUTCString(), 10_000)).toBe(5000);
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(null)).toBeUndefined();
+  });
+});

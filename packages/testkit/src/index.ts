@@ -1,0 +1,137 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+export type ApiName = 'account' | 'manager';
+
+export function bundlePath(api: ApiName, ext: 'yaml' | 'json' = 'json'): string {
+  const path = join(repoRoot, 'packages/spec/dist', `${api}.openapi.${ext}`);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`pnpm build\` (or \`pnpm bundle\`) before the tests`);
+  return path;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is walked generically
+export type OpenApiDoc = Record<string, any>;
+
+export function loadBundle(api: ApiName): OpenApiDoc {
+  return JSON.parse(readFileSync(bundlePath(api), 'utf8'));
+}
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+
+export interface OperationRef {
+  operationId: string;
+  method: string;
+  path: string;
+  // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
+  op: Record<string, any>;
+}
+
+export function listOperations(doc: OpenApiDoc): OperationRef[] {
+  const out: OperationRef[] = [];
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of HTTP_METHODS) {
+      // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
+      const op = (item as any)[method];
+      if (op) out.push({ operationId: op.operationId, method, path, op });
+    }
+  }
+  return out;
+}
+
+/** A free TCP port on loopback. Tests never use fixed ports. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Running {
+  url: string;
+  stop(): Promise<void>;
+  output(): string;
+}
+
+/** Spawns a command and waits for a line matching `ready`; fails with its output if it exits or stalls. */
+export function spawnUntil(cmd: string, args: string[], ready: RegExp, url: string, timeoutMs = 60_000): Promise<Running> {
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(cmd, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    let done = false;
+    const timer = setTimeout(() => finish(new Error(`${cmd} not ready after ${timeoutMs} ms:\n${log}`)), timeoutMs);
+    const stop = () =>
+      new Promise<void>((res) => {
+        if (child.exitCode !== null || child.signalCode !== null) return res();
+        child.once('exit', () => res());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      });
+    function finish(err?: Error) {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (err) {
+        void stop();
+        reject(err);
+      } else resolve({ url, stop, output: () => log });
+    }
+    const onData = (chunk: Buffer) => {
+      log += chunk.toString();
+      if (ready.test(log)) finish();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.on('exit', (code) => finish(new Error(`${cmd} exited (${code}) before it was ready:\n${log}`)));
+  });
+}
+
+/** Prism serving a bundle as a mock on a free loopback port. */
+export async function startPrism(api: ApiName, extraArgs: string[] = []): Promise<Running> {
+  const port = await freePort();
+  const bin = join(repoRoot, 'node_modules/.bin/prism');
+  return spawnUntil(
+    bin,
+    ['mock', bundlePath(api, 'yaml'), '-p', String(port), '-h', '127.0.0.1', ...extraArgs],
+    /Prism is listening on/,
+    `http://127.0.0.1:${port}`,
+  );
+}
+
+/** Ajv (JSON Schema 2020-12, the dialect of OpenAPI 3.1) loaded with a bundle, to validate by JSON pointer. */
+export function schemaValidator(doc: OpenApiDoc) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats(ajv);
+  const id = `https://zone-api.local/${encodeURIComponent(doc.info?.title ?? 'api')}.json`;
+  ajv.addSchema({ ...doc, $id: id });
+  const cache = new Map<string, ValidateFunction>();
+  return {
+    /** Validates `data` against the schema at `pointer` (e.g. `#/components/schemas/Zone`); returns error text or null. */
+    validate(pointer: string, data: unknown): string | null {
+      let fn = cache.get(pointer);
+      if (!fn) {
+        fn = ajv.compile({ $ref: `${id}${pointer}` });
+        cache.set(pointer, fn);
+      }
+      return fn(data) ? null : ajv.errorsText(fn.errors, { dataVar: 'data' });
+    },
+  };
+}
+
+/** JSON pointer escaping of one segment. */
+export const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Pointer of a response body schema. */
+export function responseSchemaPointer(path: string, method: string, status: number | string, media = 'application/json'): string {
+  return `#/paths/${esc(path)}/${method}/responses/${status}/content/${esc(media)}/schema`;
+}

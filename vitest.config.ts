@@ -1,0 +1,55 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+
+// Tests run against the sources of the workspace packages (no compile step needed for tests),
+// but against the built bundles in packages/spec/dist (`pnpm build` first).
+const alias = {
+  '@zone-api/client-core': src('client-core'),
+  '@zone-api/account-client': src('account-client'),
+  '@zone-api/manager-client': src('manager-client'),
+};
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    testTimeout: 20_000,
+    hookTimeout: 90_000,
+    projects: [
+      { extends: true, test: { name: 'spec', include: ['packages/spec/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'client-core', include: ['packages/client-core/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'account-client', include: ['packages/account-client/test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'manager-client', include: ['packages/manager-client/test/unit/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'account-contract:prism',
+          include: ['packages/account-client/test/contract/**/*.test.ts'],
+          globalSetup: ['packages/testkit/src/setup/prism-account.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'manager-contract:prism',
+          include: ['packages/manager-client/test/contract/**/*.test.ts'],
+          globalSetup: ['packages/testkit/src/setup/prism-manager.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'types',
+          include: [],
+          typecheck: {
+            enabled: true,
+            only: true,
+            include: ['packages/*/test/types/**/*.test-d.ts'],
+            tsconfig: './tsconfig.typecheck.json',
+          },
+        },
+      },
+    ],
+  },
+});
