@@ -1,0 +1,99 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '@zone-api/testkit';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+
+// Each custom rule of .spectral.yaml is proven to fire on a small bad spec, and to stay quiet on a good one.
+const dir = mkdtempSync(join(tmpdir(), 'spectral-rules-'));
+
+function lint(doc: object): Array<{ code: string; message: string; path: string[] }> {
+  const file = join(dir, `spec-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, stringify(doc));
+  const res = spawnSync(join(repoRoot, 'node_modules/.bin/spectral'), ['lint', file, '-r', join(repoRoot, '.spectral.yaml'), '-f', 'json', '-q'], {
+    encoding: 'utf8',
+  });
+  const out = res.stdout.trim();
+  return out ? JSON.parse(out) : [];
+}
+
+const ok200 = {
+  '200': {
+    description: 'ok',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' }, examples: { one: { value: { id: 'a' } } } } },
+  },
+};
+
+function spec(paths: object, components: object = {}) {
+  return {
+    openapi: '3.1.0',
+    info: { title: 't', version: '1.0.0', description: 'd' },
+    paths,
+    components: { schemas: { Thing: { type: 'object', properties: { id: { type: 'string', maxLength: 3 } } } }, ...components },
+  };
+}
+
+const goodOp = (operationId: string) => ({ operationId, summary: 's', description: 'd', tags: ['T'], responses: ok200 });
+
+const codes = (doc: object) => lint(doc).map((r) => r.code);
+
+describe('custom spectral rules', () => {
+  it('stay quiet on a spec that follows them', () => {
+    const found = codes(spec({ '/api/thing': { get: goodOp('getThing'), post: goodOp('createThing') } })).filter((c) => c.startsWith('zone-'));
+    expect(found).toEqual([]);
+  });
+
+  it('zone-operationid-verb-noun: verb must fit the method', () => {
+    const results = lint(spec({ '/api/thing': { get: goodOp('createThing'), put: goodOp('update_thing'), delete: goodOp('removeThing') } }));
+    const hits = results.filter((r) => r.code === 'zone-operationid-verb-noun');
+    expect(hits.map((h) => h.path[2])).toEqual(['get', 'put']);
+    expect(hits[0]?.message).toContain('one of: get, list');
+  });
+
+  it('zone-operation-summary, -description, -tags', () => {
+    const op = { operationId: 'getThing', responses: ok200 };
+    const found = codes(spec({ '/api/thing': { get: op } }));
+    expect(found).toEqual(expect.arrayContaining(['zone-operation-summary', 'zone-operation-description', 'zone-operation-tags']));
+  });
+
+  it('zone-paths-under-api', () => {
+    expect(codes(spec({ '/thing': { get: goodOp('getThing') } }))).toContain('zone-paths-under-api');
+  });
+
+  it('zone-named-examples: a body without named examples', () => {
+    const op = {
+      ...goodOp('getThing'),
+      responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' }, example: { id: 'a' } } } } },
+    };
+    expect(codes(spec({ '/api/thing': { get: op } }))).toContain('zone-named-examples');
+  });
+
+  it('zone-no-inline-body-object: an inline object body', () => {
+    const op = {
+      ...goodOp('createThing'),
+      requestBody: {
+        content: { 'application/json': { schema: { type: 'object', properties: { a: { type: 'string', maxLength: 2 } } }, examples: { one: { value: { a: 'x' } } } } },
+      },
+    };
+    const arrayOfInline = {
+      ...goodOp('getThing'),
+      responses: {
+        '200': {
+          description: 'ok',
+          content: {
+            'application/json': { schema: { type: 'array', maxItems: 2, items: { type: 'object', properties: {} } }, examples: { one: { value: [] } } },
+          },
+        },
+      },
+    };
+    const hits = lint(spec({ '/api/thing': { post: op, get: arrayOfInline } })).filter((r) => r.code === 'zone-no-inline-body-object');
+    expect(hits.map((h) => h.path[2]).sort()).toEqual(['get', 'post']);
+  });
+
+  it('zone-parameter-description', () => {
+    const op = { ...goodOp('getThing'), parameters: [{ name: 'q', in: 'query', schema: { type: 'string', maxLength: 2 } }] };
+    expect(codes(spec({ '/api/thing': { get: op } }))).toContain('zone-parameter-description');
+  });
+});
