@@ -8,11 +8,13 @@ import { bundlePath, root } from './lib.mjs';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 const check = process.argv.includes('--check');
+const only = process.argv.slice(2).filter((a) => !a.startsWith('--')); // optional API names, e.g. `account`
 const config = parse(readFileSync(join(root, 'redocly.yaml'), 'utf8'));
 let stale = 0;
 
 for (const [id, api] of Object.entries(config.apis)) {
   const name = id.split('@')[0];
+  if (only.length && !only.includes(name)) continue;
   const bundle = bundlePath(name, 'json');
   if (!existsSync(bundle)) throw new Error(`${relative(root, bundle)} is missing: run pnpm bundle first`);
   const spec = JSON.parse(readFileSync(bundle, 'utf8'));

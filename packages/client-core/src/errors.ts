@@ -20,14 +20,23 @@ export class ZoneApiError extends Error {
   }
 }
 
-/** Replaces every occurrence of each secret (and its URL- and base64-encoded forms) by `[REDACTED]`. */
+/**
+ * Replaces each secret (and its URL- and base64-encoded forms) by `[REDACTED]` wherever it stands as a
+ * whole token: not inside a longer run of letters and digits, so that a short secret does not mangle
+ * ordinary words. Longer secrets are replaced first (a header value before the password inside it).
+ */
 export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
+  const forms = new Set<string>();
   for (const secret of secrets) {
     if (!secret) continue;
-    for (const form of new Set([secret, encodeURIComponent(secret), Buffer.from(secret).toString('base64')])) {
-      out = out.split(form).join('[REDACTED]');
-    }
+    forms.add(secret);
+    forms.add(encodeURIComponent(secret));
+    forms.add(Buffer.from(secret).toString('base64'));
+  }
+  let out = text;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) {
+    const escaped = form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`(?<![A-Za-z0-9])${escaped}(?![A-Za-z0-9])`, 'g'), '[REDACTED]');
   }
   return out;
 }

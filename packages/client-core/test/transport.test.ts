@@ -125,6 +125,11 @@ describe('secrets', () => {
     expect(err.message).toContain('[REDACTED]');
   });
 
+  it('redacts a short secret only where it stands alone, not inside words', () => {
+    expect(redact('token t was refused: not valid', ['t'])).toBe('token [REDACTED] was refused: not valid');
+    expect(redact('key-pw;', ['pw'])).toBe('key-[REDACTED];');
+  });
+
   it('redacts raw, URL-encoded and base64 forms', () => {
     const s = 'user:p@ss word';
     const text = `a ${s} b ${encodeURIComponent(s)} c ${Buffer.from(s).toString('base64')}`;

@@ -4,7 +4,10 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS: under NodeNext its default import is the module object in types, the function at run time.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 export type ApiName = 'account' | 'manager';
