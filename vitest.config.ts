@@ -37,6 +37,25 @@ export default defineConfig({
           globalSetup: ['packages/testkit/src/setup/prism-manager.ts'],
         },
       },
+      // The sandbox's own tests (flows, persistence, faults, fuzz, concurrency).
+      { extends: true, test: { name: 'sandbox', include: ['packages/sandbox/test/**/*.test.ts'] } },
+      // The same contract suites as above, run against the sandbox instead of Prism.
+      {
+        extends: true,
+        test: {
+          name: 'account-contract:sandbox',
+          include: ['packages/account-client/test/contract/**/*.test.ts'],
+          globalSetup: ['packages/testkit/src/setup/sandbox-account.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'manager-contract:sandbox',
+          include: ['packages/manager-client/test/contract/**/*.test.ts'],
+          globalSetup: ['packages/testkit/src/setup/sandbox-manager.ts'],
+        },
+      },
       {
         extends: true,
         test: {

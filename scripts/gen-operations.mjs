@@ -9,7 +9,7 @@ import { bundlePath, root } from './lib.mjs';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 const check = process.argv.includes('--check');
 const only = process.argv.slice(2).filter((a) => !a.startsWith('--')); // optional API names, e.g. `account`
-const config = parse(readFileSync(join(root, 'redocly.yaml'), 'utf8'));
+const config = parse(readFileSync(join(root, 'redocly.types.yaml'), 'utf8'));
 let stale = 0;
 
 for (const [id, api] of Object.entries(config.apis)) {

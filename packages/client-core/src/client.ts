@@ -10,8 +10,9 @@ type Media = `${string}/${string}`;
 /** One typed method per operationId, e.g. `client.getZone({ params: { query: { zone } } })`. */
 export type OperationMethods<Paths extends {}, Ops extends OperationTable> = {
   [K in keyof Ops]: Ops[K]['path'] extends keyof Paths
-    ? ClientForPath<Paths[Ops[K]['path']] & Record<string | number, any>, Media>[Ops[K]['method'] &
-        keyof ClientForPath<Paths[Ops[K]['path']] & Record<string | number, any>, Media>]
+    ? Paths[Ops[K]['path']] extends Record<string | number, any>
+      ? ClientForPath<Paths[Ops[K]['path']], Media>[Ops[K]['method'] & keyof ClientForPath<Paths[Ops[K]['path']], Media>]
+      : never
     : never;
 };
 

@@ -4,7 +4,8 @@ import { redact } from './errors.js';
 /**
  * Text bodies (`text/plain`, and `text/html`, which the real manager sends for plain strings) come
  * back as strings: the body is re-wrapped as a JSON string so that openapi-fetch's JSON parsing
- * yields the text itself, for data and error alike. Error texts are redacted of credentials.
+ * yields the text itself, for data and error alike. `response.headers` keep the real Content-Type.
+ * Error texts are redacted of credentials.
  */
 export function textBodies(secrets: readonly string[]): Middleware {
   return {
@@ -18,7 +19,6 @@ export function textBodies(secrets: readonly string[]): Middleware {
       if (isText) body = JSON.stringify(body);
       const headers = new Headers(response.headers);
       headers.delete('Content-Length');
-      if (isText) headers.set('Content-Type', 'application/json');
       return new Response(body, { status: response.status, statusText: response.statusText, headers });
     },
   };

@@ -16,7 +16,7 @@ const ops = { getThing: { method: 'GET', path: '/api/thing' } } as const;
 
 function recorder(response: () => Response) {
   const seen: Request[] = [];
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+  const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
     seen.push(new Request(input, init));
     return response();
   }) as typeof globalThis.fetch;
@@ -27,8 +27,9 @@ describe('createTypedClient', () => {
   it('exposes one method per operationId that calls its path', async () => {
     const r = recorder(() => new Response('hello', { headers: { 'Content-Type': 'text/plain' } }));
     const client = createTypedClient<Paths, typeof ops>({ baseUrl: 'http://x.test/', fetch: r.fetch }, ops, [], []);
-    const { data } = await client.getThing();
+    const { data, response } = await client.getThing();
     expect(data).toBe('hello');
+    expect(response.headers.get('Content-Type')).toBe('text/plain');
     expect(r.seen[0]?.url).toBe('http://x.test/api/thing');
   });
 

@@ -4,7 +4,7 @@ import { createTransport, parseRetryAfter, redact, ZoneApiError } from '../src/i
 /** A fetch that answers from a script and records what it was sent (nothing is mocked: it is a real fetch signature). */
 function scripted(...answers: Array<Response | Error | ((req: Request) => Promise<Response>)>) {
   const seen: Request[] = [];
-  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+  const fetch = async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
     const req = new Request(input, init);
     seen.push(req);
     const next = answers.shift();

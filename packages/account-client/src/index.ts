@@ -1,0 +1,131 @@
+import { type CoreClientOptions, createTypedClient, headerAuth, type TypedClient } from '@zone-api/client-core';
+import type { Middleware } from 'openapi-fetch';
+import type { components, operations as Operations, paths } from './generated/account.js';
+import { operations } from './generated/operations.js';
+
+export type { components, paths } from './generated/account.js';
+export type { OperationId } from './generated/operations.js';
+export { operations } from './generated/operations.js';
+export { ZoneApiError } from '@zone-api/client-core';
+export type { RetryOptions } from '@zone-api/client-core';
+
+/** Named schemas of the spec, e.g. `Schemas['Zone']`. */
+export type Schemas = components['schemas'];
+/** Per-operation types, e.g. `OperationTypes['getZone']['responses']`. */
+export type OperationTypes = Operations;
+
+/** How the client authenticates: exactly one of the three schemes of the spec. */
+export type AccountAuth =
+  /** `Authorization: Bearer <token>`: the current scheme. */
+  | { token: string }
+  /** HTTP basic: deprecated since 01-Jan-2021 (a warning is emitted once per process). */
+  | { basic: { username: string; password: string } }
+  /**
+   * The Zone credential header `X-Service-Auth: service-customer-<customer>-zone-<zone>-key-<password>`.
+   * `country` is appended as `-country-<country>` on `getRouteIps`. With it, calls omit `customer` and `zone`.
+   */
+  | { zone: { customer: string; zone: string; password: string; country?: string } };
+
+export interface AccountClientOptions extends Omit<CoreClientOptions, 'headers'> {
+  /** Scheme and host of the account API (the seed's {base_url}), or a sandbox/mock URL. */
+  baseUrl: string;
+  auth: AccountAuth;
+  /**
+   * Default account id, added to the query (GET) or the JSON body (other methods) of calls that
+   * leave `customer` out. Not used with `auth.zone`, whose header names the account.
+   */
+  customer?: string;
+  headers?: Record<string, string>;
+}
+
+/** The two paths whose `plan` query parameter is a JSON object (`content: application/json`). */
+type PlanPaths = '/api/zone/count_available_ips' | '/api/count_available_ips';
+type PlanGet<P extends PlanPaths> = paths[P]['get'];
+type PlanQuery<P extends PlanPaths> = Omit<PlanGet<P>['parameters']['query'], 'plan'> & {
+  /** The plan filter; the client JSON-encodes it into the query. A pre-encoded JSON string is accepted too. */
+  plan?: components['schemas']['AvailableIpPlanFilter'] | string;
+};
+
+/**
+ * The generated paths, except that `plan` is typed as the object it is: openapi-typescript types a
+ * content-encoded query parameter as `string`, leaving callers to encode JSON by hand.
+ */
+export type AccountPaths = Omit<paths, PlanPaths> & {
+  [P in PlanPaths]: Omit<paths[P], 'get'> & {
+    get: Omit<PlanGet<P>, 'parameters'> & { parameters: Omit<PlanGet<P>['parameters'], 'query'> & { query: PlanQuery<P> } };
+  };
+};
+
+export type AccountClient = TypedClient<AccountPaths, typeof operations>;
+
+export const ZONE_AUTH_HEADER = 'X-Service-Auth';
+
+let basicWarned = false;
+
+/** The `X-Service-Auth` value for a Zone credential. */
+export function zoneCredential(zone: { customer: string; zone: string; password: string; country?: string }, withCountry = false): string {
+  const base = `service-customer-${zone.customer}-zone-${zone.zone}-key-${zone.password}`;
+  return withCountry && zone.country ? `${base}-country-${zone.country}` : base;
+}
+
+function authMiddleware(auth: AccountAuth): { middleware: Middleware; secrets: string[] } {
+  if ('token' in auth) {
+    return { middleware: headerAuth('Authorization', `Bearer ${auth.token}`), secrets: [auth.token] };
+  }
+  if ('basic' in auth) {
+    if (!basicWarned) {
+      basicWarned = true;
+      process.emitWarning('HTTP basic authentication of the account API is deprecated since 01-Jan-2021; use { token }.', {
+        type: 'DeprecationWarning',
+        code: 'ZONE_API_BASIC_AUTH',
+      });
+    }
+    const pair = `${auth.basic.username}:${auth.basic.password}`;
+    return {
+      middleware: headerAuth('Authorization', `Basic ${Buffer.from(pair).toString('base64')}`),
+      secrets: [auth.basic.password, pair],
+    };
+  }
+  const zone = auth.zone;
+  return {
+    middleware: headerAuth(ZONE_AUTH_HEADER, (schemaPath) => zoneCredential(zone, schemaPath === '/api/zone/route_ips')),
+    secrets: [zone.password, zoneCredential(zone), zoneCredential(zone, true)],
+  };
+}
+
+/** Adds the default `customer` to the query (GET, HEAD) or the JSON object body of calls that leave it out. */
+function customerDefault(customer: string): Middleware {
+  return {
+    async onRequest({ request }) {
+      if (request.method === 'GET' || request.method === 'HEAD') {
+        const url = new URL(request.url);
+        if (url.searchParams.has('customer')) return undefined;
+        url.searchParams.set('customer', customer);
+        return new Request(url, request);
+      }
+      if (!(request.headers.get('Content-Type') ?? '').includes('application/json')) return undefined;
+      const text = await request.clone().text();
+      if (!text) return undefined;
+      const body: unknown = JSON.parse(text);
+      if (!body || typeof body !== 'object' || Array.isArray(body) || 'customer' in body) return undefined;
+      return new Request(request, { body: JSON.stringify({ customer, ...body }) });
+    },
+  };
+}
+
+/**
+ * A typed client of the Account and Zone Management API: one method per operationId
+ * (`client.getZone(...)`), plus openapi-fetch's path-based `GET`/`POST`/… .
+ *
+ * Results are `{ data, error, response }`: `data` typed by the 2xx schema, `error` by the error
+ * schemas. `getRouteIps` returns its text as a string; JSON-in-query `plan` is encoded for you;
+ * DELETE bodies are sent. Timeouts and network failures throw `ZoneApiError`, never with a credential
+ * in the message.
+ */
+export function createAccountClient(options: AccountClientOptions): AccountClient {
+  const { auth, customer, ...core } = options;
+  const { middleware, secrets } = authMiddleware(auth);
+  const chain = [middleware];
+  if (customer && !('zone' in auth)) chain.push(customerDefault(customer));
+  return createTypedClient<AccountPaths, typeof operations>(core, operations, chain, secrets);
+}

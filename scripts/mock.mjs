@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// pnpm mock [account|manager] [--port N]: Prism serving the bundles as mocks, for a person to try.
+// Without an API name both are served, each on its own port (free ports unless --port is given).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { bundlePath, root } from './lib.mjs';
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' } } });
+const names = positionals.length ? positionals : ['account', 'manager'];
+for (const n of names) {
+  if (!['account', 'manager'].includes(n)) {
+    console.error(`unknown API "${n}": use account or manager`);
+    process.exit(2);
+  }
+  if (!existsSync(bundlePath(n))) {
+    console.error(`${n} bundle missing: run pnpm build first`);
+    process.exit(1);
+  }
+}
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+const children = [];
+let base = values.port ? Number(values.port) : undefined;
+for (const name of names) {
+  const port = base ? base++ : await freePort();
+  const child = spawn(join(root, 'node_modules/.bin/prism'), ['mock', bundlePath(name), '-p', String(port), '-h', '127.0.0.1'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  child.stdout.on('data', (d) => {
+    if (/Prism is listening/.test(d)) {
+      const url = `http://127.0.0.1:${port}`;
+      const hint =
+        name === 'account'
+          ? `curl -H 'Authorization: Bearer any' '${url}/api/zone?customer=hl_1a2b3c4d&zone=static_zone'`
+          : `curl '${url}/api/version'`;
+      console.log(`${name} mock: ${url}\n  try: ${hint}\n  pick an example: -H 'Prefer: example=NAME' or a status: -H 'Prefer: code=404'`);
+    }
+  });
+  child.on('exit', (code) => {
+    console.error(`${name} mock exited (${code})`);
+    process.exitCode = code ?? 1;
+  });
+}
+const stop = () => {
+  for (const c of children) c.kill('SIGTERM');
+  process.exit(0);
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
