@@ -123,7 +123,7 @@ export function schemaValidator(doc: OpenApiDoc) {
     validate(pointer: string, data: unknown): string | null {
       let fn = cache.get(pointer);
       if (!fn) {
-        fn = ajv.compile({ $ref: `${id}${pointer}` });
+        fn = ajv.compile({ $ref: `${id}#${encodeURI(pointer.replace(/^#/, ''))}` });
         cache.set(pointer, fn);
       }
       return fn(data) ? null : ajv.errorsText(fn.errors, { dataVar: 'data' });
@@ -134,7 +134,36 @@ export function schemaValidator(doc: OpenApiDoc) {
 /** JSON pointer escaping of one segment. */
 export const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Pointer of a response body schema. */
-export function responseSchemaPointer(path: string, method: string, status: number | string, media = 'application/json'): string {
-  return `#/paths/${esc(path)}/${method}/responses/${status}/content/${esc(media)}/schema`;
+/**
+ * Pointer of the body schema of one response, following a `$ref`'d response object
+ * (e.g. to `#/components/responses/NotFound`), so the pointer resolves in Ajv.
+ */
+export function responseSchemaPointer(
+  path: string,
+  method: string,
+  status: number | string,
+  media = 'application/json',
+  doc?: OpenApiDoc,
+): string {
+  let base = `#/paths/${esc(path)}/${method}/responses/${status}`;
+  if (doc) {
+    let node = resolvePointer(doc, base);
+    for (let i = 0; node && typeof node.$ref === 'string' && i < 10; i++) {
+      base = node.$ref;
+      node = resolvePointer(doc, base);
+    }
+  }
+  return `${base}/content/${esc(media)}/schema`;
+}
+
+/** The node at a local JSON pointer (`#/a/b~1c`). */
+// biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
+export function resolvePointer(doc: OpenApiDoc, pointer: string): any {
+  return pointer
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
+    .reduce((acc: any, key) => acc?.[key], doc);
 }

@@ -1,0 +1,37 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import { createAccountClient, type Schemas } from '../../src/index.js';
+
+const client = createAccountClient({ baseUrl: 'http://account.test', auth: { token: 't' } });
+
+describe('account client types', () => {
+  it('types query, bodies and results from the spec', async () => {
+    const zone = await client.getZone({ params: { query: { zone: 'static_zone' } } });
+    expectTypeOf(zone.data?.password).toEqualTypeOf<string[] | undefined>();
+    const text = await client.getRouteIps({ params: { query: { zone: 'static_zone' } } });
+    expectTypeOf(text.data).toEqualTypeOf<string | undefined>();
+    await client.getAvailableIpCount({
+      params: { query: { customer: 'c', zone: 'z', plan: { ips_type: 'selective', country_city: 'us-newyork', city: true, geo_db: { maxmind: true } } } },
+    });
+    await client.listRequestLogs({ params: { query: { 'status.code': '200', 'ts.from': '2024-05-01' } } });
+    expectTypeOf<Schemas['Plan']['type']>().toEqualTypeOf<'static' | 'resident' | undefined>();
+  });
+
+  it('refuses wrong bodies and missing required fields at compile time', () => {
+    // @ts-expect-error the create body needs `zone` and `plan`
+    void client.createZone({ body: { customer: 'c' } });
+    // @ts-expect-error zone.name is required
+    void client.createZone({ body: { zone: {}, plan: {} } });
+    // @ts-expect-error bandwidth is payperusage or unlimited
+    void client.createZone({ body: { zone: { name: 'n' }, plan: { bandwidth: 'metered' } } });
+    // @ts-expect-error status is suspend_manual or active
+    void client.setAccountStatus({ body: { status: 'paused' } });
+    // @ts-expect-error network_type is all, res, dc or mobile
+    void client.getNetworkStatus({ params: { path: { network_type: 'wifi' } } });
+    // @ts-expect-error count_available_ips needs customer and zone
+    void client.getAvailableIpCount({ params: { query: {} } });
+    // @ts-expect-error ips_type of the plan filter is shared or selective
+    void client.getAvailableIpCount({ params: { query: { customer: 'c', zone: 'z', plan: { ips_type: 'dedicated' } } } });
+    // @ts-expect-error the auth must be one of the three schemes
+    createAccountClient({ baseUrl: 'x', auth: { apiKey: 'k' } });
+  });
+});

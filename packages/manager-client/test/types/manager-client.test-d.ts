@@ -1,0 +1,27 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import { createManagerClient, type Schemas } from '../../src/index.js';
+
+const client = createManagerClient();
+
+describe('manager client types', () => {
+  it('types bodies and results from the spec', async () => {
+    const r = await client.createProxy({ body: { proxy: { port: 24001, dns: 'remote', debug: 'full' } } });
+    expectTypeOf(r.data?.data.port).toEqualTypeOf<number | undefined>();
+    const logs = await client.getGeneralLogs();
+    expectTypeOf(logs.data).toEqualTypeOf<string | undefined>();
+    expectTypeOf<Schemas['ProxyPort']['proxy_connection_type']>().toEqualTypeOf<'http' | 'https' | 'socks' | undefined>();
+  });
+
+  it('refuses wrong bodies and missing required fields at compile time', () => {
+    // @ts-expect-error `proxy` is required
+    void client.createProxy({ body: {} });
+    // @ts-expect-error dns is `local` or `remote`
+    void client.createProxy({ body: { proxy: { dns: 'google' } } });
+    // @ts-expect-error the path needs a port
+    void client.deleteProxy({ params: { path: {} } });
+    // @ts-expect-error port is a number
+    void client.deleteProxy({ params: { path: { port: '24000' } } });
+    // @ts-expect-error an operation that does not exist
+    void client.deleteEverything();
+  });
+});
