@@ -1,9 +1,9 @@
 #!/usr/bin/env node
+import { bundle } from './bundle.mjs';
 // Lints twice (digitalocean/openapi): the hand-written sources, then the bundles that consumers get.
 // Spectral (spectral:oas + OWASP + our rules) and Redocly (recommended + ours) both run on both,
 // and any warning fails as well as any error. `--sources` skips the bundle pass.
 import { apis, bundlePath, quiet, tool } from './lib.mjs';
-import { bundle } from './bundle.mjs';
 
 const sourcesOnly = process.argv.includes('--sources');
 let failed = false;
@@ -28,10 +28,16 @@ function lintPass(label, targets) {
   }
 }
 
-lintPass('sources', apis().map((a) => ({ name: a.name, path: a.root, redoclyArg: a.id })));
+lintPass(
+  'sources',
+  apis().map((a) => ({ name: a.name, path: a.root, redoclyArg: a.id })),
+);
 if (!sourcesOnly && !failed) {
   bundle();
-  lintPass('bundle ', apis().map((a) => ({ name: a.name, path: bundlePath(a.name), redoclyArg: bundlePath(a.name) })));
+  lintPass(
+    'bundle ',
+    apis().map((a) => ({ name: a.name, path: bundlePath(a.name), redoclyArg: bundlePath(a.name) })),
+  );
 }
 if (failed) {
   console.log('lint failed');

@@ -9,7 +9,5 @@ function isInlineObject(schema) {
 }
 
 export default function noInlineObjectSchema(schema) {
-  return isInlineObject(schema)
-    ? [{ message: 'Body schema is an inline object: move it to components/schemas and $ref it' }]
-    : [];
+  return isInlineObject(schema) ? [{ message: 'Body schema is an inline object: move it to components/schemas and $ref it' }] : [];
 }

@@ -17,7 +17,11 @@ export default function operationIdVerb(operationId, _opts, context) {
   }
   const verb = operationId.match(/^[a-z]+/)[0];
   if (!verbs.includes(verb)) {
-    return [{ message: `operationId "${operationId}" starts with "${verb}"; a ${method.toUpperCase()} operation starts with one of: ${verbs.join(', ')}` }];
+    return [
+      {
+        message: `operationId "${operationId}" starts with "${verb}"; a ${method.toUpperCase()} operation starts with one of: ${verbs.join(', ')}`,
+      },
+    ];
   }
   return [];
 }

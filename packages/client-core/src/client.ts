@@ -10,7 +10,8 @@ type Media = `${string}/${string}`;
 /** One typed method per operationId, e.g. `client.getZone({ params: { query: { zone } } })`. */
 export type OperationMethods<Paths extends {}, Ops extends OperationTable> = {
   [K in keyof Ops]: Ops[K]['path'] extends keyof Paths
-    ? Paths[Ops[K]['path']] extends Record<string | number, any>
+    ? // biome-ignore lint/suspicious/noExplicitAny: the constraint openapi-fetch's ClientForPath itself declares
+      Paths[Ops[K]['path']] extends Record<string | number, any>
       ? ClientForPath<Paths[Ops[K]['path']], Media>[Ops[K]['method'] & keyof ClientForPath<Paths[Ops[K]['path']], Media>]
       : never
     : never;

@@ -7,9 +7,18 @@ type Paths = {
     get: {
       parameters: { query?: { plan?: { a: number }; 'status.code'?: number; tag?: string[] } };
       requestBody?: never;
-      responses: { 200: { headers: Record<string, unknown>; content: { 'text/plain': string } }; 400: { headers: Record<string, unknown>; content: { 'text/plain': string } } };
+      responses: {
+        200: { headers: Record<string, unknown>; content: { 'text/plain': string } };
+        400: { headers: Record<string, unknown>; content: { 'text/plain': string } };
+      };
     };
-    put?: never; post?: never; delete?: never; options?: never; head?: never; patch?: never; trace?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
   };
 };
 const ops = { getThing: { method: 'GET', path: '/api/thing' } } as const;
@@ -57,7 +66,12 @@ describe('createTypedClient', () => {
 
 describe('querySerializer', () => {
   it('JSON-encodes objects, repeats arrays and keeps dotted names', () => {
-    const q = querySerializer({ plan: { ips_type: 'shared', geo_db: { maxmind: true } }, 'status.code': 200, tag: ['a', 'b'], skip: undefined });
+    const q = querySerializer({
+      plan: { ips_type: 'shared', geo_db: { maxmind: true } },
+      'status.code': 200,
+      tag: ['a', 'b'],
+      skip: undefined,
+    });
     const p = new URLSearchParams(q);
     expect(JSON.parse(p.get('plan') ?? '')).toEqual({ ips_type: 'shared', geo_db: { maxmind: true } });
     expect(p.get('status.code')).toBe('200');

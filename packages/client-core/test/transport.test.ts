@@ -110,7 +110,9 @@ describe('transport timeouts and aborts', () => {
     const { fetch, seen } = scripted(hang, hang, hang);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 20);
-    const err = await createTransport({ fetch, timeoutMs: 5000, retry: fast }, [])('http://x.test/a', { signal: ac.signal }).catch((e) => e);
+    const err = await createTransport({ fetch, timeoutMs: 5000, retry: fast }, [])('http://x.test/a', { signal: ac.signal }).catch(
+      (e) => e,
+    );
     expect(err.kind).toBe('aborted');
     expect(seen).toHaveLength(1);
   });

@@ -3,11 +3,11 @@ import type { Middleware } from 'openapi-fetch';
 import type { components, operations as Operations, paths } from './generated/manager.js';
 import { operations } from './generated/operations.js';
 
+export type { RetryOptions } from '@zone-api/client-core';
+export { ZoneApiError } from '@zone-api/client-core';
 export type { components, paths } from './generated/manager.js';
 export type { OperationId } from './generated/operations.js';
 export { operations } from './generated/operations.js';
-export { ZoneApiError } from '@zone-api/client-core';
-export type { RetryOptions } from '@zone-api/client-core';
 
 /** Named schemas of the spec, e.g. `Schemas['ProxyPort']`. */
 export type Schemas = components['schemas'];

@@ -12,9 +12,13 @@ const dir = mkdtempSync(join(tmpdir(), 'spectral-rules-'));
 function lint(doc: object): Array<{ code: string; message: string; path: string[] }> {
   const file = join(dir, `spec-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(file, stringify(doc));
-  const res = spawnSync(join(repoRoot, 'node_modules/.bin/spectral'), ['lint', file, '-r', join(repoRoot, '.spectral.yaml'), '-f', 'json', '-q'], {
-    encoding: 'utf8',
-  });
+  const res = spawnSync(
+    join(repoRoot, 'node_modules/.bin/spectral'),
+    ['lint', file, '-r', join(repoRoot, '.spectral.yaml'), '-f', 'json', '-q'],
+    {
+      encoding: 'utf8',
+    },
+  );
   const out = res.stdout.trim();
   return out ? JSON.parse(out) : [];
 }
@@ -41,12 +45,16 @@ const codes = (doc: object) => lint(doc).map((r) => r.code);
 
 describe('custom spectral rules', () => {
   it('stay quiet on a spec that follows them', () => {
-    const found = codes(spec({ '/api/thing': { get: goodOp('getThing'), post: goodOp('createThing') } })).filter((c) => c.startsWith('zone-'));
+    const found = codes(spec({ '/api/thing': { get: goodOp('getThing'), post: goodOp('createThing') } })).filter((c) =>
+      c.startsWith('zone-'),
+    );
     expect(found).toEqual([]);
   });
 
   it('zone-operationid-verb-noun: verb must fit the method', () => {
-    const results = lint(spec({ '/api/thing': { get: goodOp('createThing'), put: goodOp('update_thing'), delete: goodOp('removeThing') } }));
+    const results = lint(
+      spec({ '/api/thing': { get: goodOp('createThing'), put: goodOp('update_thing'), delete: goodOp('removeThing') } }),
+    );
     const hits = results.filter((r) => r.code === 'zone-operationid-verb-noun');
     expect(hits.map((h) => h.path[2])).toEqual(['get', 'put']);
     expect(hits[0]?.message).toContain('one of: get, list');
@@ -65,7 +73,12 @@ describe('custom spectral rules', () => {
   it('zone-named-examples: a body without named examples', () => {
     const op = {
       ...goodOp('getThing'),
-      responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' }, example: { id: 'a' } } } } },
+      responses: {
+        '200': {
+          description: 'ok',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' }, example: { id: 'a' } } },
+        },
+      },
     };
     expect(codes(spec({ '/api/thing': { get: op } }))).toContain('zone-named-examples');
   });
@@ -74,7 +87,12 @@ describe('custom spectral rules', () => {
     const op = {
       ...goodOp('createThing'),
       requestBody: {
-        content: { 'application/json': { schema: { type: 'object', properties: { a: { type: 'string', maxLength: 2 } } }, examples: { one: { value: { a: 'x' } } } } },
+        content: {
+          'application/json': {
+            schema: { type: 'object', properties: { a: { type: 'string', maxLength: 2 } } },
+            examples: { one: { value: { a: 'x' } } },
+          },
+        },
       },
     };
     const arrayOfInline = {
@@ -83,7 +101,10 @@ describe('custom spectral rules', () => {
         '200': {
           description: 'ok',
           content: {
-            'application/json': { schema: { type: 'array', maxItems: 2, items: { type: 'object', properties: {} } }, examples: { one: { value: [] } } },
+            'application/json': {
+              schema: { type: 'array', maxItems: 2, items: { type: 'object', properties: {} } },
+              examples: { one: { value: [] } },
+            },
           },
         },
       },

@@ -159,11 +159,13 @@ export function responseSchemaPointer(
 /** The node at a local JSON pointer (`#/a/b~1c`). */
 // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
 export function resolvePointer(doc: OpenApiDoc, pointer: string): any {
-  return pointer
-    .replace(/^#\/?/, '')
-    .split('/')
-    .filter(Boolean)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
-    .reduce((acc: any, key) => acc?.[key], doc);
+  return (
+    pointer
+      .replace(/^#\/?/, '')
+      .split('/')
+      .filter(Boolean)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+      // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
+      .reduce((acc: any, key) => acc?.[key], doc)
+  );
 }

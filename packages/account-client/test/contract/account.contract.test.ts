@@ -24,18 +24,25 @@ type Case = (c: AccountClient) => Promise<Result>;
 async function scratchZone(c: AccountClient, prefix: string): Promise<string> {
   const name = `${prefix}_${Math.random().toString(36).slice(2, 8)}`;
   const { response } = await c.createZone({
-    body: { customer: C, zone: { name, password: ['pw_scratch_1'] }, plan: { type: 'static', ips_type: 'shared', bandwidth: 'payperusage', ips: 1 } },
+    body: {
+      customer: C,
+      zone: { name, password: ['pw_scratch_1'] },
+      plan: { type: 'static', ips_type: 'shared', bandwidth: 'payperusage', ips: 1 },
+    },
   });
   expect(response.status).toBe(200);
   return name;
 }
 
 const cases: Record<OperationId, Case> = {
-  getZoneBandwidth: (c) => c.getZoneBandwidth({ params: { query: { customer: C, zone: Z, details: 1, from: '2024-05-01', to: '2024-05-31' } } }),
+  getZoneBandwidth: (c) =>
+    c.getZoneBandwidth({ params: { query: { customer: C, zone: Z, details: 1, from: '2024-05-01', to: '2024-05-31' } } }),
   getCustomerBandwidth: (c) => c.getCustomerBandwidth({ params: { query: { customer: C } } }),
   getZoneCost: (c) => c.getZoneCost({ params: { query: { customer: C, zone: Z } } }),
   listRequestLogs: (c) =>
-    c.listRequestLogs({ params: { query: { customer: C, zone: Z, page: 1, page_size: 10, 'status.code': '200', 'dst.host': 'example.com' } } }),
+    c.listRequestLogs({
+      params: { query: { customer: C, zone: Z, page: 1, page_size: 10, 'status.code': '200', 'dst.host': 'example.com' } },
+    }),
   getRequestLogStats: (c) => c.getRequestLogStats({ params: { query: { customer: C, status_breakdown: 1 } } }),
   getAvailableIpCount: async (c) => {
     const r = await c.getAvailableIpCount({ params: { query: { customer: C, zone: Z, plan: { ips_type: 'shared', country: 'us' } } } });
@@ -87,7 +94,11 @@ const cases: Record<OperationId, Case> = {
   },
   createZone: (c) =>
     c.createZone({
-      body: { customer: C, zone: { name: `contract_${Date.now()}`, ips: 'any', password: 'pw_new_1' }, plan: { type: 'static', ips_type: 'shared', bandwidth: 'payperusage', ips: 1 } },
+      body: {
+        customer: C,
+        zone: { name: `contract_${Date.now()}`, ips: 'any', password: 'pw_new_1' },
+        plan: { type: 'static', ips_type: 'shared', bandwidth: 'payperusage', ips: 1 },
+      },
     }),
   deleteZone: async (c) => c.deleteZone({ body: { customer: C, zone: await scratchZone(c, 'del') } }),
   getZonePasswords: (c) => c.getZonePasswords({ params: { query: { customer: C, zone: Z } } }),
@@ -96,7 +107,8 @@ const cases: Record<OperationId, Case> = {
   listActiveZones: (c) => c.listActiveZones({ params: { query: { customer: C } } }),
   switchZoneUptime: async (c) => c.switchZoneUptime({ body: { customer: C, zone: await scratchZone(c, 'up'), active: 1 } }),
   changeZoneDisable: async (c) => c.changeZoneDisable({ body: { customer: C, zone: await scratchZone(c, 'off'), disable: 1 } }),
-  addZoneDomainPermission: (c) => c.addZoneDomainPermission({ body: { customer: C, zone: Z, type: 'whitelist', domain: 'contract.example.org' } }),
+  addZoneDomainPermission: (c) =>
+    c.addZoneDomainPermission({ body: { customer: C, zone: Z, type: 'whitelist', domain: 'contract.example.org' } }),
   removeZoneDomainPermission: async (c) => {
     await c.addZoneDomainPermission({ body: { customer: C, zone: Z, type: 'blacklist', domain: 'gone.example.net' } });
     return c.removeZoneDomainPermission({ body: { customer: C, zone: Z, type: 'blacklist', domain: 'gone.example.net' } });
@@ -153,7 +165,10 @@ const prefer = (code: number) => (target === 'prism' ? { Prefer: `code=${code}` 
 
 describe(`account API error paths against ${target}`, () => {
   it('404 for an unknown Zone, typed as Error', async () => {
-    const { data, error, response } = await client.getZone({ params: { query: { customer: C, zone: 'no_such_zone' } }, headers: prefer(404) });
+    const { data, error, response } = await client.getZone({
+      params: { query: { customer: C, zone: 'no_such_zone' } },
+      headers: prefer(404),
+    });
     expect(response.status).toBe(404);
     expect(data).toBeUndefined();
     expectTypeOf(error).toExtend<Schemas['Error'] | undefined>();

@@ -10,7 +10,13 @@ describe('account client types', () => {
     const text = await client.getRouteIps({ params: { query: { zone: 'static_zone' } } });
     expectTypeOf(text.data).toEqualTypeOf<string | undefined>();
     await client.getAvailableIpCount({
-      params: { query: { customer: 'c', zone: 'z', plan: { ips_type: 'selective', country_city: 'us-newyork', city: true, geo_db: { maxmind: true } } } },
+      params: {
+        query: {
+          customer: 'c',
+          zone: 'z',
+          plan: { ips_type: 'selective', country_city: 'us-newyork', city: true, geo_db: { maxmind: true } },
+        },
+      },
     });
     await client.listRequestLogs({ params: { query: { 'status.code': '200', 'ts.from': '2024-05-01' } } });
     expectTypeOf<Schemas['Plan']['type']>().toEqualTypeOf<'static' | 'resident' | undefined>();

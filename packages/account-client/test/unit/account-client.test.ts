@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createAccountClient, zoneCredential, ZoneApiError } from '../../src/index.js';
+import { createAccountClient, ZoneApiError, zoneCredential } from '../../src/index.js';
 
 // Unit tests with an injected fetch (openapi-fetch's createObservedClient pattern): the client runs
 // for real; the fetch records the Request it was given and answers from a script.
@@ -37,7 +37,11 @@ describe('auth', () => {
 
   it('builds the X-Service-Auth header from a Zone credential, with the country suffix only on route_ips', async () => {
     const o = observed(() => new Response('1.2.3.0/24', { headers: { 'Content-Type': 'text/plain' } }));
-    const client = createAccountClient({ baseUrl, fetch: o.fetch, auth: { zone: { customer: 'c1', zone: 'z1', password: 'pw', country: 'us' } } });
+    const client = createAccountClient({
+      baseUrl,
+      fetch: o.fetch,
+      auth: { zone: { customer: 'c1', zone: 'z1', password: 'pw', country: 'us' } },
+    });
     await client.getZone();
     expect(o.last().headers.get('X-Service-Auth')).toBe('service-customer-c1-zone-z1-key-pw');
     expect(o.last().headers.get('Authorization')).toBeNull();
@@ -71,7 +75,12 @@ describe('default customer', () => {
 
   it('is not added with the Zone credential header, which names the account', async () => {
     const o = observed();
-    const client = createAccountClient({ baseUrl, fetch: o.fetch, auth: { zone: { customer: 'c', zone: 'z', password: 'p' } }, customer: 'c' });
+    const client = createAccountClient({
+      baseUrl,
+      fetch: o.fetch,
+      auth: { zone: { customer: 'c', zone: 'z', password: 'p' } },
+      customer: 'c',
+    });
     await client.getZone();
     expect(new URL(o.last().url).searchParams.has('customer')).toBe(false);
   });
@@ -101,7 +110,9 @@ describe('wire format', () => {
 
   it('returns typed error bodies', async () => {
     const o = observed(() => Response.json({ error: 'Zone not found: nope' }, { status: 404 }));
-    const { data, error } = await createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 't' } }).getZone({ params: { query: { zone: 'nope' } } });
+    const { data, error } = await createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 't' } }).getZone({
+      params: { query: { zone: 'nope' } },
+    });
     expect(data).toBeUndefined();
     expect(error).toEqual({ error: 'Zone not found: nope' });
   });
@@ -124,7 +135,9 @@ describe('secrets stay out of errors', () => {
     expect((err as Error).message).not.toContain(secret);
     expect((err as Error).message).toContain('[REDACTED]');
 
-    const echo = observed((req) => Response.json({ error: `bad credential ${req.headers.get('Authorization') ?? req.headers.get('X-Service-Auth')}` }, { status: 401 }));
+    const echo = observed((req) =>
+      Response.json({ error: `bad credential ${req.headers.get('Authorization') ?? req.headers.get('X-Service-Auth')}` }, { status: 401 }),
+    );
     const { error } = await createAccountClient({ baseUrl, fetch: echo.fetch, auth }).getZone({ params: { query: { zone: 'z' } } });
     expect(JSON.stringify(error)).not.toContain(secret);
   });

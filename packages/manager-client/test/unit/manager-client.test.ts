@@ -39,16 +39,20 @@ describe('manager client', () => {
     expect(o.last().headers.get('Authorization')).toBe('new-token-0002');
   });
 
-  it('returns text bodies as strings (text/plain and the real manager\'s text/html)', async () => {
+  it("returns text bodies as strings (text/plain and the real manager's text/html)", async () => {
     const o = observed(() => new Response('line 1\nline 2\n', { headers: { 'Content-Type': 'text/plain; charset=utf-8' } }));
-    const { data } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).getGeneralLogs({ params: { query: { limit: 2 } } });
+    const { data } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).getGeneralLogs({
+      params: { query: { limit: 2 } },
+    });
     expect(data).toBe('line 1\nline 2\n');
     expect(new URL(o.last().url).searchParams.get('limit')).toBe('2');
   });
 
   it('returns 204 as no data', async () => {
     const o = observed(() => new Response(null, { status: 204 }));
-    const { data, error, response } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).deleteProxy({ params: { path: { port: 24000 } } });
+    const { data, error, response } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).deleteProxy({
+      params: { path: { port: 24000 } },
+    });
     expect(response.status).toBe(204);
     expect(data).toBeUndefined();
     expect(error).toBeUndefined();
@@ -59,7 +63,9 @@ describe('manager client', () => {
   it('returns the observed port errors typed', async () => {
     const body = { errors: [{ msg: 'port 24000 in use by another proxy', field: 'port' }] };
     const o = observed(() => Response.json(body, { status: 400 }));
-    const { error } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).createProxy({ body: { proxy: { port: 24000 } } });
+    const { error } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).createProxy({
+      body: { proxy: { port: 24000 } },
+    });
     expect(error).toEqual(body);
     expect(await o.last().json()).toEqual({ proxy: { port: 24000 } });
   });
