@@ -19,6 +19,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'spec', include: ['packages/spec/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'client-core', include: ['packages/client-core/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'testkit', include: ['packages/testkit/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'account-client', include: ['packages/account-client/test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'manager-client', include: ['packages/manager-client/test/unit/**/*.test.ts'] } },
       {

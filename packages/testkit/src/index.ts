@@ -169,3 +169,51 @@ export function resolvePointer(doc: OpenApiDoc, pointer: string): any {
       .reduce((acc: any, key) => acc?.[key], doc)
   );
 }
+
+export interface PrismViolation {
+  location: string[];
+  severity: string;
+  code?: string | number;
+  message: string;
+}
+
+/**
+ * The violations Prism reported for one exchange (its `sl-violations` header), split by side.
+ * Prism's mock reports request violations; `prism proxy` in front of a server also reports where
+ * the server's response breaks the spec.
+ */
+export function prismViolations(response: Response): { request: PrismViolation[]; response: PrismViolation[] } {
+  const raw = response.headers.get('sl-violations');
+  const all: PrismViolation[] = raw ? JSON.parse(raw) : [];
+  return {
+    request: all.filter((v) => v.location?.[0] === 'request'),
+    response: all.filter((v) => v.location?.[0] !== 'request'),
+  };
+}
+
+/** Prism in proxy mode: forwards to `upstream` and reports spec violations of both sides. */
+export async function startPrismProxy(api: ApiName, upstream: string): Promise<Running> {
+  const port = await freePort();
+  const bin = join(repoRoot, 'node_modules/.bin/prism');
+  return spawnUntil(
+    bin,
+    ['proxy', bundlePath(api, 'yaml'), upstream, '-p', String(port), '-h', '127.0.0.1'],
+    /Prism is listening on/,
+    `http://127.0.0.1:${port}`,
+  );
+}
+
+/**
+ * An openapi-fetch middleware that records every response-side Prism violation into `sink`
+ * (`METHOD path: message`), so a suite can assert after each test that no response broke the spec.
+ */
+export function recordResponseViolations(sink: string[]) {
+  return {
+    onResponse({ request, response }: { request: Request; response: Response }) {
+      for (const v of prismViolations(response).response) {
+        sink.push(`${request.method} ${new URL(request.url).pathname}: ${v.location.join('.')} ${v.message}`);
+      }
+      return undefined;
+    },
+  };
+}

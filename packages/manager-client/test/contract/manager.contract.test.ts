@@ -1,5 +1,12 @@
-import { listOperations, loadBundle, responseSchemaPointer, schemaValidator } from '@zone-api/testkit';
-import { describe, expect, expectTypeOf, inject, it } from 'vitest';
+import {
+  listOperations,
+  loadBundle,
+  prismViolations,
+  recordResponseViolations,
+  responseSchemaPointer,
+  schemaValidator,
+} from '@zone-api/testkit';
+import { afterEach, describe, expect, expectTypeOf, inject, it } from 'vitest';
 import { createManagerClient, type ManagerClient, type OperationId, type Schemas } from '../../src/index.js';
 
 // One contract test per operation, through the typed client, against the target the project's
@@ -12,6 +19,13 @@ const Z = 'static_zone';
 const doc = loadBundle('manager');
 const validator = schemaValidator(doc);
 const client = createManagerClient({ baseUrl, retry: false });
+
+// Every response any test here receives must match the spec (Prism reports it when it is in front).
+const responseViolations: string[] = [];
+client.use(recordResponseViolations(responseViolations));
+afterEach(() => {
+  expect(responseViolations.splice(0), 'responses that break the spec').toEqual([]);
+});
 
 type Result = { data?: unknown; error?: unknown; response: Response };
 type Case = (c: ManagerClient) => Promise<Result>;
@@ -145,6 +159,8 @@ describe(`manager API through the client against ${target}`, () => {
     expect(error, `${operationId} answered ${response.status}: ${JSON.stringify(error)}`).toBeUndefined();
     expect(response.status).toBeGreaterThanOrEqual(200);
     expect(response.status).toBeLessThan(300);
+    // Through Prism (mock, or proxy in front of the sandbox) a valid exchange has no violation at all.
+    expect(prismViolations(response)).toEqual({ request: [], response: [] });
     const declared = doc.paths[path][method].responses[String(response.status)];
     expect(declared, `status ${response.status} is not in the spec of ${operationId}`).toBeDefined();
     if (data !== undefined) {
