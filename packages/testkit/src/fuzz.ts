@@ -1,0 +1,289 @@
+import { HTTP_METHODS, type OpenApiDoc, resolvePointer } from './index.js';
+
+// Requests derived from a bundle, valid and mutated, for fuzzing a server that implements it.
+// Valid requests come from the spec's own examples (and schema-derived values where there are none);
+// mutations break one thing at a time, the way a careless or hostile client would.
+
+// biome-ignore lint/suspicious/noExplicitAny: schemas and examples are walked generically
+type Json = any;
+
+export interface FuzzRequest {
+  /** What this request is, for a failure message: `createZone: body field plan.type wrong type`. */
+  label: string;
+  method: string;
+  /** Path with its parameters filled in, and the query string. */
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface FuzzOptions {
+  /** Headers of a valid credential, sent unless the mutation is about auth. */
+  auth?: Record<string, string>;
+  /** Values for path parameters of valid requests, e.g. `{ port: [24000] }`. */
+  pathValues?: Record<string, Array<string | number>>;
+}
+
+/** Mulberry32: a small deterministic PRNG, so a failing fuzz run can be replayed from its seed. */
+export function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T,
+  };
+}
+type Rng = ReturnType<typeof rng>;
+
+function deref(doc: OpenApiDoc, node: Json): Json {
+  let n = node;
+  for (let i = 0; n && typeof n === 'object' && typeof n.$ref === 'string' && i < 20; i++) n = resolvePointer(doc, n.$ref);
+  return n;
+}
+
+/** A plausible value for a schema: its example, const, enum or default, else one built from its type. */
+export function sample(doc: OpenApiDoc, schema: Json, r: Rng, depth = 0): Json {
+  const s = deref(doc, schema) ?? {};
+  if (depth > 6) return null;
+  if ('const' in s) return s.const;
+  if (Array.isArray(s.examples) && s.examples.length) return s.examples[0];
+  if ('example' in s) return s.example;
+  if (Array.isArray(s.enum) && s.enum.length) return r.pick(s.enum);
+  if ('default' in s) return s.default;
+  const alt = s.oneOf ?? s.anyOf;
+  if (Array.isArray(alt) && alt.length) return sample(doc, alt[0], r, depth + 1);
+  if (Array.isArray(s.allOf)) return Object.assign({}, ...s.allOf.map((x: Json) => sample(doc, x, r, depth + 1)));
+  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
+  switch (type) {
+    case 'integer':
+      return Math.max(s.minimum ?? 0, Math.min(s.maximum ?? 1000, 1 + r.int(100)));
+    case 'number':
+      return Math.max(s.minimum ?? 0, 1.5);
+    case 'boolean':
+      return r.next() < 0.5;
+    case 'array':
+      return s.items ? [sample(doc, s.items, r, depth + 1)] : [];
+    case 'object': {
+      const out: Record<string, Json> = {};
+      for (const key of s.required ?? []) out[key] = sample(doc, s.properties?.[key] ?? {}, r, depth + 1);
+      return out;
+    }
+    case 'string':
+      return s.format === 'date-time' ? '2024-05-01T00:00:00.000Z' : s.format === 'date' ? '2024-05-01' : 'x';
+    default:
+      return 'x';
+  }
+}
+
+/** A value of a different JSON type than the schema wants. */
+function wrongType(doc: OpenApiDoc, schema: Json, r: Rng): Json {
+  const s = deref(doc, schema) ?? {};
+  const types = new Set([].concat(s.type ?? []));
+  const candidates: Json[] = [];
+  if (!types.has('string')) candidates.push('not-a-number-or-object');
+  if (!types.has('integer') && !types.has('number')) candidates.push(12345);
+  if (!types.has('object')) candidates.push({ unexpected: { nested: true } });
+  if (!types.has('array')) candidates.push(['a', 1]);
+  if (!types.has('boolean')) candidates.push(true);
+  return candidates.length ? r.pick(candidates) : null;
+}
+
+interface OpInfo {
+  operationId: string;
+  method: string;
+  path: string;
+  params: Json[];
+  body?: { required: boolean; schema: Json; examples: Json[] };
+}
+
+function operationsOf(doc: OpenApiDoc): OpInfo[] {
+  const out: OpInfo[] = [];
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
+    for (const method of HTTP_METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => deref(doc, p));
+      let body: OpInfo['body'];
+      if (op.requestBody) {
+        const rb = deref(doc, op.requestBody);
+        const media = rb.content?.['application/json'];
+        if (media) {
+          const examples = Object.values<Json>(media.examples ?? {}).map((e) => deref(doc, e).value);
+          body = { required: rb.required === true, schema: media.schema, examples };
+        }
+      }
+      out.push({ operationId: op.operationId, method: method.toUpperCase(), path, params, ...(body ? { body } : {}) });
+    }
+  }
+  return out;
+}
+
+function paramValue(doc: OpenApiDoc, p: Json, r: Rng, opts: FuzzOptions): Json {
+  const given = opts.pathValues?.[p.name];
+  if (p.in === 'path' && given?.length) return r.pick(given);
+  if ('example' in p) return p.example;
+  if (p.content) {
+    const media = Object.values<Json>(p.content)[0];
+    return JSON.stringify(sample(doc, media?.schema ?? {}, r));
+  }
+  return sample(doc, p.schema ?? {}, r);
+}
+
+function buildUrl(path: string, pathValues: Record<string, Json>, query: Record<string, Json>): string {
+  const filled = path.replace(/\{([^}]+)\}/g, (_, name) => encodeURIComponent(String(pathValues[name] ?? 'x')));
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    qs.append(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+  }
+  const q = qs.toString();
+  return q ? `${filled}?${q}` : filled;
+}
+
+const MUTATIONS = [
+  'valid',
+  'valid',
+  'valid',
+  'bad-json',
+  'missing-body',
+  'body-not-object',
+  'wrong-type',
+  'missing-required',
+  'unknown-field',
+  'bad-enum',
+  'query-wrong-type',
+  'bad-path-param',
+  'no-auth',
+  'bad-auth',
+  'wrong-content-type',
+  'huge-string',
+] as const;
+
+const BODY_MUTATIONS = new Set<string>(['bad-json', 'missing-body', 'body-not-object', 'wrong-content-type', 'huge-string']);
+
+/** `count` requests over all operations of `doc`, deterministic for a given `seed`. */
+export function fuzzRequests(doc: OpenApiDoc, count: number, seed: number, opts: FuzzOptions = {}): FuzzRequest[] {
+  const r = rng(seed);
+  const ops = operationsOf(doc);
+  const out: FuzzRequest[] = [];
+  for (let i = 0; i < count; i++) {
+    const op = ops[i % ops.length] as OpInfo;
+    // Body mutations only where the operation takes a body; a GET never gets one.
+    const mutation = r.pick(op.body ? MUTATIONS : MUTATIONS.filter((m) => !BODY_MUTATIONS.has(m)));
+    const pathValues: Record<string, Json> = {};
+    const query: Record<string, Json> = {};
+    for (const p of op.params) {
+      if (p.in === 'path') pathValues[p.name] = paramValue(doc, p, r, opts);
+      else if (p.in === 'query' && (p.required || r.next() < 0.5)) query[p.name] = paramValue(doc, p, r, opts);
+    }
+    const body: Json = op.body
+      ? op.body.examples.length
+        ? structuredClone(r.pick(op.body.examples))
+        : sample(doc, op.body.schema, r)
+      : undefined;
+    let raw: string | undefined = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { ...(opts.auth ?? {}) };
+    let what: string = mutation;
+    const bodySchema = op.body ? deref(doc, op.body.schema) : undefined;
+    const props = bodySchema?.properties ? Object.keys(bodySchema.properties) : [];
+
+    switch (mutation) {
+      case 'bad-json':
+        raw = r.pick(['{"zone": ', '{bad json}', '[1, 2', '"unterminated', '{"a":1}}']);
+        break;
+      case 'missing-body':
+        raw = undefined;
+        break;
+      case 'body-not-object':
+        raw = JSON.stringify(r.pick([[1, 2, 3], 'text', 42, null, true]));
+        break;
+      case 'wrong-type':
+        if (body && typeof body === 'object' && props.length) {
+          const key = r.pick(props);
+          body[key] = wrongType(doc, bodySchema.properties[key], r);
+          raw = JSON.stringify(body);
+          what = `wrong-type body.${key}`;
+        } else if (op.body) {
+          raw = JSON.stringify(12345);
+        } else {
+          const qp = op.params.filter((p) => p.in === 'query' && !p.content);
+          if (qp.length) query[r.pick(qp).name] = 'not-a-number';
+        }
+        break;
+      case 'missing-required':
+        if (body && typeof body === 'object' && bodySchema?.required?.length) {
+          const key = r.pick(bodySchema.required as string[]);
+          delete body[key];
+          raw = JSON.stringify(body);
+          what = `missing-required body.${key}`;
+        } else {
+          const req = op.params.filter((p) => p.in === 'query' && p.required);
+          if (req.length) delete query[r.pick(req).name];
+        }
+        break;
+      case 'unknown-field':
+        if (body && typeof body === 'object' && !Array.isArray(body)) {
+          body.__unexpected_field__ = 'x';
+          raw = JSON.stringify(body);
+        } else query.__unexpected__ = 'x';
+        break;
+      case 'bad-enum': {
+        const enumProp = props.find((k) => Array.isArray(deref(doc, bodySchema.properties[k])?.enum));
+        if (body && enumProp) {
+          body[enumProp] = 'not-one-of-the-values';
+          raw = JSON.stringify(body);
+          what = `bad-enum body.${enumProp}`;
+        } else {
+          const enumParam = op.params.find((p) => Array.isArray(deref(doc, p.schema)?.enum));
+          if (enumParam?.in === 'path') pathValues[enumParam.name] = 'not-one-of-the-values';
+          else if (enumParam) query[enumParam.name] = 'not-one-of-the-values';
+        }
+        break;
+      }
+      case 'query-wrong-type': {
+        const qp = op.params.filter((p) => p.in === 'query');
+        if (qp.length) {
+          const p = r.pick(qp);
+          query[p.name] = p.content ? '{not json' : r.pick(['abc', '-1', '1e99', '', '%%%']);
+          what = `query-wrong-type ${p.name}`;
+        }
+        break;
+      }
+      case 'bad-path-param':
+        for (const p of op.params.filter((x) => x.in === 'path')) pathValues[p.name] = r.pick(['abc', '-5', '99999999999', '0']);
+        break;
+      case 'no-auth':
+        for (const k of Object.keys(opts.auth ?? {})) delete headers[k];
+        break;
+      case 'bad-auth':
+        for (const k of Object.keys(opts.auth ?? {})) headers[k] = r.pick(['Bearer wrong', 'Basic !!!', 'service-customer-x-zone', '']);
+        headers['X-Service-Auth'] = r.pick(['service-customer-a-zone-b-key-wrong', 'garbage', 'service-customer--zone--key-']);
+        break;
+      case 'wrong-content-type':
+        headers['Content-Type'] = r.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/xml']);
+        break;
+      case 'huge-string':
+        if (body && typeof body === 'object' && props.length) {
+          body[r.pick(props)] = 'x'.repeat(200_000);
+          raw = JSON.stringify(body);
+        } else raw = JSON.stringify('x'.repeat(200_000));
+        break;
+    }
+    if (raw !== undefined && !headers['Content-Type']) headers['Content-Type'] = 'application/json';
+    out.push({
+      label: `${op.operationId}: ${what}`,
+      method: op.method,
+      url: buildUrl(op.path, pathValues, query),
+      headers,
+      ...(raw !== undefined ? { body: raw } : {}),
+    });
+  }
+  return out;
+}
