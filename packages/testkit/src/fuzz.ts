@@ -85,7 +85,7 @@ export function sample(doc: OpenApiDoc, schema: Json, r: Rng, depth = 0): Json {
 /** A value of a different JSON type than the schema wants. */
 function wrongType(doc: OpenApiDoc, schema: Json, r: Rng): Json {
   const s = deref(doc, schema) ?? {};
-  const types = new Set([].concat(s.type ?? []));
+  const types = new Set<string>([].concat(s.type ?? []));
   const candidates: Json[] = [];
   if (!types.has('string')) candidates.push('not-a-number-or-object');
   if (!types.has('integer') && !types.has('number')) candidates.push(12345);
