@@ -9,6 +9,7 @@ const alias = {
   '@zone-api/client-core': src('client-core'),
   '@zone-api/account-client': src('account-client'),
   '@zone-api/manager-client': src('manager-client'),
+  '@zone-api/sandbox': src('sandbox'),
 };
 
 export default defineConfig({

@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, startSandbox } from './sandbox.js';
+import { defaultSeed } from './seed.js';
+
+const HELP = `zone-api-sandbox: the account API and the proxy manager API, stateful, on loopback
+
+Usage: zone-api-sandbox [options]
+
+  --account-port N   account API port (env ZONE_API_SANDBOX_ACCOUNT_PORT, default ${DEFAULT_ACCOUNT_PORT}; 0 = free port)
+  --manager-port N   manager API port (env ZONE_API_SANDBOX_MANAGER_PORT, default ${DEFAULT_MANAGER_PORT}; 0 = free port)
+  --host HOST        interface (env ZONE_API_SANDBOX_HOST, default ${DEFAULT_HOST})
+  --data FILE        keep the state in FILE across restarts (env ZONE_API_SANDBOX_DATA; default: memory)
+  --seed FILE        start from this seed instead of the built-in one (env ZONE_API_SANDBOX_SEED)
+  --spec-dir DIR     read the bundles from DIR (env ZONE_API_SANDBOX_SPEC_DIR; default: @zone-api/spec)
+  --print-seed       print the built-in seed as JSON (a starting point for --seed) and exit
+  --exit-on-shutdown let POST /api/shutdown of the manager end this process (default: simulated only)
+  --log              log every request (fastify's logger; slower)
+  -h, --help         this text
+`;
+
+function port(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number (0-65535), not ${value}`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      'account-port': { type: 'string' },
+      'manager-port': { type: 'string' },
+      host: { type: 'string' },
+      data: { type: 'string' },
+      seed: { type: 'string' },
+      'spec-dir': { type: 'string' },
+      'print-seed': { type: 'boolean' },
+      'exit-on-shutdown': { type: 'boolean' },
+      log: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (values['print-seed']) {
+    process.stdout.write(`${JSON.stringify(defaultSeed(), null, 2)}\n`);
+    return;
+  }
+  const env = process.env;
+  const accountPort = port(values['account-port'] ?? env.ZONE_API_SANDBOX_ACCOUNT_PORT, '--account-port', DEFAULT_ACCOUNT_PORT);
+  const managerPort = port(values['manager-port'] ?? env.ZONE_API_SANDBOX_MANAGER_PORT, '--manager-port', DEFAULT_MANAGER_PORT);
+  let stopping = false;
+  const sandbox = await startSandbox({
+    host: values.host ?? env.ZONE_API_SANDBOX_HOST ?? DEFAULT_HOST,
+    accountPort,
+    managerPort,
+    dataFile: values.data ?? env.ZONE_API_SANDBOX_DATA,
+    seed: values.seed ?? env.ZONE_API_SANDBOX_SEED,
+    specDir: values['spec-dir'] ?? env.ZONE_API_SANDBOX_SPEC_DIR,
+    logger: values.log === true,
+    argv: process.argv.slice(2).join(' '),
+    onShutdown: values['exit-on-shutdown'] ? () => void stop('POST /api/shutdown') : undefined,
+  });
+  const c = sandbox.credentials;
+  const zones = Object.entries(c.zones)
+    .map(([zone, pw]) => `${zone}:${pw[0] ?? ''}`)
+    .join('  ');
+  process.stdout.write(
+    [
+      'zone-api sandbox ready',
+      `  account API  ${sandbox.accountUrl}   Authorization: Bearer ${c.token}   customer ${c.customer}`,
+      `  manager API  ${sandbox.managerUrl}`,
+      `  basic        ${c.basic.map((b) => `${b.username}:${b.password}`).join('  ') || '(none)'}   (deprecated scheme)`,
+      `  zones        ${zones}`,
+      `  state        ${sandbox.dataFile ? `kept in ${sandbox.dataFile}` : 'in memory (use --data FILE to keep it)'}`,
+      '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults (on both ports)',
+      '',
+    ].join('\n'),
+  );
+
+  async function stop(why: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`zone-api sandbox stopping (${why})\n`);
+    await sandbox.close();
+    process.exit(0);
+  }
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`zone-api sandbox: ${err.message}\n`);
+  process.exit(1);
+});

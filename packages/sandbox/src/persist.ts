@@ -1,0 +1,104 @@
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+const tempPrefix = (file: string) => `.${basename(file)}.tmp-`;
+
+/**
+ * Writes `text` to `file` so that a crash at any moment leaves either the old or the new file,
+ * never a torn one: write a temp file in the same directory, fsync it, rename it over the target
+ * (atomic on POSIX within one file system), then fsync the directory so the rename itself survives.
+ */
+export function writeFileAtomic(file: string, text: string, seq: number): void {
+  const dir = dirname(file);
+  const temp = join(dir, `${tempPrefix(file)}${process.pid}-${seq}`);
+  const fd = openSync(temp, 'w', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temp, file);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
+  }
+  try {
+    const dfd = openSync(dir, 'r');
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
+  } catch {
+    // Some file systems refuse to fsync a directory; the rename is still atomic there.
+  }
+}
+
+/** Temp files left by a crash mid-write: never read, removed at start-up. Returns their names. */
+export function removeStaleTemps(file: string): string[] {
+  const prefix = tempPrefix(file);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(file)).filter((n) => n.startsWith(prefix));
+  } catch {
+    return [];
+  }
+  for (const n of names) rmSync(join(dirname(file), n), { force: true });
+  return names;
+}
+
+/** The saved state, or undefined when there is none yet. A file that exists but cannot be parsed is an error. */
+export function readState(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`Cannot read the data file ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`The data file ${file} is not valid JSON (${(err as Error).message}); move it away to start from the seed`);
+  }
+}
+
+/**
+ * Coalesces saves: callers await `save()`, and all callers waiting while a write runs are served by
+ * the next single write, so a burst of changes costs at most two writes and an answer is only sent
+ * once its change is on disk.
+ */
+export class Saver {
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+  private seq = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly snapshot: () => string,
+  ) {}
+
+  save(): Promise<void> {
+    if (!this.running) {
+      this.running = this.write().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    if (!this.queued) {
+      this.queued = this.running.then(() => {
+        this.queued = undefined;
+        return this.save();
+      });
+    }
+    return this.queued;
+  }
+
+  private async write(): Promise<void> {
+    // Yield once so that changes made in the same tick share this write.
+    await Promise.resolve();
+    writeFileAtomic(this.file, this.snapshot(), ++this.seq);
+  }
+}

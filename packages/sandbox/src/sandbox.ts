@@ -1,0 +1,238 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
+import { accountHandlers } from './account/handlers.js';
+import { badRequest } from './errors.js';
+import { FaultRegistry, type FaultSpec } from './faults.js';
+import { buildApi, type Handler } from './http.js';
+import { authenticateManager, managerErrorBody, managerHandlers } from './manager/handlers.js';
+import { readState, removeStaleTemps, Saver } from './persist.js';
+import { defaultSeed } from './seed.js';
+import { type ApiName, loadBundle, type OpenApiDoc, type OperationDef, operationsOf } from './spec.js';
+import { Store, validateSeed } from './state.js';
+import type { StateData } from './types.js';
+
+export const DEFAULT_ACCOUNT_PORT = 8787;
+export const DEFAULT_MANAGER_PORT = 22999;
+export const DEFAULT_HOST = '127.0.0.1';
+/** Sent with every manager `/api` response, as the real manager does (the date is the sandbox's choice). */
+export const MANAGER_SUNSET = 'Thu, 31 Dec 2026 23:59:59 GMT';
+
+export interface SandboxOptions {
+  /** Interface to listen on. Default 127.0.0.1 (loopback only). */
+  host?: string;
+  /** Port of the account API; 0 = a free port. Default 8787. */
+  accountPort?: number;
+  /** Port of the manager API; 0 = a free port. Default 22999. */
+  managerPort?: number;
+  /** Keep the state in this JSON file across restarts (atomic writes). Default: in memory only. */
+  dataFile?: string;
+  /** The seed: a path to a JSON seed file, or the seed itself. Default: the built-in seed. */
+  seed?: string | StateData;
+  /** Directory holding `account.openapi.json` and `manager.openapi.json`. Default: the `@zone-api/spec` package. */
+  specDir?: string;
+  /** The bundles themselves (tests use this to start against a changed spec). */
+  specs?: Partial<Record<ApiName, OpenApiDoc>>;
+  /** Replace or add handlers by operationId; `null` removes one (tests of the start-up contract). */
+  handlers?: Partial<Record<ApiName, Record<string, Handler<never> | null>>>;
+  /** fastify's request log on stdout. Default off (it costs throughput). */
+  logger?: boolean;
+  /** Called after `POST /api/shutdown` of the manager has been answered. */
+  onShutdown?: () => void;
+  /** The command line `GET /api/version` reports. */
+  argv?: string;
+}
+
+export interface SandboxCredentials {
+  customer: string;
+  /** An API token with admin rights (bearer). */
+  token: string;
+  tokens: { token: string; admin: boolean; perms: string[] }[];
+  basic: { username: string; password: string }[];
+  /** Zone name -> passwords (for `X-Service-Auth`). */
+  zones: Record<string, string[]>;
+}
+
+export interface Sandbox {
+  accountUrl: string;
+  managerUrl: string;
+  credentials: SandboxCredentials;
+  /** Where the state is kept: the data file, or undefined for memory. */
+  dataFile?: string;
+  /** A copy of the whole state (the shape of a seed). */
+  state(): StateData;
+  /** Back to the seed (and saved, with a data file). */
+  reset(): Promise<void>;
+  /** Stops both servers after the last write has reached the disk. */
+  close(): Promise<void>;
+}
+
+function readSeed(seed: SandboxOptions['seed'], specs: Record<ApiName, OpenApiDoc>): StateData {
+  if (seed === undefined) {
+    const data = defaultSeed();
+    validateSeed(data, specs, 'built-in seed');
+    return data;
+  }
+  if (typeof seed !== 'string') {
+    validateSeed(seed, specs, 'seed');
+    return seed;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(seed, 'utf8'));
+  } catch (err) {
+    throw new Error(`Cannot load the seed file ${seed}: ${(err as Error).message}`);
+  }
+  validateSeed(data, specs, `seed file ${seed}`);
+  return data;
+}
+
+function credentialsOf(store: Store): SandboxCredentials {
+  const tokens = [...store.tokens.values()].map((t) => ({
+    token: t.token,
+    admin: t.admin === true,
+    perms: t.perms ?? store.account.perms,
+  }));
+  return {
+    customer: store.account.customer,
+    token: (tokens.find((t) => t.admin) ?? tokens[0])?.token ?? '',
+    tokens,
+    basic: [...store.basic.values()].map(({ username, password }) => ({ username, password })),
+    zones: Object.fromEntries([...store.zones.values()].map((z) => [z.name, [...z.passwords]])),
+  };
+}
+
+const faultSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    operationId: { type: 'string', minLength: 1 },
+    count: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    status: { type: 'integer', minimum: 100, maximum: 599 },
+    body: {},
+    latency_ms: { type: 'integer', minimum: 0, maximum: 120_000 },
+    drop: { type: 'boolean' },
+  },
+  anyOf: [{ required: ['status'] }, { required: ['latency_ms'] }, { required: ['drop'] }],
+};
+
+/** Starts both APIs on loopback. See the package README for the control endpoints under `/__sandbox/`. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const specs: Record<ApiName, OpenApiDoc> = {
+    account: options.specs?.account ?? loadBundle('account', options.specDir),
+    manager: options.specs?.manager ?? loadBundle('manager', options.specDir),
+  };
+  const seed = readSeed(options.seed, specs);
+  let initial = seed;
+  const dataFile = options.dataFile;
+  if (dataFile) {
+    removeStaleTemps(dataFile);
+    const saved = readState(dataFile);
+    if (saved !== undefined) {
+      validateSeed(saved, specs, `data file ${dataFile}`);
+      initial = saved;
+    }
+  }
+  const store = new Store(initial);
+  const saver = dataFile
+    ? new Saver(dataFile, () => `${JSON.stringify({ ...store.toData(), saved_at: new Date().toISOString() }, null, 1)}\n`)
+    : undefined;
+  const persist = () => saver?.save() ?? Promise.resolve();
+  if (saver && initial === seed) await persist();
+
+  const host = options.host ?? DEFAULT_HOST;
+  const listening: number[] = [];
+  const faults = { account: new FaultRegistry(), manager: new FaultRegistry() };
+  const mutates = (op: OperationDef) => op.method !== 'GET' || op.operationId === 'getNewToken' || op.operationId === 'getRefreshSessions';
+
+  const control = (api: ApiName) => (app: FastifyInstance) => {
+    const ids = new Set(operationsOf(specs[api]).map((o) => o.operationId));
+    app.get('/__sandbox/state', async () => store.toData());
+    app.post('/__sandbox/reset', async () => {
+      store.load(seed);
+      await persist();
+      return { reset: true };
+    });
+    app.get('/__sandbox/faults', async () => ({ faults: faults[api].list() }));
+    app.post('/__sandbox/faults', { schema: { body: faultSchema } }, async (req) => {
+      const spec = req.body as FaultSpec;
+      if (spec.operationId !== undefined && !ids.has(spec.operationId)) {
+        throw badRequest('body.operationId', `the ${api} API has no operation ${spec.operationId}`);
+      }
+      return { fault: faults[api].add(spec) };
+    });
+    app.delete('/__sandbox/faults', async () => ({ cleared: faults[api].clear() }));
+  };
+
+  const merge = <A>(api: ApiName, base: Record<string, Handler<A>>): Record<string, Handler<A>> => {
+    const out = { ...base };
+    for (const [id, h] of Object.entries(options.handlers?.[api] ?? {})) {
+      if (h === null) delete out[id];
+      else out[id] = h as Handler<A>;
+    }
+    return out;
+  };
+
+  const account = buildApi<AccountAuth>({
+    name: 'account',
+    doc: specs.account,
+    handlers: merge('account', accountHandlers(store)),
+    faults: faults.account,
+    authenticate: (req, reply, op) => authenticateAccount(store, req, reply, op),
+    prepare: fillFromCredential,
+    mutates,
+    afterChange: persist,
+    extraRoutes: control('account'),
+    logger: options.logger,
+  });
+  const manager = buildApi<undefined>({
+    name: 'manager',
+    doc: specs.manager,
+    handlers: merge(
+      'manager',
+      managerHandlers(store, {
+        reservedPorts: () => listening,
+        argv: options.argv ?? `--port ${options.managerPort ?? DEFAULT_MANAGER_PORT}`,
+        onShutdown: options.onShutdown,
+      }),
+    ),
+    faults: faults.manager,
+    authenticate: (req, reply, op) => authenticateManager(store, req, reply, op),
+    errorBody: managerErrorBody,
+    headers: { Deprecation: 'true', Sunset: MANAGER_SUNSET },
+    mutates,
+    afterChange: persist,
+    extraRoutes: control('manager'),
+    logger: options.logger,
+  });
+
+  const listen = async (app: FastifyInstance, port: number) => {
+    await app.listen({ host, port });
+    return (app.server.address() as AddressInfo).port;
+  };
+  try {
+    listening.push(await listen(account, options.accountPort ?? DEFAULT_ACCOUNT_PORT));
+    listening.push(await listen(manager, options.managerPort ?? DEFAULT_MANAGER_PORT));
+  } catch (err) {
+    await Promise.allSettled([account.close(), manager.close()]);
+    throw err;
+  }
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+
+  return {
+    accountUrl: `http://${urlHost}:${listening[0]}`,
+    managerUrl: `http://${urlHost}:${listening[1]}`,
+    credentials: credentialsOf(store),
+    dataFile,
+    state: () => store.toData(),
+    async reset() {
+      store.load(seed);
+      await persist();
+    },
+    async close() {
+      await Promise.allSettled([account.close(), manager.close()]);
+      await persist();
+    },
+  };
+}

@@ -1,0 +1,216 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { seedSchema } from './seed-schema.js';
+import type { OpenApiDoc } from './spec.js';
+import type {
+  AccountState,
+  Ban,
+  BasicCredential,
+  Charge,
+  City,
+  ManagerState,
+  Peer,
+  PoolGip,
+  PoolIp,
+  ProxyPortConfig,
+  ReqLog,
+  StateData,
+  TokenCredential,
+  UsageDay,
+  ZoneState,
+} from './types.js';
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
+
+let seedValidator: ValidateFunction | undefined;
+
+/** Day `YYYY-MM-DD` (UTC) `daysAgo` days before `now`. */
+export function dayString(now: number, daysAgo = 0): string {
+  return new Date(now - daysAgo * 86_400_000).toISOString().slice(0, 10);
+}
+
+/**
+ * Checks a seed (or a saved state) and throws one message listing every problem: schema errors by
+ * JSON path, then references that do not resolve (an allocated IP missing from the pool, a port's
+ * Zone that does not exist, …). Plans and HAR entries are checked against the specs' own schemas.
+ */
+export function validateSeed(
+  data: unknown,
+  specs: { account: OpenApiDoc; manager: OpenApiDoc },
+  source = 'seed',
+): asserts data is StateData {
+  if (!seedValidator) {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    seedValidator = ajv.compile(seedSchema);
+  }
+  const problems: string[] = [];
+  if (!seedValidator(data)) {
+    for (const e of seedValidator.errors ?? []) {
+      const extra = e.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperty: string }).additionalProperty})` : '';
+      problems.push(`${e.instancePath || '/'} ${e.message}${extra}`);
+    }
+    throw new Error(`Invalid ${source}:\n  ${problems.slice(0, 30).join('\n  ')}`);
+  }
+  const d = data as StateData;
+  const specCheck = (doc: OpenApiDoc, name: string) => {
+    const ajv = new Ajv2020({ strict: false, allErrors: false });
+    addFormats(ajv);
+    ajv.addSchema({ ...doc, $id: 'https://zone-api.local/seed-check.json' });
+    return ajv.compile({ $ref: `https://zone-api.local/seed-check.json#/components/schemas/${name}` });
+  };
+  const plan = specCheck(specs.account, 'StoredPlan');
+  const har = specCheck(specs.manager, 'HarEntry');
+
+  const pool = new Set<string>();
+  for (const p of d.pools.ips) {
+    if (pool.has(p.ip)) problems.push(`/pools/ips: ${p.ip} is listed twice`);
+    pool.add(p.ip);
+  }
+  const gips = new Set<string>();
+  for (const g of d.pools.gips) {
+    if (gips.has(g.vip)) problems.push(`/pools/gips: ${g.vip} is listed twice`);
+    gips.add(g.vip);
+  }
+  const zoneNames = new Set<string>();
+  const usedIps = new Set<string>();
+  const usedGips = new Set<string>();
+  d.account.zones.forEach((z, i) => {
+    if (zoneNames.has(z.name)) problems.push(`/account/zones/${i}: Zone ${z.name} is listed twice`);
+    zoneNames.add(z.name);
+    z.plans.forEach((p, j) => {
+      if (!plan(p)) problems.push(`/account/zones/${i}/plans/${j}: ${plan.errors?.[0]?.instancePath} ${plan.errors?.[0]?.message}`);
+    });
+    for (const ip of z.ips) {
+      if (!pool.has(ip)) problems.push(`/account/zones/${i}/ips: ${ip} is not in /pools/ips`);
+      if (usedIps.has(ip)) problems.push(`/account/zones/${i}/ips: ${ip} is allocated twice`);
+      usedIps.add(ip);
+    }
+    for (const vip of z.gips) {
+      if (!gips.has(vip)) problems.push(`/account/zones/${i}/gips: ${vip} is not in /pools/gips`);
+      if (usedGips.has(vip)) problems.push(`/account/zones/${i}/gips: ${vip} is allocated twice`);
+      usedGips.add(vip);
+    }
+  });
+  const tokens = new Set<string>();
+  d.account.tokens.forEach((t, i) => {
+    if (tokens.has(t.token)) problems.push(`/account/tokens/${i}: the token is listed twice`);
+    tokens.add(t.token);
+  });
+  d.usage.forEach((u, i) => {
+    if (!zoneNames.has(u.zone)) problems.push(`/usage/${i}: Zone ${u.zone} does not exist`);
+  });
+  const ports = new Set<number>();
+  d.manager.ports.forEach((p, i) => {
+    if (ports.has(p.port)) problems.push(`/manager/ports/${i}: port ${p.port} is listed twice`);
+    ports.add(p.port);
+  });
+  if (d.manager.settings.customer !== d.account.customer)
+    problems.push(`/manager/settings/customer: must be the account's customer ${d.account.customer}`);
+  if (!zoneNames.has(d.manager.settings.zone)) problems.push(`/manager/settings/zone: Zone ${d.manager.settings.zone} does not exist`);
+  d.manager.har.forEach((e, i) => {
+    if (!har(e))
+      problems.push(`/manager/har/${i}: ${har.errors?.[0]?.instancePath} ${har.errors?.[0]?.message} (HarEntry of the manager spec)`);
+  });
+  if (problems.length) throw new Error(`Invalid ${source}:\n  ${problems.slice(0, 30).join('\n  ')}`);
+}
+
+/**
+ * The live state: plain data plus the indices every request uses (Zones by name, credentials,
+ * the IP pools and who holds each IP), kept in step by the methods that change them.
+ */
+export class Store {
+  account!: Omit<AccountState, 'zones' | 'tokens' | 'basic'>;
+  zones = new Map<string, ZoneState>();
+  tokens = new Map<string, TokenCredential>();
+  /** `username:password` -> credential. */
+  basic = new Map<string, BasicCredential>();
+  pool = new Map<string, PoolIp>();
+  /** Datacenter IP -> Zone name. */
+  allocated = new Map<string, string>();
+  gipPool = new Map<string, PoolGip>();
+  /** gIP -> Zone name. */
+  gipAllocated = new Map<string, string>();
+  cities: Record<string, City[]> = {};
+  peers: Peer[] = [];
+  networkStatus!: StateData['network_status'];
+  reqLogs: ReqLog[] = [];
+  usage: UsageDay[] = [];
+  charges: Charge[] = [];
+  manager!: Omit<ManagerState, 'ports' | 'bans'>;
+  ports = new Map<number, ProxyPortConfig>();
+  /** Port -> bans. */
+  bans = new Map<number, Ban[]>();
+
+  constructor(data: StateData, now = Date.now()) {
+    this.load(data, now);
+  }
+
+  /** Replaces everything with `data` (a validated seed or saved state); the data is copied. */
+  load(input: StateData, now = Date.now()): void {
+    const data = structuredClone(input);
+    const { zones, tokens, basic, ...account } = data.account;
+    this.account = account;
+    this.zones = new Map(zones.map((z) => [z.name, z]));
+    this.tokens = new Map(tokens.map((t) => [t.token, t]));
+    this.basic = new Map(basic.map((b) => [`${b.username}:${b.password}`, b]));
+    this.pool = new Map(data.pools.ips.map((p) => [p.ip, p]));
+    this.gipPool = new Map(data.pools.gips.map((g) => [g.vip, g]));
+    this.allocated = new Map();
+    this.gipAllocated = new Map();
+    for (const z of zones) {
+      for (const ip of z.ips) this.allocated.set(ip, z.name);
+      for (const vip of z.gips) this.gipAllocated.set(vip, z.name);
+    }
+    this.cities = data.cities;
+    this.peers = data.peers;
+    this.networkStatus = data.network_status;
+    this.reqLogs = data.req_logs;
+    // Relative days of a seed become dates once, when it is loaded.
+    this.usage = data.usage.map(({ days_ago, ...u }) => ({ ...u, date: u.date ?? dayString(now, days_ago ?? 0) }));
+    this.charges = data.charges;
+    const { ports, bans, ...manager } = data.manager;
+    this.manager = manager;
+    this.ports = new Map(ports.map((p) => [p.port, p]));
+    this.bans = new Map();
+    for (const b of bans) this.addBan(b);
+  }
+
+  addBan(ban: Ban): void {
+    const list = this.bans.get(ban.port) ?? [];
+    const i = list.findIndex((b) => b.ip === ban.ip && b.domain === ban.domain);
+    if (i >= 0) list[i] = ban;
+    else list.push(ban);
+    this.bans.set(ban.port, list);
+  }
+
+  /** The bans of a port that have not expired (expired ones are dropped). */
+  activeBans(port: number, now = Date.now()): Ban[] {
+    const list = this.bans.get(port);
+    if (!list) return [];
+    const live = list.filter((b) => b.to === 0 || b.to > now);
+    if (live.length !== list.length) {
+      if (live.length) this.bans.set(port, live);
+      else this.bans.delete(port);
+    }
+    return live;
+  }
+
+  toData(): StateData {
+    const bans: Ban[] = [];
+    for (const port of [...this.bans.keys()]) bans.push(...this.activeBans(port));
+    return structuredClone({
+      format: 'zone-api-sandbox-state',
+      version: 1,
+      account: { ...this.account, tokens: [...this.tokens.values()], basic: [...this.basic.values()], zones: [...this.zones.values()] },
+      pools: { ips: [...this.pool.values()], gips: [...this.gipPool.values()] },
+      cities: this.cities,
+      peers: this.peers,
+      network_status: this.networkStatus,
+      req_logs: this.reqLogs,
+      usage: this.usage,
+      charges: this.charges,
+      manager: { ...this.manager, ports: [...this.ports.values()], bans },
+    } satisfies StateData);
+  }
+}
