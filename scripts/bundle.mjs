@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Bundles each API of redocly.yaml into packages/spec/dist/<name>.openapi.{yaml,json}.
+// Bundles each API of redocly.yaml into packages/spec/dist/<name>.openapi.{yaml,json}, then derives
+// the dereferenced and OpenAPI 3.0.3 variants from each (scripts/artifacts.mjs).
 import { mkdirSync } from 'node:fs';
+import { writeArtifacts } from './artifacts.mjs';
 import { apis, bundlePath, distDir, quiet, tool } from './lib.mjs';
 
 export function bundle() {
@@ -14,6 +16,7 @@ export function bundle() {
       }
     }
     console.log(`bundled ${api.id} -> packages/spec/dist/${api.name}.openapi.{yaml,json}`);
+    writeArtifacts(api.name);
   }
 }
 

@@ -1,0 +1,99 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '@zone-api/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The package as a consumer gets it: `pnpm pack`, install the tarball into an empty project with npm
+// (no registry needed: the package has no dependencies), then import through the exports map.
+
+const pkgDir = join(repoRoot, 'packages/spec');
+const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+let work: string;
+let consumer: string;
+let tarball: string;
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'zone-api-spec-pack-'));
+  execFileSync('pnpm', ['pack', '--pack-destination', work], { cwd: pkgDir, stdio: 'pipe' });
+  const tgz = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  if (!tgz) throw new Error(`pnpm pack wrote no tarball into ${work}`);
+  tarball = join(work, tgz);
+  consumer = join(work, 'consumer');
+  mkdirSync(consumer);
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', tarball], { cwd: consumer, stdio: 'pipe' });
+}, 120_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+function runModule(source: string) {
+  const file = join(consumer, `check-${Math.random().toString(36).slice(2)}.mjs`);
+  writeFileSync(file, source);
+  const res = spawnSync(process.execPath, [file], { cwd: consumer, encoding: 'utf8' });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+describe('@zone-api/spec as packed and installed', () => {
+  it('ships the bundles and variants, not the docs or tests', () => {
+    const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
+    const expected = ['package/package.json', 'package/README.md', 'package/CHANGELOG.md'];
+    for (const api of ['account', 'manager'])
+      for (const f of ['openapi.json', 'openapi.yaml', 'openapi.deref.json', 'openapi-3.0.json', 'openapi-3.0.yaml'])
+        expected.push(`package/dist/${api}.${f}`);
+    expect(list).toEqual(expected.sort());
+  });
+
+  it('imports every JSON export with an import attribute', () => {
+    const { status, stdout, stderr } = runModule(`
+      import account from '@zone-api/spec/account.json' with { type: 'json' };
+      import accountDeref from '@zone-api/spec/account.deref.json' with { type: 'json' };
+      import account30 from '@zone-api/spec/account.3.0.json' with { type: 'json' };
+      import manager from '@zone-api/spec/manager.json' with { type: 'json' };
+      import managerDeref from '@zone-api/spec/manager.deref.json' with { type: 'json' };
+      import manager30 from '@zone-api/spec/manager.3.0.json' with { type: 'json' };
+      console.log(JSON.stringify([account, accountDeref, account30, manager, managerDeref, manager30].map((d) => [d.openapi, d.info.title, d.info.version])));
+    `);
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    const v = pkg.version;
+    expect(JSON.parse(stdout)).toEqual([
+      ['3.1.0', 'Account and Zone Management API', v],
+      ['3.1.0', 'Account and Zone Management API', v],
+      ['3.0.3', 'Account and Zone Management API', v],
+      ['3.1.0', 'Local Proxy Manager API', v],
+      ['3.1.0', 'Local Proxy Manager API', v],
+      ['3.0.3', 'Local Proxy Manager API', v],
+    ]);
+  });
+
+  it('resolves the YAML exports to files a reader can open', () => {
+    const { status, stdout, stderr } = runModule(`
+      import { readFileSync } from 'node:fs';
+      import { fileURLToPath } from 'node:url';
+      const out = {};
+      for (const p of ['account.yaml', 'account.3.0.yaml', 'manager.yaml', 'manager.3.0.yaml']) {
+        const text = readFileSync(fileURLToPath(import.meta.resolve('@zone-api/spec/' + p)), 'utf8');
+        out[p] = text.match(/^openapi: *['"]?([0-9.]+)/m)?.[1];
+      }
+      console.log(JSON.stringify(out));
+    `);
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({
+      'account.yaml': '3.1.0',
+      'account.3.0.yaml': '3.0.3',
+      'manager.yaml': '3.1.0',
+      'manager.3.0.yaml': '3.0.3',
+    });
+  });
+
+  it('refuses paths outside the exports map', () => {
+    const { status, stderr } = runModule(`import x from '@zone-api/spec/dist/account.openapi.json' with { type: 'json' };`);
+    expect(status).not.toBe(0);
+    expect(stderr).toMatch(/ERR_PACKAGE_PATH_NOT_EXPORTED/);
+  });
+});
