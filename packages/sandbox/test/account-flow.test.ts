@@ -289,11 +289,11 @@ describe('reads derived from the seed', () => {
   it('bandwidth and cost from the seeded usage', async () => {
     const { account } = t;
     const zone = (await account.getZoneBandwidth({ params: { query: { zone: STATIC, details: 1 } } })).data?.[C];
-    const series = zone?.data[STATIC];
-    expect(series?.bw_sum).toHaveLength(30);
-    expect(series?.bw_sum.every((v, i) => v === (series.bw_dn[i] ?? 0) + (series.bw_up[i] ?? 0) && v > 0)).toBe(true);
+    const series = zone?.data[STATIC] as { bw_sum: number[]; bw_dn: number[]; bw_up: number[] };
+    expect(series.bw_sum).toHaveLength(30);
+    expect(series.bw_sum.every((v, i) => v === (series.bw_dn[i] ?? 0) + (series.bw_up[i] ?? 0) && v > 0)).toBe(true);
     const sums = zone?.sums?.[STATIC] as { bw_sum: number };
-    expect(sums.bw_sum).toBe(series?.bw_sum.reduce((a, b) => a + b, 0));
+    expect(sums.bw_sum).toBe(series.bw_sum.reduce((a, b) => a + b, 0));
     const customer = (await account.getCustomerBandwidth({ params: { query: { customer: C } } })).data?.[C];
     expect(Object.keys(customer?.data ?? {})).toContain(RES);
     expect(customer?.data[STATIC]?.bw_sum).toEqual(series?.bw_sum);
@@ -301,8 +301,8 @@ describe('reads derived from the seed', () => {
     const today = new Date().toISOString().slice(0, 10);
     const from = new Date(Date.now() - 90 * 86_400_000).toISOString().slice(0, 10);
     const cost = (await account.getZoneCost({ params: { query: { zone: STATIC, from, to: today } } })).data?.[C]?.custom;
-    const bw = (await account.getZoneBandwidth({ params: { query: { zone: STATIC, from, to: today } } })).data?.[C]?.data[STATIC];
-    const bwSum = bw?.bw_sum.slice(0, -1).reduce((a, b) => a + b, 0) as number; // `to` of a cost is exclusive
+    const bw = (await account.getZoneBandwidth({ params: { query: { zone: STATIC, from, to: today } } })).data?.[C]?.data[STATIC] as { bw_sum: number[] };
+    const bwSum = bw.bw_sum.slice(0, -1).reduce((a, b) => a + b, 0); // `to` of a cost is exclusive
     expect(cost?.bw).toBe(bwSum);
     expect(cost?.cost).toBeCloseTo((bwSum / 1e9) * 0.6, 5);
   });

@@ -75,7 +75,7 @@ export class Conformance {
   }
 
   /** A fetch that records every violation of the responses passing through it. */
-  readonly fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+  readonly fetch = async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
     const response = await globalThis.fetch(request);
     const text = await response.clone().text();

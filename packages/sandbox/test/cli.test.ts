@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { validateSeed } from '../src/index.js';
+import { docs } from './helpers.js';
+
+// The bin as a user runs it (`pnpm sandbox`): the compiled dist/cli.js, so `pnpm build` comes first.
+const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+function run(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
+}
+
+/** Starts the bin and resolves with its banner once it is ready. */
+function start(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; banner: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout?.on('data', (d) => {
+      out += d;
+      if (out.includes('control')) resolve({ child, banner: out });
+    });
+    child.stderr?.on('data', (d) => {
+      out += d;
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+describe('the zone-api-sandbox bin', () => {
+  beforeAll(() => {
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`pnpm build\` before the tests`);
+  });
+
+  it('starts on the given ports (flags and env), prints a banner with URLs and credentials, stops on SIGTERM', async () => {
+    const { child, banner } = await start(['--account-port', '0'], { ZONE_API_SANDBOX_MANAGER_PORT: '0' });
+    try {
+      expect(banner).toMatch(
+        /account API {2}http:\/\/127\.0\.0\.1:\d+ {3}Authorization: Bearer sandbox-token-0001 {3}customer hl_1a2b3c4d/,
+      );
+      expect(banner).toContain('static_zone:z8x7c6v5b4n3');
+      const managerUrl = /manager API {2}(\S+)/.exec(banner)?.[1] as string;
+      const version = await fetch(`${managerUrl}/api/version`);
+      expect(version.status).toBe(200);
+      expect(((await version.json()) as { argv: string }).argv).toBe('--account-port 0');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited(child)).toBe(0);
+  });
+
+  it('--exit-on-shutdown lets POST /api/shutdown end the process (after answering)', async () => {
+    const { child, banner } = await start(['--account-port', '0', '--manager-port', '0', '--exit-on-shutdown']);
+    const managerUrl = /manager API {2}(\S+)/.exec(banner)?.[1] as string;
+    const done = exited(child);
+    const r = await fetch(`${managerUrl}/api/shutdown`, { method: 'POST' });
+    expect(await r.json()).toEqual({ result: 'ok' });
+    expect(await done).toBe(0);
+  });
+
+  it('--print-seed prints a valid seed; --help the flags', () => {
+    const seed = run(['--print-seed']);
+    expect(seed.status).toBe(0);
+    expect(() => validateSeed(JSON.parse(seed.stdout), docs)).not.toThrow();
+    const help = run(['--help']);
+    expect(help.stdout).toMatch(/--data FILE/);
+    expect(help.stdout).toMatch(/ZONE_API_SANDBOX_ACCOUNT_PORT/);
+  });
+
+  it('a bad seed, a bad flag or a bad port ends with exit code 1 and a clear message', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'zone-api-sandbox-cli-')), 'seed.json');
+    writeFileSync(file, '{"account": 1}');
+    const bad = run(['--seed', file, '--account-port', '0', '--manager-port', '0']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/zone-api sandbox: Invalid seed file .*seed\.json/);
+    expect(run(['--colour']).status).toBe(1);
+    const port = run(['--account-port', 'x']);
+    expect(port.status).toBe(1);
+    expect(port.stderr).toMatch(/--account-port must be a port number/);
+  });
+});

@@ -1,0 +1,91 @@
+import { createAccountClient } from '@zone-api/account-client';
+import { describe, expect, it } from 'vitest';
+import { bearer, C, raw, STATIC, useSandbox } from './helpers.js';
+
+// The control endpoints under /__sandbox/ (outside the specs): faults, reset, state dump.
+const t = useSandbox();
+const fault = (base: string, body: unknown) => raw(base, 'POST', '/__sandbox/faults', { body });
+const zoneUrl = `/api/zone?customer=${C}&zone=${STATIC}`;
+
+describe('faults', () => {
+  it('a status for the next N requests of any operation, then normal answers', async () => {
+    const base = t.sandbox.accountUrl;
+    const added = await fault(base, { status: 503, count: 2 });
+    expect(added.status).toBe(200);
+    expect(added.json().fault).toMatchObject({ status: 503, remaining: 2 });
+    const first = await raw(base, 'GET', zoneUrl, { headers: bearer });
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('1');
+    expect(first.json().error).toMatch(/Injected fault/);
+    expect((await raw(base, 'GET', '/api/customer/balance', { headers: bearer })).status).toBe(503);
+    expect((await raw(base, 'GET', zoneUrl, { headers: bearer })).status).toBe(200);
+    expect((await raw(base, 'GET', '/__sandbox/faults')).json()).toEqual({ faults: [] });
+  });
+
+  it('a fault for one operationId stays until cleared and leaves other operations alone; a custom body', async () => {
+    const base = t.sandbox.managerUrl;
+    await fault(base, { operationId: 'listProxies', status: 500, body: 'Server Error' });
+    for (let i = 0; i < 3; i++) {
+      const r = await raw(base, 'GET', '/api/proxies');
+      expect(r.status).toBe(500);
+      expect(r.text).toBe('Server Error');
+      expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(r.headers.get('deprecation')).toBe('true');
+    }
+    expect((await raw(base, 'GET', '/api/proxies_running')).status).toBe(200);
+    // The account API has faults of its own.
+    expect((await raw(t.sandbox.accountUrl, 'GET', zoneUrl, { headers: bearer })).status).toBe(200);
+    expect((await raw(base, 'DELETE', '/__sandbox/faults')).json()).toEqual({ cleared: 1 });
+    expect((await raw(base, 'GET', '/api/proxies')).status).toBe(200);
+  });
+
+  it('latency delays the answer, and the operation still runs', async () => {
+    const base = t.sandbox.managerUrl;
+    await fault(base, { operationId: 'getVersion', latency_ms: 300, count: 1 });
+    const start = Date.now();
+    const r = await raw(base, 'GET', '/api/version');
+    expect(Date.now() - start).toBeGreaterThanOrEqual(280);
+    expect(r.status).toBe(200);
+    const fast = Date.now();
+    await raw(base, 'GET', '/api/version');
+    expect(Date.now() - fast).toBeLessThan(250);
+  });
+
+  it('a dropped connection gives no answer at all; a retrying client gets through on the next try', async () => {
+    await fault(t.sandbox.accountUrl, { drop: true, count: 1 });
+    await expect(fetch(`${t.sandbox.accountUrl}${zoneUrl}`, { headers: bearer })).rejects.toThrow();
+    expect((await raw(t.sandbox.accountUrl, 'GET', zoneUrl, { headers: bearer })).status).toBe(200);
+
+    await fault(t.sandbox.accountUrl, { operationId: 'getZone', drop: true, count: 1 });
+    // The typed client's own retry (GET is idempotent) rides over one dropped connection.
+    const client = createAccountClient({
+      baseUrl: t.sandbox.accountUrl,
+      auth: { token: t.sandbox.credentials.token },
+      retry: { retries: 2, baseDelayMs: 1 },
+    });
+    expect((await client.getZone({ params: { query: { zone: STATIC } } })).response.status).toBe(200);
+  });
+
+  it('refuses a fault that is not one', async () => {
+    for (const body of [{ count: 2 }, { status: 99 }, { status: 500, colour: 'red' }, { operationId: 'noSuchOp', status: 500 }]) {
+      const r = await fault(t.sandbox.accountUrl, body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.json().error).toBeTypeOf('string');
+    }
+    expect((await raw(t.sandbox.accountUrl, 'GET', '/__sandbox/faults')).json()).toEqual({ faults: [] });
+  });
+});
+
+describe('reset and state dump', () => {
+  it('dumps the whole state (the shape of a seed) and resets it to the seed on either port', async () => {
+    const { account } = t;
+    await account.createZone({ body: { zone: { name: 'dump_me' }, plan: { type: 'static' } } });
+    const dump = (await raw(t.sandbox.managerUrl, 'GET', '/__sandbox/state')).json();
+    expect(dump.account.zones.map((z: { name: string }) => z.name)).toContain('dump_me');
+    expect(dump.manager.ports.map((p: { port: number }) => p.port)).toEqual([24000, 24001]);
+    expect((await raw(t.sandbox.accountUrl, 'POST', '/__sandbox/reset')).json()).toEqual({ reset: true });
+    expect((await account.getZone({ params: { query: { zone: 'dump_me' } } })).response.status).toBe(404);
+    const again = (await raw(t.sandbox.accountUrl, 'GET', '/__sandbox/state')).json();
+    expect(again.account.zones.map((z: { name: string }) => z.name)).not.toContain('dump_me');
+  });
+});

@@ -1,0 +1,325 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { MANAGER_SUNSET } from '../src/index.js';
+import { C, RES, type Rec, raw, STATIC, useSandbox } from './helpers.js';
+
+// State across calls of the manager API, through the typed client; every response is held to the spec.
+const t = useSandbox();
+
+describe('proxy ports', () => {
+  it('create (next free from 24000) -> list -> update -> move -> delete -> 404', async () => {
+    await t.sandbox.reset();
+    const { manager } = t;
+    const seeded = (await manager.listProxies()).data?.map((p) => p.port);
+    expect(seeded).toEqual([24000, 24001]);
+
+    const created = await manager.createProxy({ body: { proxy: { zone: STATIC, country: 'us', sticky_ip: true } } });
+    expect(created.response.status).toBe(200);
+    expect(created.data?.data).toMatchObject({ port: 24002, zone: STATIC, country: 'us', sticky_ip: true, status: 'ok', customer: C });
+    const explicit = await manager.createProxy({ body: { proxy: { port: 25000 } } });
+    expect(explicit.data?.data).toMatchObject({ port: 25000, zone: STATIC, dns: 'local', proxy_connection_type: 'http' });
+    expect((await manager.createProxy({ body: { proxy: {} } })).data?.data.port).toBe(25001);
+
+    const stored = (await manager.listProxies()).data?.find((p) => p.port === 24002);
+    expect(stored).toEqual({ zone: STATIC, country: 'us', sticky_ip: true, port: 24002 });
+    const running = (await manager.listRunningProxies()).data?.find((p) => p.port === 25000);
+    expect(running).toMatchObject({ port: 25000, status: 'ok', route_err: 'pass_dyn', whitelist_ips: [] });
+
+    const updated = await manager.updateProxy({ params: { path: { port: 24002 } }, body: { proxy: { country: 'de', zone: RES } } });
+    expect(updated.data?.data).toMatchObject({ port: 24002, country: 'de', zone: RES, sticky_ip: true });
+    expect((await manager.listProxies()).data?.find((p) => p.port === 24002)?.country).toBe('de');
+
+    const moved = await manager.updateProxy({ params: { path: { port: 24002 } }, body: { proxy: { port: 26000 } } });
+    expect(moved.data?.data).toMatchObject({ port: 26000, country: 'de', zone: RES });
+    const ports = (await manager.listProxies()).data?.map((p) => p.port);
+    expect(ports).toContain(26000);
+    expect(ports).not.toContain(24002);
+    expect((await manager.getProxyStatus({ params: { path: { port: 24002 } } })).response.status).toBe(404);
+
+    expect((await manager.deleteProxy({ params: { path: { port: 26000 } } })).response.status).toBe(204);
+    const again = await manager.deleteProxy({ params: { path: { port: 26000 } } });
+    expect(again.response.status).toBe(404);
+    expect(again.error).toMatchObject({ error: expect.stringMatching(/26000/) });
+
+    const many = await manager.deleteProxies({ body: { ports: [25000, 25001] } });
+    expect(many.response.status).toBe(204);
+    expect((await manager.listProxies()).data?.map((p) => p.port)).toEqual([24000, 24001]);
+  });
+
+  it('refuses ports below 1000, ports in use (by a proxy or the API itself) and unknown Zones, with the observed {errors}', async () => {
+    const { manager } = t;
+    const before = t.sandbox.state();
+    const low = await manager.createProxy({ body: { proxy: { port: 999 } } });
+    expect(low.response.status).toBe(400);
+    expect(low.error).toEqual({ errors: [{ msg: 'Invalid port. It must be a number >= 1000', field: 'port' }] });
+    const taken = await manager.createProxy({ body: { proxy: { port: 24000 } } });
+    expect(taken.error).toEqual({ errors: [{ msg: 'port 24000 in use by another proxy', field: 'port' }] });
+    const api = Number(new URL(t.sandbox.managerUrl).port);
+    expect((await manager.createProxy({ body: { proxy: { port: api } } })).error).toEqual({
+      errors: [{ msg: `port ${api} in use by the UI/API`, field: 'port' }],
+    });
+    expect((await manager.createProxy({ body: { proxy: { zone: 'nope' } } })).error).toMatchObject({ errors: [{ field: 'zone' }] });
+    const moveOnto = await manager.updateProxy({ params: { path: { port: 24001 } }, body: { proxy: { port: 24000 } } });
+    expect(moveOnto.response.status).toBe(400);
+    const unknown = await manager.updateProxy({ params: { path: { port: 24999 } }, body: { proxy: { country: 'us' } } });
+    expect(unknown.response.status).toBe(404);
+    const partly = await manager.deleteProxies({ body: { ports: [24000, 24999] } });
+    expect(partly.response.status).toBe(404);
+    expect(t.sandbox.state()).toEqual(before);
+  });
+
+  it('proxy_status follows the Zone and the account', async () => {
+    const { manager, account } = t;
+    const port = (await manager.createProxy({ body: { proxy: { zone: 'dc_zone_2' } } })).data?.data.port as number;
+    expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({ status: 'ok' });
+    await account.changeZoneDisable({ body: { zone: 'dc_zone_2', disable: 1 } });
+    expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({ status: 'Disabled zone' });
+    await account.changeZoneDisable({ body: { zone: 'dc_zone_2', disable: 0 } });
+    await account.deleteZone({ body: { zone: 'dc_zone_2' } });
+    const status = (await manager.getProxyStatus({ params: { path: { port } } })).data;
+    expect(status?.status).toMatch(/not found/);
+    expect(status?.status_details?.[0]?.field).toBe('zone');
+  });
+});
+
+describe('bans and sessions', () => {
+  it('bans with expiry after ms, unbans with the remaining list, and all-port bans', async () => {
+    await t.sandbox.reset();
+    const { manager } = t;
+    const path = { params: { path: { port: 24000 } } };
+    expect((await manager.banIp({ ...path, body: { ip: '10.1.1.1', ms: 150 } })).response.status).toBe(204);
+    await manager.banIp({ ...path, body: { ip: '10.1.1.2', domain: 'example.com' } });
+    await manager.banIps({ ...path, body: { ip: ['10.1.1.3', '10.1.1.4'] } });
+    await manager.banIps({ ...path, body: { ips: ['10.1.1.5'], ms: 60_000 } });
+
+    const lifted = await manager.unbanIp({ ...path, body: { ip: '10.1.1.3' } });
+    const remaining = (lifted.data?.ips ?? []).map((b) => b.ip).sort();
+    expect(remaining).toEqual(['10.1.1.1', '10.1.1.2', '10.1.1.4', '10.1.1.5']);
+    expect(lifted.data?.ips.find((b) => b.ip === '10.1.1.2')).toEqual({ ip: '10.1.1.2', domain: 'example.com', to: 0 });
+    expect(lifted.data?.ips.find((b) => b.ip === '10.1.1.5')?.to).toBeGreaterThan(Date.now());
+
+    await sleep(200); // the 150 ms ban has run out
+    const expired = await manager.unbanIp({ ...path, body: { ip: '10.1.1.1' } });
+    expect(expired.response.status).toBe(400);
+    expect(expired.error).toMatchObject({ error: 'IP is not banned' });
+
+    expect((await manager.unbanIps({ ...path, body: { ip: ['10.1.1.4', '10.1.1.5'] } })).data).toBe('OK');
+    const last = await manager.unbanIp({ ...path, body: { ip: '10.1.1.2', domain: 'example.com' } });
+    expect(last.data).toEqual({ ips: [] });
+
+    expect((await manager.banIpAllPorts({ body: { ip: '10.2.2.2', ms: 60_000 } })).response.status).toBe(204);
+    for (const port of [24000, 24001]) {
+      const r = await manager.unbanIp({ params: { path: { port } }, body: { ip: '10.2.2.2' } });
+      expect(r.response.status).toBe(200);
+    }
+    await manager.banIpAllPorts({ body: { ips: ['10.3.3.3'], ports: [24001] } });
+    expect((await manager.unbanIp({ ...path, body: { ip: '10.3.3.3' } })).response.status).toBe(400);
+    expect((await manager.unbanIp({ params: { path: { port: 24001 } }, body: { ip: '10.3.3.3' } })).response.status).toBe(200);
+    const badPort = await manager.banIpAllPorts({ body: { ip: '10.3.3.3', ports: [24999] } });
+    expect(badPort.error).toMatchObject({ details: [{ field: 'body.ports[0]' }] });
+    expect((await manager.banIp({ params: { path: { port: 24999 } }, body: { ip: '10.1.1.1' } })).response.status).toBe(404);
+    expect((await manager.banIp({ ...path, body: { ip: 'not-an-ip' } })).response.status).toBe(400);
+  });
+
+  it('refresh_sessions gives <port>_<n>, 204 for a port that rotates by itself', async () => {
+    const { manager } = t;
+    const a = await manager.refreshSessions({ params: { path: { port: 24000 } } });
+    const b = await manager.getRefreshSessions({ params: { path: { port: 24000 } } });
+    expect(a.data).toEqual({ session_id: '24000_1' });
+    expect(b.data).toEqual({ session_id: '24000_2' });
+    expect((await manager.refreshSessions({ params: { path: { port: 24001 } } })).response.status).toBe(204);
+    expect((await manager.refreshSessions({ params: { path: { port: 24999 } } })).response.status).toBe(404);
+  });
+});
+
+describe('settings, token and whitelists', () => {
+  it('settings read and update; logs comes back as a number; bad values change nothing', async () => {
+    await t.sandbox.reset();
+    const { manager } = t;
+    expect((await manager.getSettings()).data).toMatchObject({ customer: C, zone: STATIC, logs: 1000, request_stats: true });
+    const off = await manager.updateSettings({ body: { logs: false, request_stats: false, zone: RES, whitelist_ips: ['10.0.0.0/8'] } });
+    expect(off.data).toMatchObject({ logs: 0, request_stats: false, zone: RES, whitelist_ips: ['10.0.0.0/8'] });
+    expect((await manager.getSettings()).data).toMatchObject({ logs: 0, zone: RES });
+    expect((await manager.updateSettings({ body: { logs: 250 } })).data?.logs).toBe(250);
+    // The default Zone is what a port without one uses.
+    expect((await manager.createProxy({ body: { proxy: {} } })).data?.data).toMatchObject({ zone: RES, whitelist_ips: ['10.0.0.0/8'] });
+
+    const before = t.sandbox.state();
+    const bad = await manager.updateSettings({ body: { zone: 'nope', logs: true } });
+    expect(bad.error).toMatchObject({ details: [{ field: 'body.zone' }] });
+    const badIp = await manager.updateSettings({ body: { www_whitelist_ips: ['1.2.3.4', 'x'] } });
+    expect(badIp.error).toMatchObject({ details: [{ field: 'body.www_whitelist_ips[1]' }] });
+    expect(t.sandbox.state()).toEqual(before);
+  });
+
+  it('gen_token (14 chars) then add_wip with exactly that token; the 6th token in an hour is a 429', async () => {
+    const { manager } = t;
+    const first = (await manager.getNewToken()).data?.token as string;
+    const second = (await manager.getNewToken()).data?.token as string;
+    expect(first).toHaveLength(14);
+    expect(second).not.toBe(first);
+
+    const stale = await t.managerWithToken(first).addWhitelistIp({ body: { ip: '203.0.113.50' } });
+    expect(stale.response.status).toBe(403);
+    expect(stale.error).toBe('Token required');
+    const bearer = await raw(t.sandbox.managerUrl, 'POST', '/api/add_wip', {
+      body: { ip: '203.0.113.50' },
+      headers: { Authorization: `Bearer ${second}` },
+    });
+    expect(bearer.status).toBe(403);
+    const none = await raw(t.sandbox.managerUrl, 'POST', '/api/add_wip', { body: { ip: '203.0.113.50' } });
+    expect(none.status).toBe(403);
+    expect(none.headers.get('content-type')).toMatch(/^text\/plain/);
+
+    const ok = await t.managerWithToken(second).addWhitelistIp({ body: { ip: '203.0.113.50' } });
+    expect(ok.data).toBe('OK');
+    expect((await manager.getSettings()).data?.whitelist_ips).toContain('203.0.113.50');
+    const wrong = await t.managerWithToken(second).addWhitelistIp({ body: { ip: 'nonsense' } });
+    expect(wrong.response.status).toBe(422);
+    expect(wrong.error).toBe('Wrong format');
+
+    for (let i = 0; i < 3; i++) expect((await manager.getNewToken()).response.status).toBe(200);
+    const limited = await manager.getNewToken();
+    expect(limited.response.status).toBe(429);
+    expect(Number(limited.response.headers.get('Retry-After'))).toBeGreaterThan(3500);
+    // A restart starts the count over (it is running state), the stored token survives.
+    await manager.restartManager();
+    expect((await manager.getNewToken()).response.status).toBe(200);
+  });
+
+  it('add_whitelist_ip and users', async () => {
+    const { manager } = t;
+    expect((await manager.addAdminWhitelistIp({ body: { ip: '198.51.100.0/24' } })).data).toBe('OK');
+    expect((await manager.getSettings()).data?.www_whitelist_ips).toContain('198.51.100.0/24');
+    expect((await manager.addAdminWhitelistIp({ body: { ip: '300.1.1.1' } })).response.status).toBe(422);
+    expect((await manager.listUsers()).data).toEqual([{ email: 'admin@example.com', password: 'sandbox-pm-0001' }]);
+    expect((await manager.addUser({ body: { email: 'ops@example.com' } })).response.status).toBe(200);
+    expect((await manager.listUsers()).data?.map((u) => u.email)).toEqual(['admin@example.com', 'ops@example.com']);
+    expect((await manager.addUser({ body: { email: 'not an email' } })).response.status).toBe(400);
+  });
+});
+
+describe('zones and IPs, shared with the account API', () => {
+  it('zones, allocated IPs and gIPs, refresh_ips read and change the account state', async () => {
+    await t.sandbox.reset();
+    const { manager, account } = t;
+    const zones = (await manager.listZones()).data;
+    expect(zones?.def).toBe(STATIC);
+    expect(zones?.zones.map((z) => z.name)).toEqual(['static_zone', 'res_zone', 'dc_zone_2', 'mob_zone']); // not the disabled old_zone
+    expect(zones?.zones.find((z) => z.name === STATIC)).toMatchObject({
+      perm: 'city asn google peers',
+      password: 'z8x7c6v5b4n3',
+      refresh_cost: null,
+    });
+
+    await account.createZone({ body: { zone: { name: 'from_account' }, plan: { type: 'static' } } });
+    expect((await manager.listZones()).data?.zones.map((z) => z.name)).toContain('from_account');
+    expect((await manager.refreshZones()).response.status).toBe(200);
+
+    const ips = (await manager.listAllocatedIps({ params: { query: { zone: STATIC } } })).data?.ips as string[];
+    expect(ips).toEqual(['192.0.2.21', '192.0.2.22', '192.0.2.23', '192.0.2.24']);
+    expect((await manager.listAllocatedIps()).data?.ips).toEqual(ips); // the default Zone
+    expect((await manager.listAllocatedVips({ params: { query: { zone: RES } } })).data?.ips).toEqual(
+      (await account.listRouteVips({ params: { query: { zone: RES } } })).data,
+    );
+
+    const refreshed = await manager.refreshIps({ body: { zone: STATIC, ips: [ips[1] as string] } });
+    const after = refreshed.data?.ips.map((r) => r.ip) ?? [];
+    expect(after).toHaveLength(4);
+    expect(after).not.toContain(ips[1]);
+    expect(refreshed.data?.ips[1]?.ext).toMatchObject({ def: 'us' });
+    const seenByAccount = ((await account.listZoneIps({ params: { query: { zone: STATIC } } })).data as { ips: { ip: string }[] }).ips.map(
+      (r) => r.ip,
+    );
+    expect(seenByAccount).toEqual(after);
+
+    const notHeld = await manager.refreshIps({ body: { zone: STATIC, ips: ['192.0.2.200'] } });
+    expect(notHeld.response.status).toBe(400);
+    expect((await manager.listAllocatedIps({ params: { query: { zone: 'nope' } } })).response.status).toBe(400);
+  });
+});
+
+describe('logs, stats, versions, lifecycle', () => {
+  it('HAR logs with skip/limit/search/port range/status patterns/sort', async () => {
+    await t.sandbox.reset();
+    const logs = async (query: Rec) => (await t.manager.getLogs({ params: { query } })).data as Rec;
+    const all = await logs({});
+    expect(all.log.version).toBe('1.2');
+    expect(all.total).toBe(40);
+    expect(all.log.entries.map((e: Rec) => e.uuid)).toEqual([...all.log.entries.map((e: Rec) => e.uuid)].sort());
+    const page = await logs({ skip: 5, limit: 10 });
+    expect(page.log.entries).toEqual(all.log.entries.slice(5, 15));
+    expect(page.total).toBe(40);
+    expect(page.skip).toBe(5);
+
+    const ok = await logs({ status_code: '2**' });
+    expect(ok.total).toBeGreaterThan(0);
+    expect(ok.log.entries.every((e: Rec) => e.response.status >= 200 && e.response.status < 300)).toBe(true);
+    const exact = await logs({ status_code: '404' });
+    expect(exact.log.entries.every((e: Rec) => e.response.status === 404)).toBe(true);
+    expect(ok.total + exact.total).toBeLessThanOrEqual(40);
+
+    const search = await logs({ search: 'example\\.org' });
+    expect(search.total).toBeGreaterThan(0);
+    expect(search.log.entries.every((e: Rec) => e.request.url.includes('example.org'))).toBe(true);
+    const ports = await logs({ port_from: 24001, port_to: 24001 });
+    expect(ports.log.entries.every((e: Rec) => e.details.port === 24001)).toBe(true);
+    expect(ports.sum_in).toBe(ports.log.entries.reduce((n: number, e: Rec) => n + e.details.in_bw, 0));
+
+    const slow = await logs({ sort: 'time', sort_desc: true, limit: 5 });
+    const times = slow.log.entries.map((e: Rec) => e.time);
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    expect((await t.manager.getLogs({ params: { query: { sort: 'nope' } } })).response.status).toBe(400);
+    expect((await t.manager.getLogs({ params: { query: { search: '(' } } })).response.status).toBe(400);
+  });
+
+  it('recent_stats, general_logs, versions', async () => {
+    const { manager } = t;
+    const stats = (await manager.getRecentStats()).data;
+    expect(stats?.total).toBe(40);
+    expect(Object.keys(stats?.ports ?? {}).sort()).toEqual(['24000', '24001', '24002']);
+    await manager.createProxy({ body: { proxy: { port: 24500 } } });
+    const tail = (await manager.getGeneralLogs({ params: { query: { limit: 2 } } })).data as string;
+    expect(tail.split('\n')).toHaveLength(2);
+    expect(tail).toMatch(/port 24500 created$/);
+    expect((await manager.getVersion()).data?.version).toBe('1.570.247');
+    const latest = (await manager.getLatestVersion()).data;
+    expect(latest).toMatchObject({ version: '1.571.3', newer: true });
+    expect((await manager.getNodeVersion()).data?.current).toMatchObject({ major: Number(process.versions.node.split('.')[0]) });
+  });
+
+  it('enable_ssl, restart (keeps config, drops bans and sessions), upgrade, shutdown (simulated)', async () => {
+    const { manager } = t;
+    expect((await manager.enableSsl()).data).toBe('ok');
+    expect((await manager.listProxies()).data?.every((p) => p.ssl === true)).toBe(true);
+    expect((await manager.getRecentStats()).data?.ssl_enable).toBe(true);
+    await manager.banIp({ params: { path: { port: 24000 } }, body: { ip: '10.9.9.9' } });
+    await manager.refreshSessions({ params: { path: { port: 24000 } } });
+    const ports = (await manager.listProxies()).data;
+
+    expect((await manager.restartManager()).data).toEqual({ result: 'ok' });
+    expect((await manager.listProxies()).data).toEqual(ports);
+    expect((await manager.unbanIp({ params: { path: { port: 24000 } }, body: { ip: '10.9.9.9' } })).response.status).toBe(400);
+    expect((await manager.refreshSessions({ params: { path: { port: 24000 } } })).data).toEqual({ session_id: '24000_1' });
+
+    expect((await manager.upgradeManager()).data).toEqual({ result: 'ok' });
+    expect((await manager.getVersion()).data?.version).toBe('1.571.3');
+    expect((await manager.getLatestVersion()).data?.newer).toBe(false);
+
+    expect((await manager.shutdownManager()).data).toEqual({ result: 'ok' });
+    expect((await manager.getVersion()).response.status).toBe(200);
+    expect((await manager.getGeneralLogs()).data).toMatch(/shutdown/);
+  });
+
+  it('every /api response carries Deprecation and Sunset, errors and 404s included', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/version'],
+      ['DELETE', '/api/proxies/24999'],
+      ['GET', '/api/no_such_thing'],
+    ] as const) {
+      const r = await raw(t.sandbox.managerUrl, method, path);
+      expect(r.headers.get('deprecation'), path).toBe('true');
+      expect(r.headers.get('sunset'), path).toBe(MANAGER_SUNSET);
+    }
+  });
+});

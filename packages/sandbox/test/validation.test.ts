@@ -1,0 +1,164 @@
+import { fuzzRequests } from '@zone-api/testkit/fuzz';
+import { describe, expect, it } from 'vitest';
+import { bearer, C, Conformance, docs, raw, STATIC, useSandbox } from './helpers.js';
+
+// Bad input everywhere: a 4xx naming the field and the reason, never a 5xx, and no state change.
+const t = useSandbox();
+
+type Case = [
+  label: string,
+  method: string,
+  path: string,
+  opts: { body?: unknown; text?: string; headers?: Record<string, string> },
+  field: string | RegExp,
+];
+
+const json = { 'content-type': 'application/json' };
+const account: Case[] = [
+  ['malformed JSON', 'POST', '/api/zone', { text: '{"zone": ', headers: { ...bearer, ...json } }, 'body'],
+  ['missing body', 'POST', '/api/zone/ips', { headers: bearer }, 'body'],
+  ['empty JSON body', 'DELETE', '/api/zone/ips', { text: '', headers: { ...bearer, ...json } }, 'body'],
+  ['body not an object', 'POST', '/api/zone/ips', { body: [1, 2], headers: bearer }, 'body'],
+  ['wrong type', 'POST', '/api/zone/ips', { body: { zone: STATIC, count: 'two' }, headers: bearer }, 'body.count'],
+  ['missing field', 'POST', '/api/zone/domain_perm', { body: { zone: STATIC, type: 'whitelist' }, headers: bearer }, 'body.domain'],
+  [
+    'unknown field',
+    'POST',
+    '/api/zone/switch_100uptime',
+    { body: { zone: STATIC, active: 1, color: 'red' }, headers: bearer },
+    'body.color',
+  ],
+  [
+    'nested unknown field',
+    'POST',
+    '/api/zone',
+    { body: { zone: { name: 'z', owner: 'me' }, plan: {} }, headers: bearer },
+    'body.zone.owner',
+  ],
+  ['bad enum', 'PUT', '/api/status', { body: { status: 'paused' }, headers: bearer }, 'body.status'],
+  ['out of range', 'POST', '/api/zone/change_disable', { body: { zone: STATIC, disable: 2 }, headers: bearer }, 'body.disable'],
+  ['array item', 'DELETE', '/api/zone/vips', { body: { zone: 'res_zone', vips: ['not a gip'] }, headers: bearer }, 'body.vips[0]'],
+  ['neither refresh form', 'POST', '/api/zone/ips/refresh', { body: { zone: STATIC, vips: 'x' }, headers: bearer }, /body/],
+  [
+    'wrong media type',
+    'POST',
+    '/api/zone/whitelist',
+    { text: 'ip=1.2.3.4', headers: { ...bearer, 'content-type': 'application/x-www-form-urlencoded' } },
+    'header.Content-Type',
+  ],
+  ['query type', 'GET', `/api/zone/ips?zone=${STATIC}&ip_per_country=yes`, { headers: bearer }, 'query.ip_per_country'],
+  ['required query', 'GET', '/api/cities', { headers: bearer }, 'query.country'],
+  ['plan not JSON', 'GET', `/api/zone/count_available_ips?customer=${C}&zone=${STATIC}&plan=shared`, { headers: bearer }, 'query.plan'],
+  [
+    'plan field',
+    'GET',
+    `/api/zone/count_available_ips?customer=${C}&zone=${STATIC}&plan=${encodeURIComponent('{"ips_type":"all"}')}`,
+    { headers: bearer },
+    'query.plan.ips_type',
+  ],
+  [
+    'plan unknown key',
+    'GET',
+    `/api/count_available_ips?customer=${C}&zone=${STATIC}&plan=${encodeURIComponent('{"colour":1}')}`,
+    { headers: bearer },
+    'query.plan.colour',
+  ],
+  ['path enum', 'GET', '/api/network_status/wifi', { headers: bearer }, 'path.network_type'],
+  ['dotted query', 'GET', `/api/customer/req_logs?ts.from=${encodeURIComponent('not a date')}`, { headers: bearer }, 'query.ts.from'],
+  ['zone name', 'POST', '/api/zone', { body: { zone: { name: 'has space' }, plan: {} }, headers: bearer }, 'body.zone.name'],
+  [
+    'password with dash',
+    'POST',
+    '/api/zone',
+    { body: { zone: { name: 'ok_name', password: 'a-b' }, plan: {} }, headers: bearer },
+    'body.zone.password',
+  ],
+  ['zone missing with a token', 'POST', '/api/zone/switch_100uptime', { body: { active: 1 }, headers: bearer }, 'body.zone'],
+];
+
+const manager: Case[] = [
+  ['malformed JSON', 'POST', '/api/proxies', { text: '{"proxy": {', headers: json }, 'body'],
+  ['missing body', 'POST', '/api/proxies', {}, 'body'],
+  ['no proxy', 'PUT', '/api/proxies/24000', { body: { port: 24005 } }, /body/],
+  ['unknown port field', 'POST', '/api/proxies', { body: { proxy: { prot: 24005 } } }, 'body.proxy.prot'],
+  ['port type', 'POST', '/api/proxies', { body: { proxy: { port: 'high' } } }, 'body.proxy.port'],
+  ['path port', 'DELETE', '/api/proxies/abc', {}, 'path.port'],
+  ['path port below 1000', 'GET', '/api/proxy_status/80', {}, 'path.port'],
+  ['settings type', 'PUT', '/api/settings', { body: { request_stats: 'yes' } }, 'body.request_stats'],
+  ['settings unknown field', 'PUT', '/api/settings', { body: { log: 'debug' } }, 'body.log'],
+  ['ban without ip', 'POST', '/api/proxies/24000/banip', { body: { ms: 10 } }, 'body.ip'],
+  ['bans ip not array', 'POST', '/api/proxies/24000/banips', { body: { ip: '1.2.3.4' } }, 'body.ip'],
+  ['ports empty', 'POST', '/api/proxies/delete', { body: { ports: [] } }, 'body.ports'],
+  ['refresh_ips not array', 'POST', '/api/refresh_ips', { body: { zone: STATIC, ips: '1.2.3.4' } }, 'body.ips'],
+  ['logs limit', 'GET', '/api/general_logs?limit=0', {}, 'query.limit'],
+  ['logs status pattern', 'GET', '/api/logs?status_code=2xx', {}, 'query.status_code'],
+  ['user email', 'POST', '/api/pm_user', { body: { email: 'nobody' } }, 'body.email'],
+];
+
+function fieldsOf(body: { details?: { field: string }[] }): string[] {
+  return (body.details ?? []).map((d) => d.field);
+}
+
+describe.each([
+  ['account', account],
+  ['manager', manager],
+] as const)('%s API refuses bad input', (api, cases) => {
+  it.each(cases)('%s', async (_, method, path, opts, field) => {
+    const base = api === 'account' ? t.sandbox.accountUrl : t.sandbox.managerUrl;
+    const before = t.sandbox.state();
+    const r = await raw(base, method, path, opts);
+    expect(r.status, r.text).toBe(400);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = r.json();
+    expect(typeof body.error).toBe('string');
+    const fields = fieldsOf(body);
+    if (typeof field === 'string') expect(fields, r.text).toContain(field);
+    else
+      expect(
+        fields.some((f) => field.test(f)),
+        r.text,
+      ).toBe(true);
+    for (const d of body.details) expect(d.reason.length).toBeGreaterThan(0);
+    const conformance = new Conformance(docs[api]);
+    expect(conformance.check(method, path, r.status, r.headers.get('content-type'), r.text)).toEqual([]);
+    expect(t.sandbox.state()).toEqual(before);
+  });
+});
+
+describe('fuzzing with the spec-derived requests of testkit', () => {
+  it.each(['account', 'manager'] as const)('%s: no 5xx, every answer as the spec declares it', async (api) => {
+    const base = api === 'account' ? t.sandbox.accountUrl : t.sandbox.managerUrl;
+    const conformance = new Conformance(docs[api]);
+    const requests = fuzzRequests(docs[api], 700, api === 'account' ? 11 : 12, {
+      auth: api === 'account' ? bearer : {},
+      pathValues: { port: [24000, 24001] },
+    });
+    const problems: string[] = [];
+    const statuses = new Set<number>();
+    for (const req of requests) {
+      const res = await fetch(`${base}${req.url}`, { method: req.method, headers: req.headers, body: req.body });
+      const text = await res.text();
+      statuses.add(res.status);
+      if (res.status >= 500) problems.push(`${req.label}: ${res.status} ${text.slice(0, 200)}`);
+      for (const p of conformance.check(req.method, req.url, res.status, res.headers.get('content-type'), text))
+        problems.push(`${req.label}: ${p}`);
+      // Keep the state near the seed so that the valid requests keep finding their Zones and ports.
+      if (res.status < 300 && req.method !== 'GET') await t.sandbox.reset();
+    }
+    expect(problems).toEqual([]);
+    expect([...statuses].some((s) => s < 300)).toBe(true);
+    expect(statuses).toContain(400);
+  });
+});
+
+describe('the conformance check used by these tests', () => {
+  const check = new Conformance(docs.account);
+  it('passes a conforming answer and catches an undeclared status, a wrong media type and a schema violation', () => {
+    expect(check.check('GET', '/api/zone/status', 200, 'application/json', '{"status":"active"}')).toEqual([]);
+    expect(check.check('GET', '/api/zone/status', 418, 'application/json', '{}')[0]).toMatch(/not declared/);
+    expect(check.check('GET', '/api/zone/status', 200, 'text/plain', 'active')[0]).toMatch(/text\/plain/);
+    expect(check.check('GET', '/api/zone/status', 200, 'application/json', '{"status":1}')[0]).toMatch(/string/);
+    expect(check.check('GET', '/api/zone/status', 200, 'application/json', '')[0]).toMatch(/empty body/);
+    expect(check.check('DELETE', '/api/zone', 200, 'application/json', '{}')[0]).toMatch(/no body/);
+  });
+});
