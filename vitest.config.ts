@@ -58,6 +58,8 @@ export default defineConfig({
           globalSetup: ['packages/testkit/src/setup/sandbox-manager.ts'],
         },
       },
+      // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it).
+      { extends: true, test: { name: 'docs', include: ['packages/spec/test-docs/**/*.test.ts'], testTimeout: 60_000 } },
       {
         extends: true,
         test: {

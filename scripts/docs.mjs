@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// `pnpm docs`: reference docs of each bundle, rendered by Redocly into one self-contained HTML page
+// (--inlineBundle: the renderer is embedded, so the page works offline and from file://), plus an
+// index page linking them, in packages/spec/dist/docs/. Needs the bundles (`pnpm bundle`).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { apis, bundlePath, distDir, quiet, tool } from './lib.mjs';
+
+export const docsDir = join(distDir, 'docs');
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+const escapeHtml = (s) =>
+  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+
+export function buildDocs() {
+  mkdirSync(docsDir, { recursive: true });
+  const pages = [];
+  for (const api of apis()) {
+    const bundle = bundlePath(api.name, 'yaml');
+    if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run pnpm bundle (or pnpm build) first`);
+    const doc = JSON.parse(readFileSync(bundlePath(api.name, 'json'), 'utf8'));
+    const file = `${api.name}.html`;
+    const title = `${doc.info.title} ${doc.info.version}`;
+    const res = tool('redocly', ['build-docs', bundle, '--inlineBundle', '--title', title, '-o', join(docsDir, file)]);
+    if (!res.ok) {
+      console.error(quiet(res.out));
+      throw new Error(`docs of ${api.id} failed`);
+    }
+    pages.push({ file, doc });
+    console.log(`docs     ${api.id} -> packages/spec/dist/docs/${file}`);
+  }
+  writeFileSync(join(docsDir, 'index.html'), indexPage(pages));
+  console.log('docs     index -> packages/spec/dist/docs/index.html');
+}
+
+function indexPage(pages) {
+  const items = pages
+    .map(({ file, doc }) => {
+      const ops = Object.values(doc.paths).reduce((n, item) => n + METHODS.filter((m) => item[m]).length, 0);
+      return `    <li><a href="${file}">${escapeHtml(doc.info.title)}</a> <span>${escapeHtml(doc.info.version)} · ${ops} operations</span>
+      <p>${escapeHtml(doc.info.summary ?? '')}</p></li>`;
+    })
+    .join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>zone-api reference</title>
+  <style>
+    body { font: 16px/1.5 system-ui, sans-serif; max-width: 44rem; margin: 3rem auto; padding: 0 1rem; color: #1b1b1b; }
+    li { margin: 0 0 1.25rem; list-style: none; } ul { padding: 0; }
+    a { font-size: 1.2rem; font-weight: 600; } span { color: #666; } p { margin: .25rem 0 0; }
+  </style>
+</head>
+<body>
+  <h1>zone-api reference</h1>
+  <ul>
+${items}
+  </ul>
+</body>
+</html>
+`;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    buildDocs();
+  } catch (e) {
+    console.error(e.message);
+    process.exit(1);
+  }
+}
