@@ -150,6 +150,22 @@ describe('datacenter IPs', () => {
     expect(t.sandbox.state()).toEqual(before);
   });
 
+  it('concurrent allocations never hand out one IP twice', async () => {
+    await t.sandbox.reset();
+    const count = async () =>
+      (await t.account.getAvailableIpCount({ params: { query: { customer: C, zone: STATIC, plan: { ips_type: 'shared' } } } })).data
+        ?.count as number;
+    const before = await count();
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => t.account.addZoneIps({ body: { zone: i % 2 ? STATIC : 'mob_zone', count: 1 } })),
+    );
+    const okCount = results.filter((r) => r.response.status === 200).length;
+    expect(okCount).toBe(15); // mob_zone is residential: it has no datacenter IPs
+    const fresh = results.flatMap((r) => r.data?.new_ips ?? []);
+    expect(new Set(fresh).size).toBe(15);
+    expect(await count()).toBe(before - 15);
+  });
+
   it('route_ips as text: one range, a country, expanded', async () => {
     await t.sandbox.reset();
     expect((await t.account.getRouteIps(q(STATIC))).data).toBe('192.0.2.21-192.0.2.24');
@@ -301,7 +317,9 @@ describe('reads derived from the seed', () => {
     const today = new Date().toISOString().slice(0, 10);
     const from = new Date(Date.now() - 90 * 86_400_000).toISOString().slice(0, 10);
     const cost = (await account.getZoneCost({ params: { query: { zone: STATIC, from, to: today } } })).data?.[C]?.custom;
-    const bw = (await account.getZoneBandwidth({ params: { query: { zone: STATIC, from, to: today } } })).data?.[C]?.data[STATIC] as { bw_sum: number[] };
+    const bw = (await account.getZoneBandwidth({ params: { query: { zone: STATIC, from, to: today } } })).data?.[C]?.data[STATIC] as {
+      bw_sum: number[];
+    };
     const bwSum = bw.bw_sum.slice(0, -1).reduce((a, b) => a + b, 0); // `to` of a cost is exclusive
     expect(cost?.bw).toBe(bwSum);
     expect(cost?.cost).toBeCloseTo((bwSum / 1e9) * 0.6, 5);

@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { MANAGER_SUNSET } from '../src/index.js';
+import { authenticateManager } from '../src/manager/handlers.js';
+import type { OperationDef } from '../src/spec.js';
+import type { Store } from '../src/state.js';
 import { C, RES, type Rec, raw, STATIC, useSandbox } from './helpers.js';
 
 // State across calls of the manager API, through the typed client; every response is held to the spec.
@@ -66,6 +70,17 @@ describe('proxy ports', () => {
     const partly = await manager.deleteProxies({ body: { ports: [24000, 24999] } });
     expect(partly.response.status).toBe(404);
     expect(t.sandbox.state()).toEqual(before);
+  });
+
+  it('multiply creates consecutive ports from one definition', async () => {
+    const { manager } = t;
+    const r = await manager.createProxy({ body: { proxy: { port: 27000, multiply: 3, zone: RES } } });
+    expect(r.data?.data.port).toBe(27000);
+    const ports = (await manager.listProxies()).data?.filter((p) => (p.port ?? 0) >= 27000 && (p.port ?? 0) < 27010);
+    expect(ports).toEqual([27000, 27001, 27002].map((port) => ({ zone: RES, port })));
+    const clash = await manager.createProxy({ body: { proxy: { port: 26999, multiply: 2 } } });
+    expect(clash.error).toEqual({ errors: [{ msg: 'port 27000 in use by another proxy', field: 'port' }] });
+    expect((await manager.getProxyStatus({ params: { path: { port: 26999 } } })).response.status).toBe(404);
   });
 
   it('proxy_status follows the Zone and the account', async () => {
@@ -309,6 +324,28 @@ describe('logs, stats, versions, lifecycle', () => {
     expect((await manager.shutdownManager()).data).toEqual({ result: 'ok' });
     expect((await manager.getVersion()).response.status).toBe(200);
     expect((await manager.getGeneralLogs()).data).toMatch(/shutdown/);
+  });
+
+  it('refuses clients outside www_whitelist_ips with the observed 403 text (loopback is always allowed)', () => {
+    const store = {
+      manager: { token: 'tok', settings: { www_whitelist_ips: ['198.51.100.0/24'], fixed_whitelist_ips: [] } },
+    } as unknown as Store;
+    const op = (operationId: string) => ({ operationId }) as OperationDef;
+    const req = (ip: string, authorization?: string) =>
+      ({ ip, headers: authorization ? { authorization } : {} }) as unknown as FastifyRequest;
+    const check = (ip: string, id: string, auth?: string) => () => authenticateManager(store, req(ip, auth), {} as FastifyReply, op(id));
+    expect(check('127.0.0.1', 'listProxies')).not.toThrow();
+    expect(check('198.51.100.9', 'listProxies')).not.toThrow();
+    expect(check('203.0.113.5', 'getVersion')).not.toThrow();
+    expect(check('203.0.113.5', 'addWhitelistIp', 'tok')).not.toThrow();
+    let refused: unknown;
+    try {
+      check('203.0.113.5', 'listProxies')();
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toMatchObject({ status: 403, text: true, headers: { 'x-service-block-ip': '203.0.113.5' } });
+    expect((refused as Error).message).toMatch(/^Connection from your IP is forbidden/);
   });
 
   it('every /api response carries Deprecation and Sunset, errors and 404s included', async () => {

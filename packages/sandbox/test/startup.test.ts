@@ -38,7 +38,9 @@ describe('start-up contract: handlers and operations match one to one', () => {
     const sandbox = await startSandbox({
       ...free,
       specs: { account },
-      handlers: { account: { listZoneLabels: (ctx) => ({ body: [`label-of-${(ctx as unknown as { query: { zone: string } }).query.zone}`] }) } },
+      handlers: {
+        account: { listZoneLabels: (ctx) => ({ body: [`label-of-${(ctx as unknown as { query: { zone: string } }).query.zone}`] }) },
+      },
     });
     try {
       const ok = await raw(sandbox.accountUrl, 'GET', '/api/zone/labels?zone=static_zone', {
