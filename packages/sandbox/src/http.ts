@@ -165,8 +165,6 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
 
   const app = Fastify({
     logger: options.logger === true,
-    // Let the specs' schemas decide: fastify's own defaults would strip unknown fields or coerce bodies.
-    ajv: { customOptions: { removeAdditional: false } },
     bodyLimit: 1024 * 1024,
     return503OnClosing: false,
   });
@@ -184,8 +182,8 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     done(null, undefined);
   });
 
-  // The route schemas below are JSON Schemas pointing into the bundle; their validators are compiled
-  // (once per bundle) before the routes are added, and fastify is handed those.
+  // The route schemas below point into the bundle and their validators are compiled once per bundle
+  // (fastify's own Ajv would strip unknown fields and coerce bodies); fastify is handed those.
   // Routes outside the spec (the control endpoints) bring small schemas of their own, compiled here.
   const compiled = new Map<unknown, ValidateFunction>();
   app.setValidatorCompiler(({ schema, httpPart }) => compiled.get(schema) ?? (httpPart === 'body' ? v.body : v.query).compile(schema));
