@@ -1,0 +1,3 @@
+module github.com/antihax/optional
+
+go 1.19

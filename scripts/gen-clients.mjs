@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// `pnpm generate:clients [python|go ...]`: Python and Go clients of both APIs, generated with
+// openapi-generator 4.3.1 (the npm package that ships its jar; runs on Java 17) from the OpenAPI 3.0.3
+// variants (4.3.1 reads 3.0 only) into artifacts/clients/<lang>/<api>/. A build output, never committed.
+// What the generator gets wrong, and the workarounds below, are listed in packages/spec/README.md.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openapi30Path } from './artifacts.mjs';
+import { root } from './lib.mjs';
+
+export const clientsDir = join(root, 'artifacts/clients');
+export const LANGS = ['python', 'go'];
+const APIS = ['account', 'manager'];
+const version = JSON.parse(readFileSync(join(root, 'packages/spec/package.json'), 'utf8')).version;
+
+/** Where a generated client lives, and the names it is generated under. */
+export function target(lang, api) {
+  return {
+    dir: join(clientsDir, lang, api),
+    python: `zone_${api}`,
+    go: { package: `zone${api}`, module: `github.com/zone-api/${api}-go` },
+  };
+}
+
+function generatorArgs(lang, api) {
+  const t = target(lang, api);
+  const common = ['generate', '-i', openapi30Path(api, 'json'), '-o', t.dir];
+  if (lang === 'python')
+    return [...common, '-g', 'python', '-p', `packageName=${t.python},projectName=zone-${api},packageVersion=${version}`];
+  return [
+    ...common,
+    '-g',
+    'go',
+    '-p',
+    `packageName=${t.go.package},packageVersion=${version}`,
+    '--git-user-id',
+    'zone-api',
+    '--git-repo-id',
+    `${api}-go`,
+  ];
+}
+
+function run(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}:\n${out.slice(-4000)}`)),
+    );
+  });
+}
+
+/**
+ * The Go generator of 4.3.1 writes a go.mod without a `go` directive (so Go loads the whole module
+ * graph of x/oauth2, which fails offline); the generator is told to skip it and this one is written.
+ */
+function goMod(t) {
+  return `module ${t.go.module}
+
+go 1.19
+
+require (
+	github.com/antihax/optional v1.0.0
+	golang.org/x/oauth2 v0.0.0-20190604053449-0f29369cfe45
+)
+`;
+}
+
+/**
+ * 4.3.1's Go generator types a property whose schema is `oneOf` as `OneOf<types>` (e.g.
+ * `OneOfstringarray`) and never declares that type, so the package does not compile. Each such name
+ * is declared as an alias of `interface{}`: the value is then whatever encoding/json decodes.
+ */
+function goOneOfAliases(t) {
+  const names = new Set();
+  for (const f of readdirSync(t.dir).filter((f) => f.endsWith('.go'))) {
+    for (const m of readFileSync(join(t.dir, f), 'utf8').matchAll(/\bOneOf[A-Za-z0-9]+\b/g)) names.add(m[0]);
+  }
+  const lines = [...names].sort().map((n) => `type ${n} = interface{}`);
+  return `// Written by scripts/gen-clients.mjs, not by openapi-generator: see goOneOfAliases there.\npackage ${t.go.package}\n\n${lines.join('\n')}\n`;
+}
+
+async function generate(lang, api) {
+  const t = target(lang, api);
+  rmSync(t.dir, { recursive: true, force: true });
+  mkdirSync(t.dir, { recursive: true });
+  if (lang === 'go') writeFileSync(join(t.dir, '.openapi-generator-ignore'), 'go.mod\ngo.sum\n');
+  await run(join(root, 'node_modules/.bin/openapi-generator'), generatorArgs(lang, api));
+  if (lang === 'go') {
+    writeFileSync(join(t.dir, 'go.mod'), goMod(t));
+    writeFileSync(join(t.dir, 'zz_oneof_aliases.go'), goOneOfAliases(t));
+  }
+  return t.dir;
+}
+
+/** Generates the given languages for both APIs, two generator JVMs at a time (the machines have 2 cores). */
+export async function generateClients(langs = LANGS) {
+  for (const api of APIS) {
+    if (!existsSync(openapi30Path(api))) throw new Error(`${openapi30Path(api)} is missing: run pnpm bundle (or pnpm build) first`);
+  }
+  const jobs = langs.flatMap((lang) => APIS.map((api) => [lang, api]));
+  const done = [];
+  for (let i = 0; i < jobs.length; i += 2) {
+    done.push(...(await Promise.all(jobs.slice(i, i + 2).map(([lang, api]) => generate(lang, api)))));
+  }
+  return done;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const langs = process.argv.slice(2).length ? process.argv.slice(2) : LANGS;
+  const bad = langs.filter((l) => !LANGS.includes(l));
+  if (bad.length) {
+    console.error(`unknown language ${bad.join(', ')}: use ${LANGS.join(' or ')}`);
+    process.exit(2);
+  }
+  try {
+    for (const dir of await generateClients(langs)) console.log(`generated ${dir.slice(root.length + 1)}`);
+  } catch (e) {
+    console.error(e.message);
+    process.exit(1);
+  }
+}
