@@ -65,6 +65,24 @@ export default defineConfig({
       },
       // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it).
       { extends: true, test: { name: 'docs', include: ['packages/spec/test-docs/**/*.test.ts'], testTimeout: 60_000 } },
+      // And once more through `prism proxy` in front of the sandbox: any response that breaks the spec fails.
+      {
+        extends: true,
+        test: {
+          name: 'account-contract:sandbox-via-prism',
+          include: ['packages/account-client/test/contract/**/*.test.ts'],
+          globalSetup: ['packages/testkit/src/setup/sandbox-proxy-account.ts'],
+        },
+      },
+      // And once more through `prism proxy` in front of the sandbox: any response that breaks the spec fails.
+      {
+        extends: true,
+        test: {
+          name: 'manager-contract:sandbox-via-prism',
+          include: ['packages/manager-client/test/contract/**/*.test.ts'],
+          globalSetup: ['packages/testkit/src/setup/sandbox-proxy-manager.ts'],
+        },
+      },
       {
         extends: true,
         test: {
