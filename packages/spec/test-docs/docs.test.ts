@@ -21,32 +21,42 @@ let profile: string;
 let context: BrowserContext;
 const offsite: string[] = [];
 
+// A failed setup is rethrown by every test, so that it counts as failed tests rather than skipped ones.
+let setupError: unknown;
+const ready = () => {
+  if (setupError) throw setupError;
+};
+
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} not found: run \`bash scripts/setup.sh\` as root (it installs Debian's chromium), or set CHROMIUM_PATH`);
-  buildDocs();
-  mkdirSync(shots, { recursive: true });
-  profile = mkdtempSync(join(tmpdir(), 'zone-api-docs-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-    viewport: { width: 1400, height: 1000 },
-  });
-  await context.route('**/*', (route) => {
-    const url = new URL(route.request().url());
-    if (['file:', 'data:', 'blob:'].includes(url.protocol) || ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
-      return route.continue();
-    offsite.push(url.href);
-    return route.abort('internetdisconnected');
-  });
+  try {
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} not found: run \`bash scripts/setup.sh\` as root (it installs Debian's chromium), or set CHROMIUM_PATH`);
+    buildDocs();
+    mkdirSync(shots, { recursive: true });
+    profile = mkdtempSync(join(tmpdir(), 'zone-api-docs-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+      viewport: { width: 1400, height: 1000 },
+    });
+    await context.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (['file:', 'data:', 'blob:'].includes(url.protocol) || ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
+        return route.continue();
+      offsite.push(url.href);
+      return route.abort('internetdisconnected');
+    });
+  } catch (e) {
+    setupError = e;
+  }
 }, 120_000);
 
 afterAll(async () => {
@@ -86,17 +96,24 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
   let page: Page;
 
   beforeAll(async () => {
-    page = await open(`${api}.html`);
-    await page.getByTestId('menu-item-label').first().waitFor({ timeout: 30_000 });
+    if (setupError) return;
+    try {
+      page = await open(`${api}.html`);
+      await page.getByTestId('menu-item-label').first().waitFor({ timeout: 30_000 });
+    } catch (e) {
+      setupError = e;
+    }
   }, 60_000);
 
   it('shows the API title and version', async () => {
+    ready();
     await expect.poll(() => page.locator('h1').first().textContent()).toContain(doc.info.title);
     expect(await page.title()).toBe(`${doc.info.title} ${doc.info.version}`);
     await page.screenshot({ path: join(shots, `${api}.png`) });
   });
 
   it('renders every operation of the bundle under its tag, headed by its summary (and the deprecated badge)', async () => {
+    ready();
     // The page renders an operation when it scrolls into view: each one is scrolled to and read.
     const got: Record<string, string | null> = {};
     let listed = 0;
@@ -128,6 +145,7 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
   });
 
   it('search finds an operation by its summary and opens it', async () => {
+    ready();
     const target = ops.find((o) => o.operationId === searchTarget[api]);
     if (!target) throw new Error(`${searchTarget[api]} is not in the ${api} bundle`);
     await page.getByTestId('search-trigger').click();
@@ -145,12 +163,14 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
   });
 
   it('threw no script error', () => {
+    ready();
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
   });
 });
 
 describe('index page', () => {
   it('links both reference pages', async () => {
+    ready();
     const page = await open('index.html');
     const links = await page.locator('a').evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href')]));
     expect(links).toEqual([
@@ -166,6 +186,7 @@ describe('index page', () => {
 
 describe('offline', () => {
   it('no page needed the network: the only off-machine request is the decorative logo', () => {
+    ready();
     expect(offsite.filter((u) => !DECORATIVE.test(u))).toEqual([]);
   });
 });

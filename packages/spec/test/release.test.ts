@@ -49,7 +49,8 @@ const requireZoneOnUptimeSwitch = (doc: OpenApiDoc) => {
   doc.components.schemas.SwitchZoneUptimeRequest.required.push('zone');
 };
 
-describe('breaking-change check', () => {
+// Each Optic run takes a few seconds of CPU; under a full parallel test run it can take several times that.
+describe('breaking-change check', { timeout: 60_000 }, () => {
   it('catches a removed operation and names it', async () => {
     const res = await checkBreaking(scenario(removeCities));
     expect(res.ok).toBe(false);
