@@ -1,13 +1,23 @@
 #!/usr/bin/env node
-// Requests per second of the sandbox against a plain node:http server answering the same JSON, for a
-// typical GET (getZone) and POST (addZoneDomainPermission). Needs `pnpm build` first.
-// Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO]
-import { fork } from 'node:child_process';
+// Requests per second of the sandbox, for a typical GET (getZone) and POST (addZoneDomainPermission),
+// against a plain node:http server answering the same JSON and against Prism mocking the same
+// operation, all measured in one run so that the ratios carry the machine's noise equally. Then the
+// 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
+// Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz]
+import { fork, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '10' }, check: { type: 'string' } },
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '10' },
+    check: { type: 'string' },
+    'no-fuzz': { type: 'boolean', default: false },
+  },
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
@@ -30,6 +40,55 @@ function start(args) {
   });
 }
 
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** A free loopback port. */
+function freePort() {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Prism mocking the account bundle: as users run it (`prism mock`, logging each request), or quiet
+ * (`-v error`), its fastest single-process form.
+ */
+async function startPrism(quiet) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const args = [
+    'mock',
+    `${repo}packages/spec/dist/account.openapi.yaml`,
+    '-p',
+    String(port),
+    '-h',
+    '127.0.0.1',
+    ...(quiet ? ['-v', 'error'] : []),
+  ];
+  const child = spawn(`${repo}node_modules/.bin/prism`, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  // Keep only the start of its log (for an error message); reading the pipe keeps Prism from blocking.
+  const keep = (d) => {
+    if (output.length < 10_000) output += d;
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`prism exited (${child.exitCode}):\n${output}`);
+    try {
+      await fetch(`${url}/api/status`);
+      return { url, stop: () => child.kill() };
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  child.kill();
+  throw new Error(`prism did not start:\n${output}`);
+}
+
 async function measure(url, request) {
   // A short warm-up so that both servers are measured hot.
   await autocannon({ url, connections, duration: 1, requests: [request] });
@@ -44,9 +103,9 @@ const answers = await Promise.all(
 );
 const results = [];
 try {
-  for (const [name, request] of [
-    ['GET  getZone', get],
-    ['POST addZoneDomainPermission', post],
+  for (const [name, request, answer] of [
+    ['GET  getZone', get, answers[0]],
+    ['POST addZoneDomainPermission', post, answers[1]],
   ]) {
     const sandboxRps = await measure(sandbox.url, request);
     const plain = await start(['plain', answers[0], answers[1]]);
@@ -56,21 +115,63 @@ try {
     } finally {
       plain.stop();
     }
-    results.push({ name, sandboxRps, plainRps, ratio: sandboxRps / plainRps });
+    const prismRps = {};
+    for (const quiet of [false, true]) {
+      const prism = await startPrism(quiet);
+      try {
+        prismRps[quiet ? 'quiet' : 'default'] = await measure(prism.url, request);
+      } finally {
+        prism.stop();
+      }
+    }
+    results.push({
+      name,
+      sandboxRps,
+      plainRps,
+      prismRps,
+      vsPlain: sandboxRps / plainRps,
+      vsPrism: sandboxRps / prismRps.default,
+      vsPrismQuiet: sandboxRps / prismRps.quiet,
+    });
   }
 } finally {
   sandbox.stop();
 }
 
-console.log(`\n${connections} connections, ${duration} s each\n`);
-console.log('operation                       sandbox req/s   node:http req/s   ratio');
+console.log(
+  `\n${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; autocannon ${connections} connections, ${duration} s each\n`,
+);
+console.log('operation                      sandbox  node:http  prism  prism -v error   vs node:http  vs prism  vs prism -v error');
 for (const r of results) {
+  const n = (x, w) => Math.round(x).toString().padStart(w);
   console.log(
-    `${r.name.padEnd(32)}${Math.round(r.sandboxRps).toString().padStart(13)}${Math.round(r.plainRps).toString().padStart(18)}${r.ratio.toFixed(2).padStart(8)}`,
+    `${r.name.padEnd(29)}${n(r.sandboxRps, 9)}${n(r.plainRps, 11)}${n(r.prismRps.default, 7)}${n(r.prismRps.quiet, 16)}${r.vsPlain.toFixed(2).padStart(15)}${`${r.vsPrism.toFixed(1)}x`.padStart(10)}${`${r.vsPrismQuiet.toFixed(1)}x`.padStart(19)}`,
   );
 }
+console.log('(requests per second)');
+console.log('targets: sandbox >= 0.5 x node:http and >= 10 x prism');
+
+if (!values['no-fuzz']) {
+  console.log('\nfuzz: 5,000 spec-derived requests per API against the sandbox (no 5xx, broken ones refused, answers as declared)');
+  const started = Date.now();
+  const code = await new Promise((resolve) => {
+    const child = spawn(
+      `${repo}node_modules/.bin/vitest`,
+      ['run', '--project', 'sandbox', 'packages/sandbox/test/validation.test.ts', '-t', 'fuzz'],
+      {
+        cwd: repo,
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, FUZZ_REQUESTS: '5000' },
+      },
+    );
+    child.on('exit', resolve);
+  });
+  console.log(`fuzz: 10,000 requests ${code === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (code !== 0) process.exitCode = 1;
+}
+
 const min = values.check === undefined ? undefined : Number(values.check);
-if (min !== undefined && results.some((r) => r.ratio < min)) {
+if (min !== undefined && results.some((r) => r.vsPlain < min)) {
   console.error(`\nbelow the required ratio ${min}`);
   process.exit(1);
 }

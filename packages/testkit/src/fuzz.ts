@@ -82,17 +82,37 @@ export function sample(doc: OpenApiDoc, schema: Json, r: Rng, depth = 0): Json {
   }
 }
 
-/** A value of a different JSON type than the schema wants. */
-function wrongType(doc: OpenApiDoc, schema: Json, r: Rng): Json {
+/** The JSON types a schema admits, through oneOf/anyOf/allOf; empty when it does not constrain the type. */
+function typesOf(doc: OpenApiDoc, schema: Json, depth = 0): Set<string> {
   const s = deref(doc, schema) ?? {};
-  const types = new Set<string>([].concat(s.type ?? []));
+  const out = new Set<string>([].concat(s.type ?? []));
+  if (Array.isArray(s.enum))
+    for (const v of s.enum) out.add(v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : typeof v);
+  if ('const' in s) out.add(typeof s.const);
+  if (depth < 5) {
+    for (const key of ['oneOf', 'anyOf', 'allOf']) {
+      for (const alt of s[key] ?? []) {
+        const inner = typesOf(doc, alt, depth + 1);
+        if (inner.size === 0 && key !== 'allOf') return new Set(); // one alternative takes anything
+        for (const t of inner) out.add(t);
+      }
+    }
+  }
+  if (out.has('integer')) out.add('number');
+  return out;
+}
+
+/** A value of a JSON type the schema does not admit, or undefined when the schema admits any type. */
+function wrongType(doc: OpenApiDoc, schema: Json, r: Rng): Json {
+  const types = typesOf(doc, schema);
+  if (types.size === 0) return undefined;
   const candidates: Json[] = [];
   if (!types.has('string')) candidates.push('not-a-number-or-object');
-  if (!types.has('integer') && !types.has('number')) candidates.push(12345);
+  if (!types.has('number')) candidates.push(12345);
   if (!types.has('object')) candidates.push({ unexpected: { nested: true } });
   if (!types.has('array')) candidates.push(['a', 1]);
   if (!types.has('boolean')) candidates.push(true);
-  return candidates.length ? r.pick(candidates) : null;
+  return candidates.length ? r.pick(candidates) : undefined;
 }
 
 interface OpInfo {
@@ -207,9 +227,11 @@ export function fuzzRequests(doc: OpenApiDoc, count: number, seed: number, opts:
       case 'wrong-type':
         if (body && typeof body === 'object' && props.length) {
           const key = r.pick(props);
-          body[key] = wrongType(doc, bodySchema.properties[key], r);
+          const value = wrongType(doc, bodySchema.properties[key], r);
+          // A property that admits any type cannot be given a wrong one: say so in the label.
+          body[key] = value === undefined ? { any: 'value' } : value;
           raw = JSON.stringify(body);
-          what = `wrong-type body.${key}`;
+          what = value === undefined ? `any-type body.${key}` : `wrong-type body.${key}`;
         } else if (op.body) {
           raw = JSON.stringify(12345);
         } else {
