@@ -1162,7 +1162,12 @@ export interface components {
             /** @description Plans of the Zone. */
             plans?: components["schemas"]["StoredPlan"][];
         };
-        /** @description The Zone part of a create request. */
+        /**
+         * @description The Zone part of a create request. The `X-Service-Auth` credential separates its parts with `-`
+         *     (`service-customer-<CUSTOMER>-zone-<ZONE>-key-<PASSWORD>`), so a Zone name or password containing
+         *     `-` cannot be used with that header; the local sandbox refuses such names and passwords with a 400
+         *     naming the field. Not documented by the provider.
+         */
         ZoneDefinition: {
             name: components["schemas"]["ZoneName"];
             /** @description The client-IP whitelist of the new Zone. `any`, one IP, range or subnet, or a list of them. */
