@@ -28,7 +28,7 @@ export default defineConfig({
         test: {
           name: 'account-contract:prism',
           include: ['packages/account-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/prism-account.ts'],
+          globalSetup: ['packages/testkit/src/setup/prism.ts'],
         },
       },
       {
@@ -36,7 +36,7 @@ export default defineConfig({
         test: {
           name: 'manager-contract:prism',
           include: ['packages/manager-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/prism-manager.ts'],
+          globalSetup: ['packages/testkit/src/setup/prism.ts'],
         },
       },
       // The sandbox's own tests (flows, persistence, faults, fuzz, concurrency).
@@ -47,7 +47,7 @@ export default defineConfig({
         test: {
           name: 'account-contract:sandbox',
           include: ['packages/account-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/sandbox-account.ts'],
+          globalSetup: ['packages/testkit/src/setup/sandbox.ts'],
         },
       },
       {
@@ -55,7 +55,7 @@ export default defineConfig({
         test: {
           name: 'manager-contract:sandbox',
           include: ['packages/manager-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/sandbox-manager.ts'],
+          globalSetup: ['packages/testkit/src/setup/sandbox.ts'],
         },
       },
       // Python and Go clients generated with openapi-generator and driven against Prism (Java 17, python3, Go).
@@ -71,7 +71,7 @@ export default defineConfig({
         test: {
           name: 'account-contract:sandbox-via-prism',
           include: ['packages/account-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/sandbox-proxy-account.ts'],
+          globalSetup: ['packages/testkit/src/setup/sandbox-via-prism.ts'],
         },
       },
       // And once more through `prism proxy` in front of the sandbox: any response that breaks the spec fails.
@@ -80,7 +80,7 @@ export default defineConfig({
         test: {
           name: 'manager-contract:sandbox-via-prism',
           include: ['packages/manager-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/sandbox-proxy-manager.ts'],
+          globalSetup: ['packages/testkit/src/setup/sandbox-via-prism.ts'],
         },
       },
       {

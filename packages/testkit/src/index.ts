@@ -217,3 +217,17 @@ export function recordResponseViolations(sink: string[]) {
     },
   };
 }
+
+/**
+ * A fetch for unit tests with an injected fetch (openapi-fetch's createObservedClient pattern):
+ * the client runs for real; this records a copy of each Request it is given and answers from `answer`.
+ */
+export function recordingFetch(answer: (req: Request) => Response | Promise<Response> = () => Response.json({})) {
+  const seen: Request[] = [];
+  const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
+    const req = new Request(input, init);
+    seen.push(req.clone());
+    return answer(req);
+  }) as typeof globalThis.fetch;
+  return { fetch, seen, last: () => seen.at(-1) as Request };
+}

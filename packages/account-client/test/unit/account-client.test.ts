@@ -1,17 +1,10 @@
+import { recordingFetch } from '@zone-api/testkit';
 import { describe, expect, it, vi } from 'vitest';
 import { createAccountClient, ZoneApiError, zoneCredential } from '../../src/index.js';
 
 // Unit tests with an injected fetch (openapi-fetch's createObservedClient pattern): the client runs
 // for real; the fetch records the Request it was given and answers from a script.
-function observed(answer: (req: Request) => Response = () => Response.json({})) {
-  const seen: Request[] = [];
-  const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
-    const req = new Request(input, init);
-    seen.push(req.clone());
-    return answer(req);
-  }) as typeof globalThis.fetch;
-  return { fetch, seen, last: () => seen.at(-1) as Request };
-}
+const observed = recordingFetch;
 
 const baseUrl = 'http://account.test';
 

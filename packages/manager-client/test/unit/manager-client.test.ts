@@ -1,16 +1,9 @@
+import { recordingFetch } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 import { createManagerClient, DEFAULT_MANAGER_URL, ZoneApiError } from '../../src/index.js';
 
 // Injected fetch: the client runs for real; the fetch records each Request and answers from a script.
-function observed(answer: (req: Request) => Response) {
-  const seen: Request[] = [];
-  const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
-    const req = new Request(input, init);
-    seen.push(req.clone());
-    return answer(req);
-  }) as typeof globalThis.fetch;
-  return { fetch, seen, last: () => seen.at(-1) as Request };
-}
+const observed = recordingFetch;
 
 describe('manager client', () => {
   it('talks to http://127.0.0.1:22999 by default', async () => {
