@@ -113,6 +113,14 @@ describe('custom spectral rules', () => {
     expect(hits.map((h) => h.path[2]).sort()).toEqual(['get', 'post']);
   });
 
+  it('zone-no-raw-placeholder: <CUSTOMER> outside backticks', () => {
+    const op = { ...goodOp('getThing'), description: 'The account id (<CUSTOMER>), or `<ZONE>` in code, which is fine.' };
+    const hits = lint(spec({ '/api/thing': { get: op } })).filter((r) => r.code === 'zone-no-raw-placeholder');
+    expect(hits).toHaveLength(1);
+    expect(hits[0]?.message).toContain('<CUSTOMER>');
+    expect(hits[0]?.message).not.toContain('<ZONE>');
+  });
+
   it('zone-parameter-description', () => {
     const op = { ...goodOp('getThing'), parameters: [{ name: 'q', in: 'query', schema: { type: 'string', maxLength: 2 } }] };
     expect(codes(spec({ '/api/thing': { get: op } }))).toContain('zone-parameter-description');

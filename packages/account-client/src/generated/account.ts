@@ -16,7 +16,7 @@ export interface paths {
          * @description Returns the bandwidth statistics of one Zone; `details=1` selects the detailed form.
          *
          *     The documentation shows no response body. The body below is observed on the real service: it is
-         *     keyed by the account id (<CUSTOMER>) and holds the period (`from`, `to`) and, under `data`,
+         *     keyed by the account id (`<CUSTOMER>`) and holds the period (`from`, `to`) and, under `data`,
          *     per-day arrays of bytes per Zone (`bw_sum`, `bw_dn`, `bw_up`, possibly more); `sums` is sometimes
          *     present. The optional `from` and `to` query parameters are observed too. The fields of the detailed
          *     form are not documented.
@@ -43,7 +43,7 @@ export interface paths {
          *     form.
          *
          *     The documentation shows no response body. The body below is observed on the real service: it is
-         *     keyed by the account id (<CUSTOMER>) and holds the period (`from`, `to`) and, under `data`,
+         *     keyed by the account id (`<CUSTOMER>`) and holds the period (`from`, `to`) and, under `data`,
          *     per-day arrays of bytes per Zone (`bw_sum`, `bw_dn`, `bw_up`, possibly more); `sums` is sometimes
          *     present. The optional `from` and `to` query parameters are observed too. The fields of the detailed
          *     form are not documented.
@@ -69,7 +69,7 @@ export interface paths {
          * @description Returns the total cost and bandwidth of one Zone.
          *
          *     The documentation shows no response body. The body below is observed on the real service: it is
-         *     keyed by the account id (<CUSTOMER>), then by a period key such as `back_m0` (current month) or
+         *     keyed by the account id (`<CUSTOMER>`), then by a period key such as `back_m0` (current month) or
          *     `back_d1`, each holding `bw` (bytes) and `cost` (US dollars). The optional `from` and `to` query
          *     parameters are observed too; `to` is exclusive.
          */
@@ -706,12 +706,12 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description The name of a Zone (<ZONE>).
+         * @description The name of a Zone (`<ZONE>`).
          * @example static_zone
          */
         ZoneName: string;
         /**
-         * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+         * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
          *     credential header `X-Service-Auth`, which names the account.
          * @example hl_1a2b3c4d
          */
@@ -763,7 +763,7 @@ export interface components {
         };
         /**
          * @description Response of `GET /api/zone/bw` and `GET /api/customer/bw` (observed; the documentation shows no
-         *     body): account id (<CUSTOMER>) -> bandwidth statistics of that account.
+         *     body): account id (`<CUSTOMER>`) -> bandwidth statistics of that account.
          */
         BandwidthStats: {
             [key: string]: components["schemas"]["CustomerBandwidth"];
@@ -805,7 +805,7 @@ export interface components {
         };
         /**
          * @description Response of `GET /api/zone/cost` (observed; the documentation says only "total cost and bandwidth
-         *     of the Zone"): account id (<CUSTOMER>) -> cost per period.
+         *     of the Zone"): account id (`<CUSTOMER>`) -> cost per period.
          */
         CostStats: {
             [key: string]: components["schemas"]["CustomerCost"];
@@ -950,7 +950,7 @@ export interface components {
         AddZoneIpsRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
              *     credential header `X-Service-Auth`, which names the Zone.
              */
             zone?: components["schemas"]["ZoneName"];
@@ -983,7 +983,7 @@ export interface components {
         RemoveZoneIpsRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
              *     credential header `X-Service-Auth`, which names the Zone.
              */
             zone?: components["schemas"]["ZoneName"];
@@ -999,7 +999,7 @@ export interface components {
         RemoveZoneVipsRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
              *     credential header `X-Service-Auth`, which names the Zone.
              */
             zone?: components["schemas"]["ZoneName"];
@@ -1018,7 +1018,7 @@ export interface components {
         RefreshGipsRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
              *     credential header `X-Service-Auth`, which names the Zone.
              */
             zone?: components["schemas"]["ZoneName"];
@@ -1033,7 +1033,7 @@ export interface components {
         RefreshDatacenterIpsRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
              *     credential header `X-Service-Auth`, which names the Zone.
              */
             zone?: components["schemas"]["ZoneName"];
@@ -1236,7 +1236,7 @@ export interface components {
         SwitchZoneUptimeRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
              *     credential header `X-Service-Auth`, which names the Zone.
              */
             zone?: components["schemas"]["ZoneName"];
@@ -1252,7 +1252,7 @@ export interface components {
         ChangeZoneDisableRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
              *     credential header `X-Service-Auth`, which names the Zone.
              */
             zone?: components["schemas"]["ZoneName"];
@@ -1268,7 +1268,7 @@ export interface components {
         DomainPermissionRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
              *     credential header `X-Service-Auth`, which names the Zone.
              */
             zone?: components["schemas"]["ZoneName"];
@@ -1312,7 +1312,7 @@ export interface components {
         AddZoneWhitelistIpRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication for a single Zone; omit
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication for a single Zone; omit
              *     it with the Zone credential header `X-Service-Auth`, which names the Zone. Observed: omitted
              *     without the header, the IP is added to all Zones.
              */
@@ -1330,7 +1330,7 @@ export interface components {
         RemoveZoneWhitelistIpRequest: {
             customer?: components["schemas"]["CustomerId"];
             /**
-             * @description The Zone name (<ZONE>). Required with token or basic authentication for a single Zone; omit
+             * @description The Zone name (`<ZONE>`). Required with token or basic authentication for a single Zone; omit
              *     it with the Zone credential header `X-Service-Auth`, which names the Zone. Observed: omitted
              *     without the header, the IP is removed from all Zones.
              */
@@ -1464,14 +1464,14 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+         * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
          *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
          *     requests and as a body field on other requests.
          * @example hl_1a2b3c4d
          */
         Customer: string;
         /**
-         * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+         * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
          *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
          *     requests and as a body field on other requests.
          * @example static_zone
@@ -1508,7 +1508,7 @@ export interface components {
          */
         PageSize: number;
         /**
-         * @description Optional filter - only results of this Zone (<ZONE>).
+         * @description Optional filter - only results of this Zone (`<ZONE>`).
          * @example static_zone
          */
         ZoneFilter: components["schemas"]["ZoneName"];
@@ -1553,14 +1553,14 @@ export interface components {
          */
         ReqLogDstUrl: string;
         /**
-         * @description The account id (<CUSTOMER>). The documentation lists it as required on this operation, so the schema requires it.
+         * @description The account id (`<CUSTOMER>`). The documentation lists it as required on this operation, so the schema requires it.
          *     The general rule still applies: with the Zone credential header `X-Service-Auth`, which names the
          *     account, it is omitted.
          * @example hl_1a2b3c4d
          */
         CustomerRequired: components["schemas"]["CustomerId"];
         /**
-         * @description The Zone name (<ZONE>). The documentation lists it as required on this operation, so the schema requires it.
+         * @description The Zone name (`<ZONE>`). The documentation lists it as required on this operation, so the schema requires it.
          *     The general rule still applies: with the Zone credential header `X-Service-Auth`, which names the
          *     Zone, it is omitted.
          * @example static_zone
@@ -1588,14 +1588,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -1645,7 +1645,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
@@ -1694,14 +1694,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -1745,7 +1745,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
@@ -1764,7 +1764,7 @@ export interface operations {
                  */
                 page_size?: components["parameters"]["PageSize"];
                 /**
-                 * @description Optional filter - only results of this Zone (<ZONE>).
+                 * @description Optional filter - only results of this Zone (`<ZONE>`).
                  * @example static_zone
                  */
                 zone?: components["parameters"]["ZoneFilter"];
@@ -1834,7 +1834,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
@@ -1846,7 +1846,7 @@ export interface operations {
                  */
                 status_breakdown?: 1;
                 /**
-                 * @description Optional filter - only results of this Zone (<ZONE>).
+                 * @description Optional filter - only results of this Zone (`<ZONE>`).
                  * @example static_zone
                  */
                 zone?: components["parameters"]["ZoneFilter"];
@@ -1916,14 +1916,14 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The account id (<CUSTOMER>). The documentation lists it as required on this operation, so the schema requires it.
+                 * @description The account id (`<CUSTOMER>`). The documentation lists it as required on this operation, so the schema requires it.
                  *     The general rule still applies: with the Zone credential header `X-Service-Auth`, which names the
                  *     account, it is omitted.
                  * @example hl_1a2b3c4d
                  */
                 customer: components["parameters"]["CustomerRequired"];
                 /**
-                 * @description The Zone name (<ZONE>). The documentation lists it as required on this operation, so the schema requires it.
+                 * @description The Zone name (`<ZONE>`). The documentation lists it as required on this operation, so the schema requires it.
                  *     The general rule still applies: with the Zone credential header `X-Service-Auth`, which names the
                  *     Zone, it is omitted.
                  * @example static_zone
@@ -1961,14 +1961,14 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The account id (<CUSTOMER>). The documentation lists it as required on this operation, so the schema requires it.
+                 * @description The account id (`<CUSTOMER>`). The documentation lists it as required on this operation, so the schema requires it.
                  *     The general rule still applies: with the Zone credential header `X-Service-Auth`, which names the
                  *     account, it is omitted.
                  * @example hl_1a2b3c4d
                  */
                 customer: components["parameters"]["CustomerRequired"];
                 /**
-                 * @description The Zone name (<ZONE>). The documentation lists it as required on this operation, so the schema requires it.
+                 * @description The Zone name (`<ZONE>`). The documentation lists it as required on this operation, so the schema requires it.
                  *     The general rule still applies: with the Zone credential header `X-Service-Auth`, which names the
                  *     Zone, it is omitted.
                  * @example static_zone
@@ -2006,7 +2006,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
@@ -2043,14 +2043,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -2092,14 +2092,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -2131,14 +2131,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -2288,7 +2288,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Optional filter - only results of this Zone (<ZONE>).
+                 * @description Optional filter - only results of this Zone (`<ZONE>`).
                  * @example static_zone
                  */
                 zone?: components["parameters"]["ZoneFilter"];
@@ -2358,14 +2358,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -2450,14 +2450,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -2489,14 +2489,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -2528,14 +2528,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description The Zone name (<ZONE>). Required with token or basic authentication; omit it with the Zone
+                 * @description The Zone name (`<ZONE>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the Zone. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example static_zone
@@ -2567,7 +2567,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
@@ -2706,7 +2706,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
@@ -2795,7 +2795,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
@@ -2826,7 +2826,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (<CUSTOMER>). Required with token or basic authentication; omit it with the Zone
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
                  *     requests and as a body field on other requests.
                  * @example hl_1a2b3c4d
