@@ -12,7 +12,7 @@ fi
 need=()
 command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM_PATH:-}" ] || need+=(chromium)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
-[ -d /usr/share/gocode/src/golang.org/x/oauth2 ] || need+=(golang-golang-x-oauth2-dev)
+dpkg -s golang-golang-x-oauth2-dev >/dev/null 2>&1 || need+=(golang-golang-x-oauth2-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } ||

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,9 @@ import { buildDocs, docsDir } from '../../../scripts/docs.mjs';
 // The reference docs as a reader sees them: each page opened in headless Chromium with the network
 // cut off. Every request that is not file: or loopback is aborted and recorded.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Debian's chromium, found on the PATH (or CHROMIUM_PATH); `bash scripts/setup.sh` installs it.
+const CHROMIUM =
+  process.env.CHROMIUM_PATH ?? (spawnSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).stdout.trim() || 'chromium');
 const shots = join(repoRoot, 'artifacts/docs');
 // The renderer's "API docs by Redocly" badge loads its logo from Redocly's CDN and hides the image when
 // that fails; it is the one remote request the page makes, and nothing depends on it.

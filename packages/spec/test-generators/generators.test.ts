@@ -193,7 +193,8 @@ describe('Python client (openapi-generator python)', () => {
 
 describe('Go client (openapi-generator go)', () => {
   const smokeDir = join(clientsDir, 'go/smoke');
-  const gocode = process.env.GOCODE_DIR ?? '/usr/share/gocode/src';
+  // Where Debian's golang-golang-x-oauth2-dev put the x/oauth2 sources, asked of dpkg (or GOCODE_DIR).
+  const gocode = process.env.GOCODE_DIR ?? debianGocode();
   const env = { ...process.env, GOPROXY: 'off', GOFLAGS: '-mod=mod', GOSUMDB: 'off', GOTOOLCHAIN: 'local' };
 
   it('compiles offline', () => {
@@ -237,3 +238,11 @@ replace (
     expectWireTraffic();
   });
 });
+
+/** The GOPATH-style source root of Debian's Go packages, from the file list of golang-golang-x-oauth2-dev. */
+function debianGocode(): string {
+  const files = spawnSync('dpkg', ['-L', 'golang-golang-x-oauth2-dev'], { encoding: 'utf8' }).stdout ?? '';
+  const oauth2 = files.split('\n').find((f) => f.endsWith('/golang.org/x/oauth2/oauth2.go'));
+  if (!oauth2) throw new Error('golang-golang-x-oauth2-dev is not installed: run `bash scripts/setup.sh` as root, or set GOCODE_DIR');
+  return oauth2.slice(0, -'/golang.org/x/oauth2/oauth2.go'.length);
+}
