@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, startSandbox } from './sandbox.js';
-import { defaultSeed } from './seed.js';
+import { defaultSeed, SEED } from './seed.js';
 
 const HELP = `zone-api-sandbox: the account API and the proxy manager API, stateful, on loopback
 
@@ -66,15 +66,19 @@ async function main(): Promise<void> {
     onShutdown: values['exit-on-shutdown'] ? () => void stop('POST /api/shutdown') : undefined,
   });
   const c = sandbox.credentials;
+  // Only the built-in seed's credentials are printed: they are public, documented fixtures. Credentials
+  // from a user's seed or data file are never logged; they are in that file (or GET /__sandbox/state).
+  const fixtures = new Set<string>([SEED.token, SEED.limitedToken, SEED.basic.password, ...Object.values(SEED.zones)]);
+  const shown = (secret: string) => (fixtures.has(secret) ? secret : '<from your seed>');
   const zones = Object.entries(c.zones)
-    .map(([zone, pw]) => `${zone}:${pw[0] ?? ''}`)
+    .map(([zone, pw]) => `${zone}:${shown(pw[0] ?? '')}`)
     .join('  ');
   process.stdout.write(
     [
       'zone-api sandbox ready',
-      `  account API  ${sandbox.accountUrl}   Authorization: Bearer ${c.token}   customer ${c.customer}`,
+      `  account API  ${sandbox.accountUrl}   Authorization: Bearer ${shown(c.token)}   customer ${c.customer}`,
       `  manager API  ${sandbox.managerUrl}`,
-      `  basic        ${c.basic.map((b) => `${b.username}:${b.password}`).join('  ') || '(none)'}   (deprecated scheme)`,
+      `  basic        ${c.basic.map((b) => `${b.username}:${shown(b.password)}`).join('  ') || '(none)'}   (deprecated scheme)`,
       `  zones        ${zones}`,
       `  state        ${sandbox.dataFile ? `kept in ${sandbox.dataFile}` : 'in memory (use --data FILE to keep it)'}`,
       '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults (on both ports)',

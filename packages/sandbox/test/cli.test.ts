@@ -54,6 +54,25 @@ describe('the zone-api-sandbox bin', () => {
     expect(await exited(child)).toBe(0);
   });
 
+  it("prints the built-in fixtures but never a credential from a user's own seed", async () => {
+    const seed = JSON.parse(run(['--print-seed']).stdout);
+    const secret = 'my-own-secret-token-42';
+    seed.account.tokens[0].token = secret;
+    seed.account.zones[0].passwords = ['myownzonepw'];
+    const file = join(mkdtempSync(join(tmpdir(), 'zone-api-sandbox-cli-')), 'seed.json');
+    writeFileSync(file, JSON.stringify(seed));
+    const { child, banner } = await start(['--seed', file, '--account-port', '0', '--manager-port', '0']);
+    try {
+      expect(banner).not.toContain(secret);
+      expect(banner).not.toContain('myownzonepw');
+      expect(banner).toContain('Authorization: Bearer <from your seed>');
+      expect(banner).toContain('dc_zone_2:d4c2z6n8q1p0');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    await exited(child);
+  });
+
   it('--exit-on-shutdown lets POST /api/shutdown end the process (after answering)', async () => {
     const { child, banner } = await start(['--account-port', '0', '--manager-port', '0', '--exit-on-shutdown']);
     const managerUrl = /manager API {2}(\S+)/.exec(banner)?.[1] as string;
