@@ -92,6 +92,35 @@ describe('wire format', () => {
     expect(data).toBeUndefined();
   });
 
+  it('JSON-encodes the plan of count_available_ips into the query', async () => {
+    const o = observed(() => Response.json({ count: 12 }));
+    const plan = { ips_type: 'selective', country_city: 'us-newyork', city: true, geo_db: { maxmind: true } } as const;
+    const { data } = await createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 't' } }).getAvailableIpCount({
+      params: { query: { customer: 'c', zone: 'z', plan } },
+    });
+    const sent = new URL(o.last().url);
+    expect(sent.pathname).toBe('/api/zone/count_available_ips');
+    expect(JSON.parse(sent.searchParams.get('plan') ?? '')).toEqual(plan);
+    expect(sent.search).toContain('plan=%7B%22ips_type%22%3A%22selective%22');
+    expect(data?.count).toBe(12);
+  });
+
+  it('sends the dotted req_logs filters under their exact names', async () => {
+    const o = observed(() => Response.json([]));
+    await createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 't' } }).listRequestLogs({
+      params: { query: { customer: 'c', 'status.code': '200', 'ts.from': '2024-05-01', 'dst.host': 'example.com', page: 2 } },
+    });
+    const q = new URL(o.last().url).searchParams;
+    expect(Object.fromEntries(q)).toEqual({
+      customer: 'c',
+      'status.code': '200',
+      'ts.from': '2024-05-01',
+      'dst.host': 'example.com',
+      page: '2',
+    });
+    expect(o.last().url).not.toMatch(/status%5B|status\[/);
+  });
+
   it('returns route_ips text as a string', async () => {
     const o = observed(() => new Response('1.2.3.4-1.2.3.10', { headers: { 'Content-Type': 'text/plain; charset=utf-8' } }));
     const { data } = await createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 't' } }).getRouteIps({
