@@ -1,12 +1,6 @@
-import {
-  listOperations,
-  loadBundle,
-  prismViolations,
-  recordResponseViolations,
-  responseSchemaPointer,
-  schemaValidator,
-} from '@zone-api/testkit';
-import { afterEach, describe, expect, expectTypeOf, inject, it } from 'vitest';
+import { loadBundle, responseSchemaPointer } from '@zone-api/testkit';
+import { type ContractResult, defineContractSuite } from '@zone-api/testkit/contract';
+import { describe, expect, expectTypeOf, inject, it } from 'vitest';
 import { createManagerClient, type ManagerClient, type OperationId, type Schemas } from '../../src/index.js';
 
 // One contract test per operation, through the typed client, against the target the project's
@@ -17,18 +11,9 @@ const target = inject('managerTarget');
 const Z = 'static_zone';
 
 const doc = loadBundle('manager');
-const validator = schemaValidator(doc);
 const client = createManagerClient({ baseUrl, retry: false });
 
-// Every response any test here receives must match the spec (Prism reports it when it is in front).
-const responseViolations: string[] = [];
-client.use(recordResponseViolations(responseViolations));
-afterEach(() => {
-  expect(responseViolations.splice(0), 'responses that break the spec').toEqual([]);
-});
-
-type Result = { data?: unknown; error?: unknown; response: Response };
-type Case = (c: ManagerClient) => Promise<Result>;
+type Case = (c: ManagerClient) => Promise<ContractResult>;
 
 /** Creates a proxy port (next free one on the sandbox) and returns its number. */
 async function scratchPort(c: ManagerClient): Promise<number> {
@@ -149,31 +134,7 @@ const cases: Record<OperationId, Case> = {
   },
 };
 
-const operations = listOperations(doc);
-
-describe(`manager API through the client against ${target}`, () => {
-  it.each(operations.map((o) => [o.operationId, o] as const))('%s', async (operationId, { path, method }) => {
-    const call = cases[operationId as OperationId];
-    expect(call, `no contract test for operation ${operationId}`).toBeTypeOf('function');
-    const { data, error, response } = await call(client);
-    expect(error, `${operationId} answered ${response.status}: ${JSON.stringify(error)}`).toBeUndefined();
-    expect(response.status).toBeGreaterThanOrEqual(200);
-    expect(response.status).toBeLessThan(300);
-    // Through Prism (mock, or proxy in front of the sandbox) a valid exchange has no violation at all.
-    expect(prismViolations(response)).toEqual({ request: [], response: [] });
-    const declared = doc.paths[path][method].responses[String(response.status)];
-    expect(declared, `status ${response.status} is not in the spec of ${operationId}`).toBeDefined();
-    if (data !== undefined) {
-      const media = (response.headers.get('Content-Type') ?? '').split(';')[0] ?? '';
-      const wire = media.startsWith('text/') ? 'text/plain' : 'application/json';
-      expect(validator.validate(responseSchemaPointer(path, method, response.status, wire, doc), data)).toBeNull();
-    }
-  });
-
-  it('covers every operation of the bundle and nothing else', () => {
-    expect(Object.keys(cases).sort()).toEqual(operations.map((o) => o.operationId).sort());
-  });
-});
+const { validator } = defineContractSuite({ api: 'manager', doc, target, client, cases });
 
 // Error paths: on Prism a `Prefer: code=…` header selects the named error example; the sandbox
 // reaches the same status for real.
