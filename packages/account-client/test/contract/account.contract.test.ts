@@ -1,4 +1,4 @@
-import { loadBundle, responseSchemaPointer } from '@zone-api/testkit';
+import { loadBundle } from '@zone-api/testkit';
 import { type ContractResult, defineContractSuite } from '@zone-api/testkit/contract';
 import { describe, expect, expectTypeOf, inject, it } from 'vitest';
 import { type AccountClient, createAccountClient, type OperationId, type Schemas } from '../../src/index.js';

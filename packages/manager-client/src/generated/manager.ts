@@ -247,8 +247,10 @@ export interface paths {
         get?: never;
         /**
          * Update a port
-         * @description Replaces the port's configuration with the one under `proxy` (same fields as creation). A port
-         *     may be moved by sending a new `port` (observed). The seed says the updated configuration is
+         * @description Updates the port's configuration with the fields under `proxy` (same fields as creation). Whether
+         *     fields left out keep their values or return to their defaults is not documented; the project's
+         *     local sandbox keeps them (the given fields are merged in). A port may be moved by sending a new
+         *     `port` (observed). The seed says the updated configuration is
          *     returned; the real manager wraps it in `data` (observed). For a port that does not exist the real
          *     manager answers `400` `{errors: [{msg: "No proxy at port N"}]}`, and `400` when the body has no
          *     `proxy` (observed); the project's local sandbox answers an unknown port with `404`.
