@@ -3,6 +3,7 @@ import { type ContractResult, defineContractSuite } from '@zone-api/testkit/cont
 import { describe, expect, expectTypeOf, inject, it } from 'vitest';
 import { type AccountClient, createAccountClient, type OperationId, type Schemas } from '../../src/index.js';
 
+// For Prism and the sandbox only, never a real service: it creates Zones it does not delete, suspends and reactivates the account, and refreshes gIPs (which costs money on a real account).
 // One contract test per operation, through the typed client, against the target the project's
 // globalSetup started (Prism serving the bundle, or the sandbox). Each 2xx body is validated
 // against the bundle's schema. The names below are the seed account and Zones of the examples

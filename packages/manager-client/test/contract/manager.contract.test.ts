@@ -3,6 +3,7 @@ import { type ContractResult, defineContractSuite } from '@zone-api/testkit/cont
 import { describe, expect, expectTypeOf, inject, it } from 'vitest';
 import { createManagerClient, type ManagerClient, type OperationId, type Schemas } from '../../src/index.js';
 
+// For Prism and the sandbox only, never a real service: it calls shutdown, restart and upgrade, and generates tokens (5 per hour on a real manager).
 // One contract test per operation, through the typed client, against the target the project's
 // globalSetup started (Prism serving the bundle, or the sandbox). Each 2xx body is validated against
 // the bundle's schema. Port-addressed cases create their own port first, so they hold on both targets.
