@@ -1,4 +1,4 @@
-import { type ApiName, esc, HTTP_METHODS, loadBundle, type OpenApiDoc, schemaValidator } from '@zone-api/testkit';
+import { type ApiName, deref, esc, HTTP_METHODS, loadBundle, type OpenApiDoc, schemaValidator } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 
 // Every example in each bundle validates against its schema (JSON Schema 2020-12, ajv):
@@ -12,21 +12,6 @@ interface Case {
   where: string;
   schemaPointer: string;
   value: unknown;
-}
-
-/** Follows local $refs; returns the target and its JSON pointer. */
-function deref(doc: OpenApiDoc, node: unknown, pointer: string): { node: Json; pointer: string } {
-  let n = node as Json;
-  let p = pointer;
-  for (let i = 0; n && typeof n === 'object' && typeof n.$ref === 'string' && i < 20; i++) {
-    p = n.$ref as string;
-    n = p
-      .slice(2)
-      .split('/')
-      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce((acc: Json, key) => acc?.[key], doc);
-  }
-  return { node: n, pointer: p };
 }
 
 function mediaCases(doc: OpenApiDoc, content: Json, pointer: string, where: string, out: Case[]) {

@@ -1,4 +1,4 @@
-import { HTTP_METHODS, type OpenApiDoc, resolvePointer } from './index.js';
+import { deref as derefAt, HTTP_METHODS, type OpenApiDoc } from './index.js';
 
 // Requests derived from a bundle, valid and mutated, for fuzzing a server that implements it.
 // Valid requests come from the spec's own examples (and schema-derived values where there are none);
@@ -42,11 +42,7 @@ export function rng(seed: number) {
 }
 type Rng = ReturnType<typeof rng>;
 
-function deref(doc: OpenApiDoc, node: Json): Json {
-  let n = node;
-  for (let i = 0; n && typeof n === 'object' && typeof n.$ref === 'string' && i < 20; i++) n = resolvePointer(doc, n.$ref);
-  return n;
-}
+const deref = (doc: OpenApiDoc, node: Json): Json => derefAt(doc, node).node;
 
 /** A plausible value for a schema: its example, const, enum or default, else one built from its type. */
 export function sample(doc: OpenApiDoc, schema: Json, r: Rng, depth = 0): Json {

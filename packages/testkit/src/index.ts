@@ -145,15 +145,24 @@ export function responseSchemaPointer(
   media = 'application/json',
   doc?: OpenApiDoc,
 ): string {
-  let base = `#/paths/${esc(path)}/${method}/responses/${status}`;
-  if (doc) {
-    let node = resolvePointer(doc, base);
-    for (let i = 0; node && typeof node.$ref === 'string' && i < 10; i++) {
-      base = node.$ref;
-      node = resolvePointer(doc, base);
-    }
-  }
+  const at = `#/paths/${esc(path)}/${method}/responses/${status}`;
+  const base = doc ? deref(doc, resolvePointer(doc, at), at).pointer : at;
   return `${base}/content/${esc(media)}/schema`;
+}
+
+/**
+ * Follows local `$ref`s from `node` (found at `pointer`) to what they name; returns that node and
+ * its pointer, so a caller can both read it and hand Ajv a pointer that resolves.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
+export function deref(doc: OpenApiDoc, node: any, pointer = ''): { node: any; pointer: string } {
+  let n = node;
+  let p = pointer;
+  for (let i = 0; n && typeof n === 'object' && typeof n.$ref === 'string' && i < 20; i++) {
+    p = n.$ref;
+    n = resolvePointer(doc, p);
+  }
+  return { node: n, pointer: p };
 }
 
 /** The node at a local JSON pointer (`#/a/b~1c`). */
