@@ -2,7 +2,8 @@
 import { bundle } from './bundle.mjs';
 // Lints twice (digitalocean/openapi): the hand-written sources, then the bundles that consumers get.
 // Spectral (spectral:oas + OWASP + our rules) and Redocly (recommended + ours) both run on both,
-// and any warning fails as well as any error. `--sources` skips the bundle pass.
+// and any warning fails as well as any error. `--sources` skips the bundle pass. The bundle pass
+// writes the bundles (scripts/bundle.mjs), so `pnpm build` needs no bundle step of its own.
 import { apis, bundlePath, quiet, tool } from './lib.mjs';
 
 const sourcesOnly = process.argv.includes('--sources');
