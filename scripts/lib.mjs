@@ -1,6 +1,7 @@
 // Build glue shared by the scripts: where things are, and running a tool with its output captured.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -31,3 +32,15 @@ export const quiet = (out) =>
     .filter((l) => !/[║╔╚]/.test(l))
     .join('\n')
     .trim();
+
+/** A free TCP port on loopback. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}

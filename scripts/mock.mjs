@@ -3,10 +3,9 @@
 // Without an API name both are served, each on its own port (free ports unless --port is given).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { bundlePath, root } from './lib.mjs';
+import { bundlePath, freePort, root } from './lib.mjs';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' } } });
 const names = positionals.length ? positionals : ['account', 'manager'];
@@ -20,14 +19,6 @@ for (const n of names) {
     process.exit(1);
   }
 }
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 const children = [];
 let base = values.port ? Number(values.port) : undefined;

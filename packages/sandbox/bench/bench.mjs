@@ -5,11 +5,11 @@
 // 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
 // Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz]
 import { fork, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { freePort } from '../../../scripts/lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -41,16 +41,6 @@ function start(args) {
 }
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
-
-/** A free loopback port. */
-function freePort() {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Prism mocking the account bundle: as users run it (`prism mock`, logging each request), or quiet
