@@ -84,6 +84,28 @@ function goOneOfAliases(t) {
   return `// Written by scripts/gen-clients.mjs, not by openapi-generator: see goOneOfAliases there.\npackage ${t.go.package}\n\n${lines.join('\n')}\n`;
 }
 
+/**
+ * 4.3.1's Python generator has the same gap: a `oneOf` property is typed `OneOf<types>` in the model's
+ * `openapi_types`, a class it never writes, so deserializing any response that holds one raises
+ * AttributeError. Each such name becomes `object` (the JSON value as decoded) in the package and its docs.
+ */
+function pythonOneOfAsObject(t) {
+  const files = [];
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(py|md)$/.test(e.name)) files.push(p);
+    }
+  };
+  walk(t.dir);
+  for (const f of files) {
+    const text = readFileSync(f, 'utf8');
+    const fixed = text.replace(/\bOneOf[A-Za-z0-9]+\b/g, 'object');
+    if (fixed !== text) writeFileSync(f, fixed);
+  }
+}
+
 async function generate(lang, api) {
   const t = target(lang, api);
   rmSync(t.dir, { recursive: true, force: true });
@@ -94,6 +116,7 @@ async function generate(lang, api) {
     writeFileSync(join(t.dir, 'go.mod'), goMod(t));
     writeFileSync(join(t.dir, 'zz_oneof_aliases.go'), goOneOfAliases(t));
   }
+  if (lang === 'python') pythonOneOfAsObject(t);
   return t.dir;
 }
 

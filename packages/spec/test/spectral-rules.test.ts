@@ -39,7 +39,15 @@ function spec(paths: object, components: object = {}) {
   };
 }
 
-const goodOp = (operationId: string) => ({ operationId, summary: 's', description: 'd', tags: ['T'], responses: ok200 });
+const goodOp = (operationId: string) => ({
+  operationId,
+  summary: 's',
+  description: 'd',
+  tags: ['T'],
+  'x-idempotent': operationId.startsWith('get'),
+  'x-changes-state': !operationId.startsWith('get'),
+  responses: ok200,
+});
 
 const codes = (doc: object) => lint(doc).map((r) => r.code);
 
@@ -119,6 +127,15 @@ describe('custom spectral rules', () => {
     expect(hits).toHaveLength(1);
     expect(hits[0]?.message).toContain('<CUSTOMER>');
     expect(hits[0]?.message).not.toContain('<ZONE>');
+  });
+
+  it('zone-operation-behaviour: x-idempotent and x-changes-state on every operation, as booleans', () => {
+    const { 'x-idempotent': _i, ...noIdempotent } = goodOp('getThing');
+    const stringy = { ...goodOp('createThing'), 'x-changes-state': 'yes' };
+    const hits = lint(spec({ '/api/thing': { get: noIdempotent, post: stringy } })).filter((r) => r.code === 'zone-operation-behaviour');
+    // A missing field is reported on the operation, a wrong type on the field.
+    expect(hits.map((h) => h.path.slice(2).join(' ')).sort()).toEqual(['get', 'post x-changes-state']);
+    expect(hits.find((h) => h.path.length === 3)?.message).toContain('x-idempotent');
   });
 
   it('zone-parameter-description', () => {

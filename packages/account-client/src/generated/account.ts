@@ -777,8 +777,8 @@ export interface components {
         };
         /**
          * @description An error. The provider documents no error body shape; the only documented error is `401` with the
-         *     message "Auth method is not supported". This shape is what the local sandbox sends and what the
-         *     typed clients read: a message, and for a bad request the fields at fault with the reason.
+         *     message "Auth method is not supported", carried in `error`. The rest of this shape (the fields at
+         *     fault of a bad request) is not documented.
          */
         Error: {
             /** @description A human-readable message. Never contains a credential. */
@@ -1165,8 +1165,8 @@ export interface components {
         /**
          * @description The Zone part of a create request. The `X-Service-Auth` credential separates its parts with `-`
          *     (`service-customer-<CUSTOMER>-zone-<ZONE>-key-<PASSWORD>`), so a Zone name or password containing
-         *     `-` cannot be used with that header; the local sandbox refuses such names and passwords with a 400
-         *     naming the field. Not documented by the provider.
+         *     `-` cannot be used with that header. Whether the provider refuses such names and passwords is not
+         *     documented.
          */
         ZoneDefinition: {
             name: components["schemas"]["ZoneName"];

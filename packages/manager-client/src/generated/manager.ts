@@ -177,9 +177,10 @@ export interface paths {
          * @description Creates a port from the configuration under `proxy`. Without `port` the manager takes the highest
          *     existing port + 1, at least 24000 (observed). The seed says the created configuration is
          *     returned; the real manager wraps the effective configuration in `data` (observed). A refused
-         *     configuration (port in use by another port or by the admin interface, a port below 1000, an
-         *     invalid Zone) gets `400` with `{errors: [{msg, field}]}` (observed). A missing body gets `500`
-         *     from the real manager (observed).
+         *     configuration (port in use by another port or by the admin interface, a port that is not a
+         *     number of at least 1000) gets `400` with `{errors: [{msg, field}]}` (observed). A Zone the
+         *     account does not have is not refused: the port is created and its status reports the Zone
+         *     (observed on 1.570.247). A body without `proxy` gets `500` (observed).
          */
         post: operations["createProxy"];
         delete?: never;
@@ -221,7 +222,8 @@ export interface paths {
         /**
          * Delete several ports
          * @description Deletes the listed ports. The response has no body (observed: `204`). For a port that does not
-         *     exist the real manager answers `500` with a text; the project's local sandbox answers `404`.
+         *     exist the real manager answers `500` with the text `Server error: this proxy does not exist`
+         *     (observed).
          */
         post: operations["deleteProxies"];
         delete?: never;
@@ -237,7 +239,7 @@ export interface paths {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -248,19 +250,18 @@ export interface paths {
         /**
          * Update a port
          * @description Updates the port's configuration with the fields under `proxy` (same fields as creation). Whether
-         *     fields left out keep their values or return to their defaults is not documented; the project's
-         *     local sandbox keeps them (the given fields are merged in). A port may be moved by sending a new
-         *     `port` (observed). The seed says the updated configuration is
-         *     returned; the real manager wraps it in `data` (observed). For a port that does not exist the real
-         *     manager answers `400` `{errors: [{msg: "No proxy at port N"}]}`, and `400` when the body has no
-         *     `proxy` (observed); the project's local sandbox answers an unknown port with `404`.
+         *     fields left out keep their values or return to their defaults is not documented. A port may be
+         *     moved by sending a new `port` (observed). The seed says the updated configuration is returned;
+         *     the real manager wraps it in `data` (observed). For a port that does not exist the real manager
+         *     answers `400` `{errors: [{msg: "No proxy at port N"}]}`, and `400` when the body has no `proxy`
+         *     (observed).
          */
         put: operations["updateProxy"];
         post?: never;
         /**
          * Delete a port
          * @description Deletes the port. The response has no body (observed: `204`). For a port that does not exist the
-         *     real manager answers `500` with a text; the project's local sandbox answers `404`.
+         *     real manager answers `500` with the text `Server error: this proxy does not exist` (observed).
          */
         delete: operations["deleteProxy"];
         options?: never;
@@ -275,7 +276,7 @@ export interface paths {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -286,8 +287,7 @@ export interface paths {
          * Get the status of a port
          * @description Returns the status of the port: `ok` for a healthy port. The real manager always answers `200`,
          *     also for a port it does not know (`Unknown proxy`), a port whose Zone is disabled
-         *     (`Disabled zone`) or a failing port (an error text with `status_details`) (observed). The
-         *     project's local sandbox answers an unknown port with `404`.
+         *     (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
          */
         get: operations["getProxyStatus"];
         put?: never;
@@ -305,7 +305,7 @@ export interface paths {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -318,7 +318,7 @@ export interface paths {
          * Ban an IP on a port
          * @description Bans an IP on the port, optionally for one domain and for `ms` milliseconds. The response has no
          *     body (observed: `204`). The real manager answers an unknown port or a missing IP with `400` and a
-         *     text (observed); the project's local sandbox answers an unknown port with `404`.
+         *     text (observed).
          */
         post: operations["banIp"];
         delete?: never;
@@ -334,7 +334,7 @@ export interface paths {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -363,7 +363,7 @@ export interface paths {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -391,7 +391,7 @@ export interface paths {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -441,7 +441,7 @@ export interface paths {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -452,16 +452,16 @@ export interface paths {
          * Refresh the sessions of a port (GET form)
          * @description Refreshes the sessions of the port. The seed lists this GET form beside the POST form; it has the
          *     same effect (it is not a safe method, despite GET). The response is the new session
-         *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). The project's local
-         *     sandbox answers an unknown port with `404`.
+         *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
+         *     `400` with no body and no `Content-Type` (observed).
          */
         get: operations["getRefreshSessions"];
         put?: never;
         /**
          * Refresh the sessions of a port
          * @description Refreshes the sessions of the port. Takes no body. The response is the new session
-         *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). The project's local
-         *     sandbox answers an unknown port with `404`.
+         *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
+         *     `400` with no body and no `Content-Type` (observed).
          */
         post: operations["refreshSessions"];
         delete?: never;
@@ -783,25 +783,6 @@ export interface components {
             /** @description A backup of a previous version exists (observed). */
             backup_exist?: boolean;
         };
-        /** @description One problem with a request. */
-        ErrorDetail: {
-            /** @description Where the problem is, for example `body.proxy.port`, `query.limit` or `path.port`. */
-            field: string;
-            /** @description Why the value was refused. */
-            reason: string;
-        };
-        /**
-         * @description An error, as the project's local sandbox sends it (the same shape as the account API's `Error`).
-         *     The real manager sends plain-text errors instead (and `ProxyErrors` for port create and update);
-         *     responses that can carry either list both. The typed clients read this shape: a message, and for a
-         *     bad request the fields at fault with the reason.
-         */
-        Error: {
-            /** @description A human-readable message. Never contains a credential. */
-            error: string;
-            /** @description For a bad request, one entry per problem, naming the field at fault. */
-            details?: components["schemas"]["ErrorDetail"][];
-        };
         /** @description One change in a version. */
         VersionChange: {
             /** @description Kind of change. The values are not enumerated. */
@@ -1003,8 +984,12 @@ export interface components {
             reverse_lookup_file?: string;
             /** @description Reverse lookup via values. The type of the entries is not documented. */
             reverse_lookup_values?: unknown[];
-            /** @description Session for all requests of the port. Must not contain `.` or `-`. */
-            session?: string;
+            /**
+             * @description Session for all requests of the port. Must not contain `.` or `-`. In the configurations it
+             *     returns, the real manager also sends `true` here (observed); requests take a string only
+             *     (`ProxyPortRequest`).
+             */
+            session?: string | boolean;
             /** @description One session per requesting host, to keep one IP per host. */
             sticky_ip?: boolean;
             /**
@@ -1020,9 +1005,10 @@ export interface components {
             rotate_session?: boolean;
             /**
              * Format: int32
-             * @description Throttle requests above this number.
+             * @description Throttle requests above this number. In the configurations it returns, the real manager sends
+             *     `""` when no throttle is set (observed); requests take an integer only (`ProxyPortRequest`).
              */
-            throttle?: number;
+            throttle?: number | string;
             /** @description Request rules. The shape of a rule and its allowed values are not documented. */
             rules?: unknown[];
             /**
@@ -1073,6 +1059,8 @@ export interface components {
             msg: string;
             /** @description The configuration field at fault, for example `port` or `zone`, when there is one. */
             field?: string;
+            /** @description The request body as a JSON text, sent instead of `field` when the update request has no `proxy` (observed). */
+            body?: string;
         };
         /**
          * @description The effective configuration of a running port: the stored fields plus the defaults the manager
@@ -1097,7 +1085,11 @@ export interface components {
          *     rules, such as Prism's, ignores `unevaluatedProperties` and lets a misspelt field through.
          */
         ProxyPortRequest: {
-            proxy: components["schemas"]["ProxyPort"];
+            proxy: components["schemas"]["ProxyPort"] & {
+                session?: string;
+                /** Format: int32 */
+                throttle?: number;
+            };
         };
         /** @description The effective configuration of the created or updated port, under `data` (observed). */
         ProxyPortResponse: {
@@ -1108,11 +1100,6 @@ export interface components {
             /** @description One entry per problem. */
             errors: components["schemas"]["ProxyError"][];
         };
-        /**
-         * @description A refused port create or update: the real manager's `ProxyErrors` (`{errors: [{msg, field}]}`,
-         *     observed) or the project's local sandbox's `Error` (`{error, details?}`).
-         */
-        ProxyPortBadRequest: components["schemas"]["ProxyErrors"] | components["schemas"]["Error"];
         /**
          * @description Recent statistics of all ports. The entries of the arrays and the values of `ports` are not
          *     documented (the examples show what the real manager sends).
@@ -1266,8 +1253,8 @@ export interface components {
             pending_www_ips?: string[];
             /** @description The manager runs in read-only mode. Not further documented. */
             read_only?: boolean;
-            /** @description Path of the configuration file. */
-            config?: string;
+            /** @description Path of the configuration file. The real manager sends `false` when it runs without one (`--no-config`, observed). */
+            config?: string | boolean;
             /** @description URL used for tests. */
             test_url?: string;
             /**
@@ -1392,8 +1379,8 @@ export interface components {
             /** @description The user's password, as the manager returns it. */
             password?: string;
         };
-        /** @description The manager users (a bare array, observed). */
-        PmUserList: components["schemas"]["PmUser"][];
+        /** @description The manager users (a bare array, observed). The users come from the provider's cloud: the real manager answers `null` when it has none from there (observed offline). */
+        PmUserList: components["schemas"]["PmUser"][] | null;
         /** @description Body of `POST /api/pm_user`. */
         AddUserRequest: {
             /**
@@ -1747,17 +1734,17 @@ export interface components {
     };
     responses: {
         /**
-         * @description The request does not match this contract: a body that is not valid JSON, a missing or invalid
-         *     field, or an invalid parameter. The project's local sandbox answers `400` with the `Error` body;
-         *     `details` names each field at fault. Not documented by the provider; the real manager answers bad
-         *     JSON with `500` `Server Error` and validates little else.
+         * @description The request is malformed: a missing or invalid field or parameter. Not documented by the provider.
+         *     The real manager validates little: most malformed requests reach a handler that fails with `500`
+         *     (see that response); where it refuses a request itself, it answers `400` with a text saying why
+         *     (the texts observed are listed on each operation). Sent as `Content-Type: text/html` (observed).
          */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "text/html": string;
             };
         };
         /**
@@ -1775,7 +1762,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "text/plain": string;
+                "text/html": string;
             };
         };
         /**
@@ -1793,41 +1780,38 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "text/plain": string;
+                "text/html": string;
             };
         };
         /**
          * @description The real manager failed to handle the request. Observed causes: a body that is not valid JSON (text
-         *     `Server Error`; the project's local sandbox answers `400` instead) and the cases named in the
-         *     operation's description. Sent as `Content-Type: text/html`; texts other than `Server Error` are not
-         *     documented.
+         *     `Server Error`), a body without the fields a handler reads (e.g. `{}` to create a port:
+         *     `Server error: Cannot read properties of undefined …`), and the cases named in the operation's
+         *     description. Sent as `Content-Type: text/html`; texts other than these are not documented.
          */
         ServerError: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "text/plain": string;
+                "text/html": string;
             };
         };
         /**
-         * @description No proxy port with this number. The project's local sandbox answers `404` with the `Error` body.
-         *     Not documented by the provider; the real manager answers an unknown port differently per operation
-         *     (see the operation's description).
+         * @description No proxy port with this number (or a port parameter that is not one). The real manager answers with
+         *     the status alone: no body and no `Content-Type` (observed).
          */
-        NotFound: {
+        UnknownPortNoBody: {
             headers: {
                 [name: string]: unknown;
             };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
+            content?: never;
         };
     };
     parameters: {
         /**
          * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-         *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+         *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
          * @example 24000
          */
         Port: number;
@@ -1896,7 +1880,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
         };
@@ -1966,20 +1950,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
-            /**
-             * @description No IP was given. The real manager answers with a text (observed); the project's local sandbox
-             *     answers with the `Error` body.
-             */
+            /** @description No IP was given, as a text (observed). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
-                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             /** @description The `Authorization` header is missing or does not carry the current token (observed). */
@@ -1988,7 +1968,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
             /** @description The IP cannot be parsed as an IP or subnet (observed). */
@@ -1997,7 +1977,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -2023,20 +2003,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
-            /**
-             * @description No IP was given. The real manager answers with a text (observed); the project's local sandbox
-             *     answers with the `Error` body.
-             */
+            /** @description No IP was given, as a text (observed). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
-                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             403: components["responses"]["Forbidden"];
@@ -2046,7 +2022,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
             429: components["responses"]["TooManyRequests"];
@@ -2122,15 +2098,16 @@ export interface operations {
                 };
             };
             /**
-             * @description The configuration was refused: `ProxyErrors` from the real manager (observed), or `Error` from
-             *     the project's local sandbox.
+             * @description The configuration was refused (observed): the port is in use by another port or by the admin
+             *     interface, or the port is not a number of at least 1000 or above 65535.
+             *     Each entry names the configuration field at fault.
              */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProxyPortBadRequest"];
+                    "application/json": components["schemas"]["ProxyErrors"];
                 };
             };
             403: components["responses"]["Forbidden"];
@@ -2183,7 +2160,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -2195,7 +2171,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2218,19 +2194,19 @@ export interface operations {
                 };
             };
             /**
-             * @description The configuration was refused: `ProxyErrors` from the real manager (observed), or `Error` from
-             *     the project's local sandbox.
+             * @description The configuration was refused (observed): no port with this number, no `proxy` in the body
+             *     (that entry carries `body`, the request body as a JSON text, instead of `field`), a port that
+             *     is not persistent (`Proxy is read-only`), the new port is in use, or the Zone is unknown.
              */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProxyPortBadRequest"];
+                    "application/json": components["schemas"]["ProxyErrors"];
                 };
             };
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -2242,7 +2218,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2260,7 +2236,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -2278,7 +2253,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2298,7 +2273,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2309,7 +2283,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2329,21 +2303,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            /**
-             * @description Unknown port or no IP. The real manager answers with a text (observed); the project's local
-             *     sandbox answers with the `Error` body.
-             */
+            /** @description Unknown port (`No proxy at port N`) or no IP (`No IP provided`), as a text (observed). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
-                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -2355,7 +2324,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2377,7 +2346,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -2389,7 +2357,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2411,21 +2379,16 @@ export interface operations {
                     "application/json": components["schemas"]["BanList"];
                 };
             };
-            /**
-             * @description The IP is not banned. The real manager answers with a text (observed); the project's local
-             *     sandbox answers with the `Error` body.
-             */
+            /** @description The IP is not banned (`IP is not banned`), or the port is unknown, as a text (observed). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
-                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -2437,7 +2400,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2456,12 +2419,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -2499,7 +2461,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2524,9 +2486,8 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["UnknownPortNoBody"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2537,7 +2498,7 @@ export interface operations {
             path: {
                 /**
                  * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
-                 *     (observed). The project's local sandbox answers a port that does not exist with `404`.
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
                 port: components["parameters"]["Port"];
@@ -2562,9 +2523,8 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["UnknownPortNoBody"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2660,12 +2620,17 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
-            /** @description The real manager has no handler for this path (observed); body not documented. */
+            /**
+             * @description The real manager 1.570.247 has no handler for this path: its web server answers `404` with an
+             *     HTML error page (observed).
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             429: components["responses"]["TooManyRequests"];
         };
@@ -2698,6 +2663,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
         };
     };
     listAllocatedVips: {
@@ -2728,6 +2694,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
         };
     };
     refreshIps: {
@@ -2752,17 +2719,13 @@ export interface operations {
                     "application/json": components["schemas"]["RefreshIpsResponse"];
                 };
             };
-            /**
-             * @description `ips` is not an array of IPs. The real manager answers with a text (observed); the project's
-             *     local sandbox answers with the `Error` body.
-             */
+            /** @description `ips` is not an array of IPs, as a text (observed). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
-                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
             403: components["responses"]["Forbidden"];
@@ -2785,7 +2748,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2932,7 +2895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "text/html": string;
                 };
             };
             400: components["responses"]["BadRequest"];

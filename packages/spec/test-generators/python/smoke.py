@@ -67,9 +67,9 @@ call(
     ),
 )
 # The client asks for JSON alone whenever an operation lists JSON among its responses (here only the
-# errors), so a text/plain success needs the Accept header widened; default headers override it.
+# errors), so a text success needs the Accept header widened; default headers override it.
 text = zone_manager.ApiClient(mcfg)
-text.set_default_header("Accept", "text/plain, application/json")
+text.set_default_header("Accept", "text/html, application/json")
 call("addWhitelistIp (manager token, text body)", lambda: zone_manager.UsersAndAccessApi(text).add_whitelist_ip(zone_manager.IpRequest(ip="10.0.0.1")))
 
 sys.exit(1 if failed else 0)

@@ -74,10 +74,10 @@ func main() {
 		return manager.ProxyPortsApi.CreateProxy(context.Background(), zonemanager.ProxyPortRequest{Proxy: zonemanager.ProxyPort{Port: 24000, Zone: zone}})
 	})
 	// The client asks for JSON alone whenever an operation lists JSON among its responses (here only the
-	// errors); a second Accept value lets the text/plain success through.
+	// errors); a second Accept value lets the text/html success through.
 	tcfg := zonemanager.NewConfiguration()
 	tcfg.BasePath = managerURL
-	tcfg.AddDefaultHeader("Accept", "text/plain")
+	tcfg.AddDefaultHeader("Accept", "text/html")
 	text := zonemanager.NewAPIClient(tcfg)
 	call("addWhitelistIp (manager token, text body)", func() (interface{}, *http.Response, error) {
 		return text.UsersAndAccessApi.AddWhitelistIp(token, zonemanager.IpRequest{Ip: "10.0.0.1"})

@@ -1,0 +1,49 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '@zone-api/testkit';
+import semver from 'semver';
+import { describe, expect, it } from 'vitest';
+
+// A published package that says it runs on Node >= 20.19 must not pull in a dependency that says it
+// needs more (npm warns EBADENGINE; an engine-strict install refuses). Checked on the installed tree.
+
+interface Node {
+  name?: string;
+  version?: string;
+  path?: string;
+  dependencies?: Record<string, Node>;
+}
+
+const published = readdirSync(join(repoRoot, 'packages'))
+  .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(repoRoot, 'packages', dir, 'package.json'), 'utf8')) }))
+  .filter(({ pkg }) => !pkg.private);
+
+function walk(node: Node, seen: Set<string>, out: { id: string; path: string }[], trail: string): void {
+  for (const [name, dep] of Object.entries(node.dependencies ?? {})) {
+    if (!dep.path || seen.has(dep.path)) continue;
+    seen.add(dep.path);
+    out.push({ id: `${trail} > ${name}@${dep.version}`, path: dep.path });
+    walk(dep, seen, out, `${trail} > ${name}`);
+  }
+}
+
+describe('engines of the published packages and of everything they install', () => {
+  it.each(published.map(({ dir, pkg }) => [pkg.name as string, dir, pkg] as const))('%s', (name, _dir, pkg) => {
+    const ours = pkg.engines?.node ?? '>=20.19';
+    expect(semver.validRange(ours), `${name} declares engines.node`).not.toBeNull();
+    const tree = JSON.parse(
+      execFileSync('pnpm', ['ls', '--prod', '--json', '--depth', 'Infinity', '--filter', name], { cwd: repoRoot, encoding: 'utf8' }),
+    ) as Node[];
+    const deps: { id: string; path: string }[] = [];
+    walk(tree[0] as Node, new Set(), deps, name);
+    const tooNew = deps
+      .map(({ id, path }) => ({
+        id,
+        node: JSON.parse(readFileSync(join(path, 'package.json'), 'utf8')).engines?.node as string | undefined,
+      }))
+      .filter(({ node }) => node !== undefined && semver.validRange(node) !== null && !semver.subset(ours, node))
+      .map(({ id, node }) => `${id} wants node ${node}`);
+    expect(tooNew, `dependencies of ${name} that need a newer Node than its ${ours}`).toEqual([]);
+  });
+});
