@@ -1,9 +1,9 @@
-import { type CoreClientOptions, createTypedClient, headerAuth, type TypedClient } from '@zone-api/client-core';
+import { type CoreClientOptions, createTypedClient, headerAuth, type OperationMethods, type TypedClient } from '@zone-api/client-core';
 import type { Middleware } from 'openapi-fetch';
 import type { components, operations as Operations, paths } from './generated/account.js';
-import { operations } from './generated/operations.js';
+import { type DocumentedMethods, operations } from './generated/operations.js';
 
-export type { RetryOptions } from '@zone-api/client-core';
+export type { ResponseError, RetryOptions } from '@zone-api/client-core';
 export { ZoneApiError } from '@zone-api/client-core';
 export type { components, paths } from './generated/account.js';
 export type { OperationId } from './generated/operations.js';
@@ -56,7 +56,41 @@ export type AccountPaths = Omit<paths, PlanPaths> & {
   };
 };
 
-export type AccountClient = TypedClient<AccountPaths, typeof operations>;
+/** The fields the client fills in itself: `customer` (a default `customer`), `zone` (a Zone credential). */
+export type FilledField = 'customer' | 'zone';
+
+type Optional<T, K extends PropertyKey> = T extends object ? Omit<T, K & keyof T> & Partial<Pick<T, K & keyof T>> : T;
+type HasRequired<T> = { [F in keyof T]-?: Record<never, never> extends Pick<T, F> ? never : F }[keyof T] extends never ? false : true;
+type FillQuery<P, K extends PropertyKey> = P extends { query?: infer Q }
+  ? [NonNullable<Q>] extends [never]
+    ? P
+    : Omit<P, 'query'> &
+        (HasRequired<Optional<NonNullable<Q>, K>> extends true
+          ? { query: Optional<NonNullable<Q>, K> }
+          : { query?: Optional<NonNullable<Q>, K> })
+  : P;
+type FillBody<B, K extends PropertyKey> = B extends { content: { 'application/json': infer J } }
+  ? Omit<B, 'content'> & { content: { 'application/json': Optional<J, K> } }
+  : B;
+// A homomorphic mapped type: an optional `requestBody` stays optional.
+type FillOp<Op, K extends PropertyKey> = Op extends { parameters: infer P }
+  ? { [F in keyof Op]: F extends 'parameters' ? FillQuery<P, K> : F extends 'requestBody' ? FillBody<Op[F], K> : Op[F] }
+  : Op;
+
+/** The paths with the fields `K` optional in every query and JSON body: the client adds them. */
+export type FilledPaths<K extends PropertyKey> = {
+  [P in keyof AccountPaths]: { [M in keyof AccountPaths[P]]: M extends 'parameters' ? AccountPaths[P][M] : FillOp<AccountPaths[P][M], K> };
+};
+
+/**
+ * The account client: one documented method per operation (hover one for its docs), `paginate`, and
+ * openapi-fetch's own methods. `K`: the fields the client fills in, optional in every call.
+ */
+export type AccountClient<K extends FilledField = never> = TypedClient<
+  FilledPaths<K>,
+  typeof operations,
+  DocumentedMethods<OperationMethods<FilledPaths<K>, typeof operations>>
+>;
 
 export const ZONE_AUTH_HEADER = 'X-Service-Auth';
 
@@ -122,10 +156,16 @@ function customerDefault(customer: string): Middleware {
  * DELETE bodies are sent. Timeouts and network failures throw `ZoneApiError`, never with a credential
  * in the message.
  */
-export function createAccountClient(options: AccountClientOptions): AccountClient {
+export function createAccountClient(options: AccountClientOptions & { auth: { zone: object } }): AccountClient<FilledField>;
+export function createAccountClient(options: AccountClientOptions & { customer: string }): AccountClient<'customer'>;
+export function createAccountClient(options: AccountClientOptions): AccountClient;
+export function createAccountClient(options: AccountClientOptions): AccountClient<FilledField> {
   const { auth, customer, ...core } = options;
   const { middleware, secrets } = authMiddleware(auth);
   const chain = [middleware];
   if (customer && !('zone' in auth)) chain.push(customerDefault(customer));
-  return createTypedClient<AccountPaths, typeof operations>(core, operations, chain, secrets);
+  return createTypedClient<FilledPaths<FilledField>, typeof operations>(core, operations, {
+    middleware: chain,
+    secrets,
+  }) as AccountClient<FilledField>;
 }

@@ -1,29 +1,138 @@
-import createClient, { type Client, type ClientForPath, type Middleware, type QuerySerializer } from 'openapi-fetch';
+import createClient, {
+  type Client,
+  type MaybeOptionalInit,
+  type Middleware,
+  type ParseAsResponse,
+  type QuerySerializer,
+} from 'openapi-fetch';
+import type { ErrorResponse, MediaType, Readable, ResponseObjectMap, SuccessResponse } from 'openapi-typescript-helpers';
+import { redact, ZoneApiError } from './errors.js';
 import { createTransport, type TransportOptions } from './fetch.js';
 import { textBodies } from './middleware.js';
+import { type AtPointer, type Pagination, paginate } from './paginate.js';
 
-/** An operation table, generated from a bundle: operationId -> method and path. */
-export type OperationTable = Record<string, { readonly method: string; readonly path: string }>;
+/**
+ * One operation as the spec states it, generated from the bundle into each client's operation table
+ * (`scripts/gen-operations.mjs`; the extensions are documented in `specs/README.md`).
+ */
+export interface OperationInfo {
+  readonly method: string;
+  readonly path: string;
+  /** `x-idempotent`: safe to repeat, so the client may retry it. */
+  readonly idempotent: boolean;
+  /** `x-changes-state`: a successful call changes the server's state. */
+  readonly changesState: boolean;
+  /** The security schemes of the operation (its own `security`, else the API's). */
+  readonly credentials?: readonly string[];
+  /** `x-brand-prefix`: the path segment prefix that stands for the program's brand (`pm` in `/api/pm_users`). */
+  readonly brandPrefix?: string;
+  readonly deprecated?: boolean;
+  /** `x-pagination`: how the operation's results are paged. */
+  readonly pagination?: Pagination;
+  /** The media types each declared 2xx status may carry (none: no body). */
+  readonly success: Readonly<Record<string, readonly string[]>>;
+}
 
-type Media = `${string}/${string}`;
+/** An operation table: operationId -> what the spec says of the operation. */
+export type OperationTable = Record<string, OperationInfo>;
+
+type Media = `${string}/${string}` & MediaType;
+
+/**
+ * The `error` of an answer that has no JSON object to give: an error status with a text body
+ * (`kind: 'text'`, the text in `error`) or with no body at all (`'empty'`), or a 2xx in a media type
+ * the operation does not declare (`'media-type'`, e.g. the real manager's HTML page for a path it does
+ * not have). Always a truthy object, so `if (error)` tells a failure from a success. `error` never
+ * contains a credential; `response.headers` keep the real Content-Type.
+ */
+export interface ResponseError {
+  readonly kind: 'text' | 'empty' | 'media-type';
+  readonly status: number;
+  readonly contentType: string | null;
+  /** The text, or what came instead of a declared answer; named like the account API's `Error.error`. */
+  readonly error: string;
+  /** Never set: declared so that `error.details` reads on every error of the account API without narrowing. */
+  readonly details?: undefined;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the shape openapi-fetch's own types constrain path items to
+type AnyRecord = Record<string | number, any>;
+type PathItemOf<Paths, P> = P extends keyof Paths ? (Paths[P] extends AnyRecord ? Paths[P] : never) : never;
+type MethodOf<Item, M> = Lowercase<M & string> & keyof Item;
+type RequiredKeys<T> = { [K in keyof T]-?: Record<never, never> extends Pick<T, K> ? never : K }[keyof T];
+type InitArgs<Init> = RequiredKeys<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
+
+/**
+ * The result of an operation's method: openapi-fetch's `{ data, error, response }`, except that
+ * `error` is never a bare string or empty: text and empty error answers become a `ResponseError`.
+ */
+export type CallResult<Op extends AnyRecord, Init> =
+  | { data: ParseAsResponse<Readable<SuccessResponse<ResponseObjectMap<Op>, Media>>, Init>; error?: never; response: Response }
+  | { data?: never; error: Exclude<Readable<ErrorResponse<ResponseObjectMap<Op>, Media>>, string> | ResponseError; response: Response };
 
 /** One typed method per operationId, e.g. `client.getZone({ params: { query: { zone } } })`. */
 export type OperationMethods<Paths extends {}, Ops extends OperationTable> = {
-  [K in keyof Ops]: Ops[K]['path'] extends keyof Paths
-    ? // biome-ignore lint/suspicious/noExplicitAny: the constraint openapi-fetch's ClientForPath itself declares
-      Paths[Ops[K]['path']] extends Record<string | number, any>
-      ? ClientForPath<Paths[Ops[K]['path']], Media>[Ops[K]['method'] & keyof ClientForPath<Paths[Ops[K]['path']], Media>]
-      : never
-    : never;
+  [K in keyof Ops]: <
+    Init extends MaybeOptionalInit<PathItemOf<Paths, Ops[K]['path']>, MethodOf<PathItemOf<Paths, Ops[K]['path']>, Ops[K]['method']>>,
+  >(
+    ...init: InitArgs<Init>
+  ) => Promise<CallResult<PathItemOf<Paths, Ops[K]['path']>[MethodOf<PathItemOf<Paths, Ops[K]['path']>, Ops[K]['method']>], Init>>;
 };
 
-/** The typed client: a method per operationId, plus openapi-fetch's path-based GET/POST/… and `use`. */
-export type TypedClient<Paths extends {}, Ops extends OperationTable> = OperationMethods<Paths, Ops> & Client<Paths>;
+/** The operations whose results come in pages (`x-pagination` in the spec). */
+export type PagedOperationId<Ops extends OperationTable> = {
+  [K in keyof Ops]: Ops[K] extends { readonly pagination: Pagination } ? K : never;
+}[keyof Ops];
+
+// biome-ignore lint/suspicious/noExplicitAny: matches any method signature
+type Fn = (...args: any[]) => any;
+type DataOf<F> = F extends Fn ? (Awaited<ReturnType<F>> extends { data?: infer D } ? NonNullable<D> : never) : never;
+type ItemsPointer<P> = P extends { readonly items: infer I } ? I : undefined;
+
+/** A record of a paged operation: an element of the list its `x-pagination` points at. */
+export type PageItem<Paths extends {}, Ops extends OperationTable, K extends PagedOperationId<Ops>> =
+  AtPointer<DataOf<OperationMethods<Paths, Ops>[K]>, ItemsPointer<Ops[K]['pagination']>> extends readonly (infer I)[] ? I : never;
+
+/** The first argument of an operation's method (its params and body). */
+export type InitOf<Paths extends {}, Ops extends OperationTable, K extends keyof Ops> = OperationMethods<Paths, Ops>[K] extends Fn
+  ? Parameters<OperationMethods<Paths, Ops>[K]>[0]
+  : never;
+
+export interface Paginator<Paths extends {}, Ops extends OperationTable> {
+  /**
+   * Walks every page of a paged operation and yields its records one by one:
+   * `for await (const log of client.paginate('listRequestLogs', { params: { query: { zone } } }))`.
+   * Starts at the query's own page (or offset), else 0; stops on a short or empty page, or at the
+   * total the response reports. A page that answers an error status throws `ZoneApiError` (kind `http`).
+   */
+  paginate<K extends PagedOperationId<Ops>>(
+    operationId: K,
+    init?: InitOf<Paths, Ops, K>,
+  ): AsyncGenerator<PageItem<Paths, Ops, K>, void, undefined>;
+}
+
+/**
+ * The typed client: a method per operationId (`Methods`: by default the bare method types; the client
+ * packages pass their generated `DocumentedMethods`, which carry each operation's docs), `paginate`,
+ * plus openapi-fetch's path-based GET/POST/… and `use`.
+ */
+export type TypedClient<Paths extends {}, Ops extends OperationTable, Methods = OperationMethods<Paths, Ops>> = Methods &
+  Paginator<Paths, Ops> &
+  Client<Paths>;
 
 export interface CoreClientOptions extends TransportOptions {
   baseUrl: string;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
+}
+
+/** What a client package adds to the shared client. */
+export interface ClientParts {
+  middleware: readonly Middleware[];
+  /** The credentials the client holds: no error message or error text will contain them. */
+  secrets: readonly string[];
+  /** Replaces an operation's `brandPrefix` in its path (the manager's `pm_users` → `lpm_users`). */
+  brand?: string;
 }
 
 /**
@@ -42,31 +151,87 @@ export const querySerializer: QuerySerializer<unknown> = (query) => {
   return search.toString();
 };
 
+const mediaOf = (response: Response) => (response.headers.get('Content-Type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+
+/**
+ * Holds an answer to what the operation declares: a 2xx body in an undeclared media type becomes a
+ * `ResponseError`, and so does an error answer that is text or has no body.
+ */
+function checked(op: OperationInfo, result: { data?: unknown; error?: unknown; response: Response }, secrets: readonly string[]) {
+  const { response } = result;
+  const contentType = response.headers.get('Content-Type');
+  const fail = (kind: ResponseError['kind'], message: string) => ({
+    error: { kind, status: response.status, contentType, error: redact(message, secrets) } satisfies ResponseError,
+    response,
+  });
+  if (response.ok) {
+    const declared = op.success[String(response.status)];
+    if (result.data === undefined) return result;
+    if (!declared?.includes(mediaOf(response))) {
+      return fail(
+        'media-type',
+        `${op.method} ${op.path} answered ${response.status} with ${contentType ?? 'no Content-Type'}, which the operation does not declare${
+          declared ? ` (it declares ${declared.join(', ') || 'no body'})` : ''
+        }`,
+      );
+    }
+    return result;
+  }
+  if (result.error === undefined || result.error === '')
+    return fail('empty', `${op.method} ${op.path} answered ${response.status} with no body`);
+  if (typeof result.error === 'string') return fail('text', result.error);
+  return result;
+}
+
 /**
  * Builds the shared client: openapi-fetch over a transport with timeout and retries, text bodies
  * as strings, the given middleware (auth first), and one method per operation of `operations`.
- * `secrets` are the credentials the client holds: no error message will contain them.
+ * Operations that are not safe to repeat (`idempotent: false`) are sent once, whatever the method.
  */
 export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
   options: CoreClientOptions,
   operations: Ops,
-  middleware: readonly Middleware[],
-  secrets: readonly string[],
+  parts: ClientParts,
 ): TypedClient<Paths, Ops> {
+  const { secrets } = parts;
+  const retrying = createTransport(options, secrets);
+  const once = createTransport({ ...options, retry: false }, secrets);
+  const mayRepeat = (op: OperationInfo) => op.idempotent || (options.retry !== false && options.retry?.retryNonIdempotent === true);
   const client = createClient<Paths>({
     baseUrl: options.baseUrl,
-    fetch: createTransport(options, secrets),
+    fetch: retrying,
     querySerializer,
     ...(options.headers ? { headers: options.headers } : {}),
   });
-  client.use(...middleware, textBodies(secrets));
+  client.use(...parts.middleware, textBodies(secrets));
   const typed = client as TypedClient<Paths, Ops>;
-  const request = client.request as (method: string, path: string, init?: unknown) => Promise<unknown>;
-  for (const [operationId, { method, path }] of Object.entries(operations)) {
-    Object.defineProperty(typed, operationId, {
-      value: (init?: unknown) => request(method, path, init),
-      enumerable: true,
-    });
+  const request = client.request as (
+    method: string,
+    path: string,
+    init?: unknown,
+  ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+  const call = (op: OperationInfo, init?: Record<string, unknown>) => {
+    const path = op.brandPrefix && parts.brand ? op.path.replace(`/${op.brandPrefix}_`, `/${parts.brand}_`) : op.path;
+    return request(op.method, path, { ...init, fetch: mayRepeat(op) ? retrying : once }).then(
+      (r) => checked(op, r, secrets),
+      (err: unknown) => {
+        // openapi-fetch's JSON.parse of a broken body: its message quotes the body, so it is not passed on.
+        if (err instanceof SyntaxError) {
+          throw new ZoneApiError(`${op.method} ${path} answered a JSON body that does not parse`, 'parse', op.method, path, 1);
+        }
+        throw err;
+      },
+    );
+  };
+  for (const [operationId, op] of Object.entries(operations)) {
+    Object.defineProperty(typed, operationId, { value: (init?: Record<string, unknown>) => call(op, init), enumerable: true });
   }
+  Object.defineProperty(typed, 'paginate', {
+    value: (operationId: string, init?: Record<string, unknown>) => {
+      const op = operations[operationId];
+      if (!op?.pagination) throw new TypeError(`${operationId} is not a paged operation`);
+      return paginate((i) => call(op, i), op.pagination, init, op.method, op.path);
+    },
+  });
   return typed;
 }

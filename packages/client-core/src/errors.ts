@@ -1,5 +1,9 @@
-/** Failure kinds that never reached a parsed HTTP response. */
-export type ZoneApiErrorKind = 'timeout' | 'network' | 'aborted';
+/**
+ * Failure kinds: no parsed HTTP response (`timeout`, `network`, `aborted`, or `parse`: a JSON body
+ * that does not parse), or, from a `paginate` walk only, a page that answered an error status
+ * (`http`, with `status`).
+ */
+export type ZoneApiErrorKind = 'timeout' | 'network' | 'aborted' | 'parse' | 'http';
 
 /**
  * Thrown when a call gets no HTTP response: a timeout, a network failure or an abort.
@@ -15,6 +19,8 @@ export class ZoneApiError extends Error {
     readonly method: string,
     readonly path: string,
     readonly attempts: number,
+    /** The HTTP status, for kind `http`. */
+    readonly status?: number,
   ) {
     super(message);
   }

@@ -11,7 +11,11 @@ export interface RetryOptions {
   maxRetryAfterMs?: number;
   /** Response statuses retried. Default 429, 502, 503, 504. */
   statuses?: readonly number[];
-  /** Also retry POST and PATCH (not idempotent). Default false: a POST is sent exactly once. */
+  /**
+   * Also retry what is not safe to repeat: operations the spec marks `x-idempotent: false` (every POST,
+   * and `getNewToken`, a GET that rotates the token) and path-based POST/PATCH calls. Default false:
+   * those are sent exactly once.
+   */
   retryNonIdempotent?: boolean;
   /** Called before each retry, e.g. for logging. */
   onRetry?: (info: { attempt: number; delayMs: number; reason: string; method: string; path: string }) => void;

@@ -1,7 +1,21 @@
-export type { CoreClientOptions, OperationMethods, OperationTable, TypedClient } from './client.js';
+export type {
+  CallResult,
+  ClientParts,
+  CoreClientOptions,
+  InitOf,
+  OperationInfo,
+  OperationMethods,
+  OperationTable,
+  PagedOperationId,
+  PageItem,
+  Paginator,
+  ResponseError,
+  TypedClient,
+} from './client.js';
 export { createTypedClient, querySerializer } from './client.js';
 export type { ZoneApiErrorKind } from './errors.js';
 export { redact, ZoneApiError } from './errors.js';
 export type { RetryOptions, TransportOptions } from './fetch.js';
 export { createTransport, parseRetryAfter } from './fetch.js';
 export { headerAuth, textBodies } from './middleware.js';
+export { DEFAULT_PAGE_SIZE, MAX_PAGES, type Pagination, paginate } from './paginate.js';

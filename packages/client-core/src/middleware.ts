@@ -11,10 +11,15 @@ export function textBodies(secrets: readonly string[]): Middleware {
   return {
     async onResponse({ response }) {
       const type = response.headers.get('Content-Type') ?? '';
-      const isText = /^text\//i.test(type);
+      const isJson = /^application\/([\w.-]+\+)?json\b/i.test(type);
+      // Text, and on a 2xx anything that is not JSON (the client then reports the media type), comes
+      // back as a string instead of failing openapi-fetch's JSON parse.
+      const isText = /^text\//i.test(type) || (response.ok && !isJson && type !== '');
       if (!isText && response.ok) return undefined;
       if (response.status === 204 || response.headers.get('Content-Length') === '0') return undefined;
-      const raw = await response.text();
+      const raw = await response.clone().text();
+      // Nothing to re-wrap (and a rebuilt Response would invent a text/plain Content-Type).
+      if (raw === '') return undefined;
       let body = response.ok ? raw : redact(raw, secrets);
       if (isText) body = JSON.stringify(body);
       const headers = new Headers(response.headers);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTypedClient, headerAuth, querySerializer } from '../src/index.js';
+import { createTypedClient, headerAuth, querySerializer, ZoneApiError } from '../src/index.js';
 
 type Paths = {
   '/api/thing': {
@@ -21,7 +21,13 @@ type Paths = {
     trace?: never;
   };
 };
-const ops = { getThing: { method: 'GET', path: '/api/thing' } } as const;
+type AllPaths = Paths & { '/api/pm_thing': Paths['/api/thing'] };
+const ops = {
+  getThing: { method: 'GET', path: '/api/thing', idempotent: true, changesState: false, success: { '200': ['text/plain'] } },
+  rotateThing: { method: 'GET', path: '/api/thing', idempotent: false, changesState: true, success: { '200': ['text/plain'] } },
+  getBranded: { method: 'GET', path: '/api/pm_thing', idempotent: true, changesState: false, brandPrefix: 'pm', success: { '200': [] } },
+} as const;
+const parts = (secrets: string[] = []) => ({ middleware: [], secrets });
 
 function recorder(response: () => Response) {
   const seen: Request[] = [];
@@ -35,30 +41,83 @@ function recorder(response: () => Response) {
 describe('createTypedClient', () => {
   it('exposes one method per operationId that calls its path', async () => {
     const r = recorder(() => new Response('hello', { headers: { 'Content-Type': 'text/plain' } }));
-    const client = createTypedClient<Paths, typeof ops>({ baseUrl: 'http://x.test/', fetch: r.fetch }, ops, [], []);
+    const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test/', fetch: r.fetch }, ops, parts());
     const { data, response } = await client.getThing();
     expect(data).toBe('hello');
     expect(response.headers.get('Content-Type')).toBe('text/plain');
     expect(r.seen[0]?.url).toBe('http://x.test/api/thing');
   });
 
-  it('returns text/html and text error bodies as strings, redacted', async () => {
+  it('returns a text error as a truthy ResponseError, redacted', async () => {
     const r = recorder(() => new Response('No proxy for key K3Y', { status: 400, headers: { 'Content-Type': 'text/html' } }));
-    const client = createTypedClient<Paths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, [], ['K3Y']);
+    const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, parts(['K3Y']));
     const { data, error, response } = await client.getThing();
     expect(data).toBeUndefined();
     expect(response.status).toBe(400);
-    expect(error).toBe('No proxy for key [REDACTED]');
+    expect(error).toEqual({ kind: 'text', status: 400, contentType: 'text/html', error: 'No proxy for key [REDACTED]' });
+  });
+
+  it('an error status with no body is a truthy ResponseError, with or without Content-Length', async () => {
+    for (const make of [
+      () => new Response(null, { status: 400 }),
+      () => new Response('', { status: 400, headers: { 'Content-Length': '0' } }),
+    ]) {
+      const r = recorder(make);
+      const { error, response } = await createTypedClient<AllPaths, typeof ops>(
+        { baseUrl: 'http://x.test', fetch: r.fetch },
+        ops,
+        parts(),
+      ).getThing();
+      expect(response.status).toBe(400);
+      expect(error).toMatchObject({ kind: 'empty', status: 400, contentType: response.headers.get('Content-Type') });
+      expect(error ? 'failed' : 'ok').toBe('failed');
+    }
+  });
+
+  it('a 2xx in a media type the operation does not declare is an error, not data; the real Content-Type stays on the response', async () => {
+    const page = '<!doctype html><html><body>Proxy Manager</body></html>';
+    const r = recorder(() => new Response(page, { status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8' } }));
+    const { data, error, response } = await createTypedClient<AllPaths, typeof ops>(
+      { baseUrl: 'http://x.test', fetch: r.fetch },
+      ops,
+      parts(),
+    ).getThing();
+    expect(data).toBeUndefined();
+    expect(error).toMatchObject({ kind: 'media-type', status: 200, contentType: 'text/html; charset=utf-8' });
+    expect(error?.error).toContain('does not declare');
+    expect(response.headers.get('Content-Type')).toBe('text/html; charset=utf-8');
+  });
+
+  it('retries what the spec marks safe to repeat and sends the rest once', async () => {
+    const r = recorder(() => new Response('busy', { status: 503, headers: { 'Content-Type': 'text/plain' } }));
+    const client = createTypedClient<AllPaths, typeof ops>(
+      { baseUrl: 'http://x.test', fetch: r.fetch, retry: { retries: 2, baseDelayMs: 1 } },
+      ops,
+      parts(),
+    );
+    await client.getThing();
+    expect(r.seen).toHaveLength(3);
+    r.seen.length = 0;
+    await client.rotateThing();
+    expect(r.seen).toHaveLength(1);
+  });
+
+  it('replaces the brand prefix of a branded path', async () => {
+    const r = recorder(() => new Response(null, { status: 200 }));
+    await createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, {
+      ...parts(),
+      brand: 'lpm',
+    }).getBranded();
+    await createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, parts()).getBranded();
+    expect(r.seen.map((q) => new URL(q.url).pathname)).toEqual(['/api/lpm_thing', '/api/pm_thing']);
   });
 
   it('runs auth middleware only on the paths it names', async () => {
     const r = recorder(() => new Response(null, { status: 204 }));
-    const client = createTypedClient<Paths, typeof ops>(
-      { baseUrl: 'http://x.test', fetch: r.fetch },
-      ops,
-      [headerAuth('Authorization', 'tok', ['/api/other'])],
-      [],
-    );
+    const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, {
+      middleware: [headerAuth('Authorization', 'tok', ['/api/other'])],
+      secrets: [],
+    });
     await client.getThing();
     expect(r.seen[0]?.headers.get('Authorization')).toBeNull();
   });
@@ -77,5 +136,25 @@ describe('querySerializer', () => {
     expect(p.get('status.code')).toBe('200');
     expect(p.getAll('tag')).toEqual(['a', 'b']);
     expect(p.has('skip')).toBe(false);
+  });
+});
+
+describe('answers that do not parse', () => {
+  it('a 2xx JSON body that is not JSON throws a ZoneApiError (kind parse) that does not quote the body', async () => {
+    const r = recorder(() => new Response('{"token":"sandbox-token-0001"', { headers: { 'Content-Type': 'application/json' } }));
+    const ops2 = {
+      getThing: { method: 'GET', path: '/api/thing', idempotent: true, changesState: false, success: { '200': ['application/json'] } },
+    } as const;
+    const err = await createTypedClient<AllPaths, typeof ops2>(
+      { baseUrl: 'http://x.test', fetch: r.fetch },
+      ops2,
+      parts(['sandbox-token-0001']),
+    )
+      .getThing()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ZoneApiError);
+    expect(err).toMatchObject({ kind: 'parse', method: 'GET', path: '/api/thing' });
+    expect(String((err as Error).message)).not.toContain('sandbox-token-0001');
+    expect(String((err as Error).message)).not.toContain('{"token"');
   });
 });

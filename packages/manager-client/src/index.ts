@@ -1,9 +1,9 @@
-import { type CoreClientOptions, createTypedClient, headerAuth, type TypedClient } from '@zone-api/client-core';
+import { type CoreClientOptions, createTypedClient, headerAuth, type OperationMethods, type TypedClient } from '@zone-api/client-core';
 import type { Middleware } from 'openapi-fetch';
 import type { components, operations as Operations, paths } from './generated/manager.js';
-import { operations } from './generated/operations.js';
+import { type DocumentedMethods, operations } from './generated/operations.js';
 
-export type { RetryOptions } from '@zone-api/client-core';
+export type { ResponseError, RetryOptions } from '@zone-api/client-core';
 export { ZoneApiError } from '@zone-api/client-core';
 export type { components, paths } from './generated/manager.js';
 export type { OperationId } from './generated/operations.js';
@@ -16,30 +16,47 @@ export type OperationTypes = Operations;
 
 export const DEFAULT_MANAGER_URL = 'http://127.0.0.1:22999';
 
-/** Operations that take the manager token (`Authorization: <token>`, no `Bearer`). */
-export const TOKEN_PATHS = ['/api/add_wip'] as const;
+/** The paths of the operations whose `security` names the manager token (`managerToken` in the spec). */
+export const TOKEN_PATHS: readonly string[] = Object.values(operations)
+  .filter((op) => 'credentials' in op && (op.credentials as readonly string[]).includes('managerToken'))
+  .map((op) => op.path);
 
 export interface ManagerClientOptions extends Omit<CoreClientOptions, 'baseUrl'> {
   /** The manager's admin API. Default `http://127.0.0.1:22999`. */
   baseUrl?: string;
   /**
    * The token from `getNewToken` (`GET /api/gen_token`), sent as `Authorization: <token>` with no
-   * `Bearer` prefix on the operations that take one (`addWhitelistIp`). Other operations send no credential.
+   * `Bearer` prefix on the operations whose security names the manager token (`addWhitelistIp`).
+   * Other operations send no credential.
    */
   token?: string;
+  /**
+   * The brand prefix of the user paths: `/api/<brand>_users` and `/api/<brand>_user` (`listUsers`,
+   * `addUser`). Default `'lpm'`, what the real local proxy manager serves (and the sandbox too); `'pm'`
+   * is how the provider's documentation writes them (and what a mock of the spec, such as Prism,
+   * serves). A path the real program does not have is answered with its web page, which this client
+   * reports as an error (`kind: 'media-type'`), never as data.
+   */
+  brand?: string;
 }
 
-export type ManagerClient = TypedClient<paths, typeof operations>;
+/** The manager client: one documented method per operation (hover one for its docs), `paginate`, and openapi-fetch's own methods. */
+export type ManagerClient = TypedClient<paths, typeof operations, DocumentedMethods<OperationMethods<paths, typeof operations>>>;
 
 /**
  * A typed client of the Local Proxy Manager API: one method per operationId
  * (`client.createProxy(...)`), plus openapi-fetch's path-based `GET`/`POST`/… .
  *
- * Text responses (`OK`, log tails, error texts) come back as strings; 204s as `data: undefined`.
- * Timeouts and network failures throw `ZoneApiError`, never with the token in the message.
+ * Text responses (`OK`, log tails) come back as strings; 204s as `data: undefined`. Every error is a
+ * truthy object: the JSON error body, or a `ResponseError` for a text or empty answer. Timeouts and
+ * network failures throw `ZoneApiError`, never with the token in the message.
  */
 export function createManagerClient(options: ManagerClientOptions = {}): ManagerClient {
-  const { token, baseUrl = DEFAULT_MANAGER_URL, ...core } = options;
+  const { token, baseUrl = DEFAULT_MANAGER_URL, brand = 'lpm', ...core } = options;
   const middleware: Middleware[] = token ? [headerAuth('Authorization', token, TOKEN_PATHS)] : [];
-  return createTypedClient<paths, typeof operations>({ ...core, baseUrl }, operations, middleware, token ? [token] : []);
+  return createTypedClient<paths, typeof operations>({ ...core, baseUrl }, operations, {
+    middleware,
+    secrets: token ? [token] : [],
+    brand,
+  }) as ManagerClient;
 }

@@ -40,4 +40,43 @@ describe('account client types', () => {
     // @ts-expect-error the auth must be one of the three schemes
     createAccountClient({ baseUrl: 'x', auth: { apiKey: 'k' } });
   });
+
+  it('paginate yields the records of a paged operation, typed, and takes only paged operations', async () => {
+    for await (const log of client.paginate('listRequestLogs', { params: { query: { zone: 'static_zone', page_size: 50 } } })) {
+      expectTypeOf(log).toEqualTypeOf<Schemas['RequestLog']>();
+    }
+    // @ts-expect-error getZone is not paged (no x-pagination in the spec)
+    void client.paginate('getZone');
+    // @ts-expect-error the walk's query is the operation's own
+    void client.paginate('listRequestLogs', { params: { query: { page_size: 'ten' } } });
+  });
+
+  it('fields the client fills in are optional in the call: a default customer, a Zone credential', async () => {
+    // @ts-expect-error without a default customer, getAvailableIpCount needs one (the documentation requires it)
+    void client.getAvailableIpCount({ params: { query: { zone: 'static_zone' } } });
+    const withCustomer = createAccountClient({ baseUrl: 'http://account.test', auth: { token: 't' }, customer: 'hl_1a2b3c4d' });
+    const count = await withCustomer.getAvailableIpCount({ params: { query: { zone: 'static_zone' } } });
+    expectTypeOf(count.data?.count).toEqualTypeOf<number | undefined>();
+    // @ts-expect-error zone is still the caller's to give
+    void withCustomer.getAvailableIpCount({ params: { query: {} } });
+    const zoneAuth = createAccountClient({
+      baseUrl: 'http://account.test',
+      auth: { zone: { customer: 'hl_1a2b3c4d', zone: 'static_zone', password: 'p' } },
+    });
+    await zoneAuth.getAvailableIpCount();
+    await zoneAuth.getZone();
+    await zoneAuth.addZoneIps({ body: { count: 2 } });
+  });
+
+  it('if (error) narrows data, on every operation', async () => {
+    const { data, error } = await client.getZone({ params: { query: { zone: 'static_zone' } } });
+    if (error) {
+      expectTypeOf(error.error).toEqualTypeOf<string>();
+      return;
+    }
+    expectTypeOf(data.password).toEqualTypeOf<string[] | undefined>();
+    const text = await client.getRouteIps({ params: { query: { zone: 'static_zone' } } });
+    if (text.error) return;
+    expectTypeOf(text.data).toEqualTypeOf<string>();
+  });
 });

@@ -24,4 +24,27 @@ describe('manager client types', () => {
     // @ts-expect-error an operation that does not exist
     void client.deleteEverything();
   });
+
+  it('paginate walks getLogs by skip/limit and yields HAR entries', async () => {
+    for await (const entry of client.paginate('getLogs', { params: { query: { limit: 100, search: 'example' } } })) {
+      expectTypeOf(entry).toEqualTypeOf<Schemas['HarEntry']>();
+    }
+    // @ts-expect-error listProxies is not paged
+    void client.paginate('listProxies');
+  });
+
+  it('if (error) narrows data, text errors included', async () => {
+    const settings = await client.getSettings();
+    if (settings.error) {
+      expectTypeOf(settings.error.error).toEqualTypeOf<string>();
+      return;
+    }
+    expectTypeOf(settings.data.customer).toEqualTypeOf<string | undefined>();
+    const created = await client.createProxy({ body: { proxy: { port: 24001 } } });
+    if (created.error) {
+      if ('errors' in created.error) expectTypeOf(created.error.errors[0]?.msg).toEqualTypeOf<string | undefined>();
+      return;
+    }
+    expectTypeOf(created.data.data.port).toEqualTypeOf<number | undefined>();
+  });
 });

@@ -32,13 +32,58 @@ describe('manager client', () => {
     expect(o.last().headers.get('Authorization')).toBe('new-token-0002');
   });
 
-  it("returns text bodies as strings (text/plain and the real manager's text/html)", async () => {
-    const o = observed(() => new Response('line 1\nline 2\n', { headers: { 'Content-Type': 'text/plain; charset=utf-8' } }));
-    const { data } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).getGeneralLogs({
-      params: { query: { limit: 2 } },
-    });
+  it("returns the real manager's text/html bodies as strings; a media type the spec does not declare is an error", async () => {
+    const o = observed(() => new Response('line 1\nline 2\n', { headers: { 'Content-Type': 'text/html; charset=utf-8' } }));
+    const client = createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch });
+    const { data } = await client.getGeneralLogs({ params: { query: { limit: 2 } } });
     expect(data).toBe('line 1\nline 2\n');
     expect(new URL(o.last().url).searchParams.get('limit')).toBe('2');
+    const plain = observed(() => new Response('line 1\n', { headers: { 'Content-Type': 'application/octet-stream' } }));
+    const other = await createManagerClient({ baseUrl: 'http://m.test', fetch: plain.fetch }).getGeneralLogs();
+    expect(other.data).toBeUndefined();
+    expect(other.error).toMatchObject({ kind: 'media-type', status: 200 });
+  });
+
+  it("user paths take the real program's brand prefix by default (lpm), the documentation's with brand: 'pm'", async () => {
+    const o = observed(() => Response.json([{ email: 'a@example.com', password: 'x' }]));
+    await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).listUsers();
+    expect(new URL(o.last().url).pathname).toBe('/api/lpm_users');
+    await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).addUser({ body: { email: 'b@example.com' } });
+    expect(new URL(o.last().url).pathname).toBe('/api/lpm_user');
+    await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch, brand: 'pm' }).listUsers();
+    expect(new URL(o.last().url).pathname).toBe('/api/pm_users');
+  });
+
+  it("the real manager's web page for a path it does not have (200 text/html) is an error, never data", async () => {
+    const page = '<!DOCTYPE html><html><head><title>Proxy Manager</title></head><body><div id="app"></div></body></html>';
+    const o = observed(() => new Response(page, { headers: { 'Content-Type': 'text/html; charset=UTF-8' } }));
+    const { data, error, response } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch, brand: 'pm' }).listUsers();
+    expect(data).toBeUndefined();
+    expect(error).toMatchObject({ kind: 'media-type', status: 200, contentType: 'text/html; charset=UTF-8' });
+    expect(response.headers.get('Content-Type')).toBe('text/html; charset=UTF-8');
+  });
+
+  it('a 400 with no body and no Content-Type (refresh_sessions of an unknown port) is a truthy error', async () => {
+    const o = observed(() => new Response(null, { status: 400 }));
+    const { data, error } = await createManagerClient({ baseUrl: 'http://m.test', fetch: o.fetch }).refreshSessions({
+      params: { path: { port: 24999 } },
+    });
+    expect(data).toBeUndefined();
+    expect(error).toMatchObject({ kind: 'empty', status: 400, contentType: null });
+  });
+
+  it('getNewToken (a GET that rotates the token, 5 an hour) is never retried; an ordinary GET is', async () => {
+    let calls = 0;
+    const fetch = (async () => {
+      calls++;
+      return new Response('busy', { status: 503, headers: { 'Content-Type': 'text/html', 'Retry-After': '0' } });
+    }) as typeof globalThis.fetch;
+    const client = createManagerClient({ baseUrl: 'http://m.test', fetch, retry: { retries: 2, baseDelayMs: 1 } });
+    await client.getNewToken();
+    expect(calls).toBe(1);
+    calls = 0;
+    await client.getSettings();
+    expect(calls).toBe(3);
   });
 
   it('returns 204 as no data', async () => {
