@@ -14,6 +14,8 @@ Usage: zone-api-sandbox [options]
   --seed FILE        start from this seed instead of the built-in one (env ZONE_API_SANDBOX_SEED)
   --spec-dir DIR     read the bundles from DIR (env ZONE_API_SANDBOX_SPEC_DIR; default: @zone-api/spec)
   --print-seed       print the built-in seed as JSON (a starting point for --seed) and exit
+  --strict           refuse request fields the seed does not name (default: accept, ignore and list them
+                     in the X-Sandbox-Ignored-Fields response header)
   --exit-on-shutdown let POST /api/shutdown of the manager end this process (default: simulated only)
   --log              log every request (fastify's logger; slower)
   -h, --help         this text
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
       'spec-dir': { type: 'string' },
       'print-seed': { type: 'boolean' },
       'exit-on-shutdown': { type: 'boolean' },
+      strict: { type: 'boolean' },
       log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -61,6 +64,7 @@ async function main(): Promise<void> {
     dataFile: values.data ?? env.ZONE_API_SANDBOX_DATA,
     seed: values.seed ?? env.ZONE_API_SANDBOX_SEED,
     specDir: values['spec-dir'] ?? env.ZONE_API_SANDBOX_SPEC_DIR,
+    strict: values.strict === true,
     logger: values.log === true,
     argv: process.argv.slice(2).join(' '),
     onShutdown: values['exit-on-shutdown'] ? () => void stop('POST /api/shutdown') : undefined,
@@ -80,6 +84,7 @@ async function main(): Promise<void> {
       `  manager API  ${sandbox.managerUrl}`,
       `  basic        ${c.basic.map((b) => `${b.username}:${shown(b.password)}`).join('  ') || '(none)'}   (deprecated scheme)`,
       `  zones        ${zones}`,
+      `  requests     ${values.strict ? 'strict: fields the seed does not name are refused (400)' : 'lenient: fields the seed does not name are ignored and listed in X-Sandbox-Ignored-Fields (--strict refuses them)'}`,
       `  state        ${sandbox.dataFile ? `kept in ${sandbox.dataFile}` : 'in memory (use --data FILE to keep it)'}`,
       '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults (on both ports)',
       '',

@@ -1,9 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { type ErrorDetail, HttpError } from './errors.js';
 import type { Fault, FaultRegistry } from './faults.js';
+import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, operationsOf } from './spec.js';
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module object in types, the function at run time.
@@ -45,11 +46,20 @@ export interface ApiOptions<A> {
   prepare?: (req: FastifyRequest, op: OperationDef, auth: A) => void;
   /** Turns an error into the body the operation declares (e.g. the manager's `{errors}` form). */
   errorBody?: (op: OperationDef, err: HttpError) => unknown;
+  /** The media type of a text body whose status the operation does not declare (an injected fault). */
+  textMedia?: string;
   /** Headers sent with every response of the API (e.g. the manager's `Deprecation`). */
   headers?: Record<string, string>;
   /** Whether a successful call of the operation may have changed state (then `afterChange` runs before the answer). */
   mutates: (op: OperationDef) => boolean;
   afterChange: () => Promise<void>;
+  /** Other paths that serve an operation too (e.g. the real manager's brand in a user path). */
+  aliases?: (op: OperationDef) => string[];
+  /**
+   * Refuse request fields the spec's schemas do not name (`--strict`). Default: accept and ignore
+   * them, and list them in `X-Sandbox-Ignored-Fields` (see lenient.ts).
+   */
+  strict?: boolean;
   /** Extra routes outside the spec (the control endpoints). */
   extraRoutes?: (app: FastifyInstance) => void;
   logger?: boolean;
@@ -57,7 +67,11 @@ export interface ApiOptions<A> {
 
 const kAuth = Symbol('auth');
 const kUnsupportedMedia = Symbol('unsupportedMedia');
-type Req = FastifyRequest & { [kAuth]?: unknown; [kUnsupportedMedia]?: string };
+const kLeniency = Symbol('leniency');
+type Req = FastifyRequest & { [kAuth]?: unknown; [kUnsupportedMedia]?: string; [kLeniency]?: Leniency[] };
+
+// What the body validator accepted leniently, keyed by the body it checked (a validator sees no request).
+const bodyLeniency = new WeakMap<object, Leniency>();
 
 interface Validators {
   id: string;
@@ -140,15 +154,21 @@ export function detailsFromAjv(errors: ErrorObject[] | null | undefined, prefix:
   return out;
 }
 
+/** An error as one line of text: the message, then each field at fault with the reason. */
+function errorText(err: HttpError): string {
+  if (!err.details?.length) return err.message;
+  return `${err.message}: ${err.details.map((d) => `${d.field} ${d.reason}`).join('; ')}`;
+}
+
 /** The status an answer without an explicit one gets: the operation's first declared 2xx. */
 function defaultStatus(op: OperationDef): number {
   for (const s of op.responses.keys()) if (/^2\d\d$/.test(s)) return Number(s);
   return 200;
 }
 
-function textType(op: OperationDef, status: number): string {
+function textType(op: OperationDef, status: number, fallback = 'text/plain'): string {
   const media = op.responses.get(String(status))?.media ?? [];
-  return `${media.find((m) => m.startsWith('text/')) ?? 'text/plain'}; charset=utf-8`;
+  return `${media.find((m) => m.startsWith('text/')) ?? fallback}; charset=utf-8`;
 }
 
 /** Whether the operation declares only a text body for this status (then errors go out as text). */
@@ -162,6 +182,8 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   const ops = operationsOf(doc);
   checkHandlers(name, ops, Object.keys(options.handlers));
   const v = validatorsFor(doc, name);
+  const checker = requestCheckerFor(doc, v.id);
+  const strict = options.strict === true;
 
   const app = Fastify({
     logger: options.logger === true,
@@ -192,8 +214,12 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     if (err.headers) reply.headers(err.headers);
     reply.code(err.status);
     if (err.body !== undefined) return reply.send(err.body);
+    // The operation declares this status with no body (the manager's bare 400s): status alone.
+    if (op?.responses.get(String(err.status))?.media.length === 0) return reply.send();
     if (err.text || (op && declaresOnlyText(op, err.status)))
-      return reply.type(op ? textType(op, err.status) : 'text/plain; charset=utf-8').send(err.message);
+      return reply
+        .type(op ? textType(op, err.status, options.textMedia) : `${options.textMedia ?? 'text/plain'}; charset=utf-8`)
+        .send(errorText(err));
     const body = op && options.errorBody ? options.errorBody(op, err) : undefined;
     return reply.send(body ?? (err.details?.length ? { error: err.message, details: err.details } : { error: err.message }));
   };
@@ -245,9 +271,9 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         const status = fault.status;
         if (status === 429 || status === 503) reply.header('Retry-After', '1');
         reply.code(status);
-        if (typeof fault.body === 'string') return reply.type(textType(op, status)).send(fault.body);
+        if (typeof fault.body === 'string') return reply.type(textType(op, status, options.textMedia)).send(fault.body);
         if (fault.body !== undefined) return reply.send(fault.body);
-        if (declaresOnlyText(op, status)) return reply.type(textType(op, status)).send(`Injected fault ${fault.id}`);
+        if (declaresOnlyText(op, status)) return reply.type(textType(op, status, options.textMedia)).send(`Injected fault ${fault.id}`);
         if (status === 204 || status === 304) return reply.send();
         return reply.send({ error: `Injected fault ${fault.id}` });
       }
@@ -261,9 +287,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     const handler = options.handlers[op.operationId] as Handler<A>;
     const query = op.params.filter((p) => p.in === 'query');
     const path = op.params.filter((p) => p.in === 'path');
-    const contentParams = query
-      .filter((p) => p.content === 'application/json')
-      .map((p) => ({ name: p.name, validate: compileCached(v, 'body', p.schemaPointer, { $ref: `${v.id}${p.schemaPointer}` }) }));
+    const contentParams = query.filter((p) => p.content === 'application/json');
 
     const objectSchema = (params: typeof query) => ({
       type: 'object',
@@ -285,7 +309,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     }
     if (op.body) {
       const s = { $ref: `${v.id}${op.body.schemaPointer}` };
-      const validate = compileCached(v, 'body', op.body.schemaPointer, s);
+      const pointer = op.body.schemaPointer;
       const required = op.body.required;
       // fastify hands an absent body over as null.
       const missing = [{ keyword: 'required', instancePath: '', schemaPath: '#', params: {}, message: 'is required: send a JSON body' }];
@@ -294,9 +318,14 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
           wrapped.errors = required ? missing : null;
           return !required;
         }
-        const ok = validate(data);
-        wrapped.errors = validate.errors;
-        return ok;
+        const result = checker.check(pointer, data, 'body', strict);
+        if (!result.ok) {
+          wrapped.errors = result.errors;
+          return false;
+        }
+        wrapped.errors = null;
+        if ((result.ignored.length || result.normalized.length) && typeof data === 'object') bodyLeniency.set(data, result);
+        return true;
       }) as ValidateFunction;
       use('body', s, wrapped);
     }
@@ -306,9 +335,8 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     const mutates = options.mutates(op);
     const status2xx = defaultStatus(op);
 
-    app.route({
+    const route: Omit<RouteOptions, 'url'> = {
       method: op.method,
-      url: op.url,
       schema,
       config: { op },
       onRequest(req, reply, done) {
@@ -347,8 +375,12 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
           } catch {
             return done(new HttpError(400, 'Invalid request', { details: [{ field: `query.${p.name}`, reason: 'is not valid JSON' }] }));
           }
-          if (!p.validate(parsed)) {
-            return done(new HttpError(400, 'Invalid request', { details: detailsFromAjv(p.validate.errors, `query.${p.name}`) }));
+          const result = checker.check(p.schemaPointer, parsed, `query.${p.name}`, strict);
+          if (!result.ok) return done(new HttpError(400, 'Invalid request', { details: detailsFromAjv(result.errors, `query.${p.name}`) }));
+          if (result.ignored.length || result.normalized.length) {
+            const found = (req as Req)[kLeniency] ?? [];
+            found.push(result);
+            (req as Req)[kLeniency] = found;
           }
           q[p.name] = parsed;
         }
@@ -359,6 +391,14 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
             return done(err as Error);
           }
         }
+        done();
+      },
+      preHandler(req, reply, done) {
+        // Reported on every answer, a refusal by the handler included: the caller learns what was not read.
+        const found = (req as Req)[kLeniency] ?? [];
+        const body = req.body && typeof req.body === 'object' ? bodyLeniency.get(req.body) : undefined;
+        if (body) found.push(body);
+        if (found.length) reply.headers(leniencyHeaders(found));
         done();
       },
       async handler(req, reply) {
@@ -375,11 +415,12 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         const status = answer?.status ?? status2xx;
         reply.code(status);
         if (answer?.headers) reply.headers(answer.headers);
-        if (answer?.text !== undefined) return reply.type(textType(op, status)).send(answer.text);
+        if (answer?.text !== undefined) return reply.type(textType(op, status, options.textMedia)).send(answer.text);
         if (answer?.body !== undefined) return reply.send(answer.body);
         return reply.send();
       },
-    });
+    };
+    for (const url of [op.url, ...(options.aliases?.(op) ?? [])]) app.route({ ...route, url });
   }
 
   options.extraRoutes?.(app);

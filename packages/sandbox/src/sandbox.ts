@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/handlers.js';
+import { accountAliases } from './aliases.js';
 import { badRequest } from './errors.js';
 import { FaultRegistry, type FaultSpec } from './faults.js';
 import { buildApi, type Handler } from './http.js';
@@ -18,6 +19,8 @@ export const DEFAULT_MANAGER_PORT = 22999;
 export const DEFAULT_HOST = '127.0.0.1';
 /** Sent with every manager `/api` response, as the real manager does (the date is the sandbox's choice). */
 export const MANAGER_SUNSET = 'Thu, 31 Dec 2026 23:59:59 GMT';
+/** The brand word of the real local proxy manager's user paths (`/api/lpm_users`); the spec writes `pm`. */
+export const REAL_MANAGER_BRAND = 'lpm';
 
 export interface SandboxOptions {
   /** Interface to listen on. Default 127.0.0.1 (loopback only). */
@@ -36,6 +39,12 @@ export interface SandboxOptions {
   specs?: Partial<Record<ApiName, OpenApiDoc>>;
   /** Replace or add handlers by operationId; `null` removes one (tests of the start-up contract). */
   handlers?: Partial<Record<ApiName, Record<string, Handler<never> | null>>>;
+  /**
+   * Refuse request fields the seed does not name (400 naming each), and values it does not list. Default
+   * off: such fields are accepted, ignored and listed in `X-Sandbox-Ignored-Fields`, as the provider
+   * accepts them (see the README).
+   */
+  strict?: boolean;
   /** fastify's request log on stdout. Default off (it costs throughput). */
   logger?: boolean;
   /** Called after `POST /api/shutdown` of the manager has been answered. */
@@ -144,7 +153,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const host = options.host ?? DEFAULT_HOST;
   const listening: number[] = [];
   const faults = { account: new FaultRegistry(), manager: new FaultRegistry() };
-  const mutates = (op: OperationDef) => op.method !== 'GET' || op.operationId === 'getNewToken' || op.operationId === 'getRefreshSessions';
+  const mutates = (op: OperationDef) => op.changesState;
 
   const control = (api: ApiName) => (app: FastifyInstance) => {
     const ids = new Set(operationsOf(specs[api]).map((o) => o.operationId));
@@ -184,6 +193,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     mutates,
     afterChange: persist,
     extraRoutes: control('account'),
+    // The provider's current host serves the account paths without `/api`: both are served (aliases.ts).
+    aliases: accountAliases,
+    strict: options.strict,
     logger: options.logger,
   });
   const manager = buildApi<undefined>({
@@ -200,10 +212,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     faults: faults.manager,
     authenticate: (req, reply, op) => authenticateManager(store, req, reply, op),
     errorBody: managerErrorBody,
+    // The real manager's user paths carry its brand (`/api/lpm_users`) where the spec writes `pm`: both are served.
+    aliases: (op) => (op.brandPrefix ? [op.url.replace(`/${op.brandPrefix}_`, `/${REAL_MANAGER_BRAND}_`)] : []),
+    // The real manager sends every text body as text/html (observed), declared or not.
+    textMedia: 'text/html',
     headers: { Deprecation: 'true', Sunset: MANAGER_SUNSET },
     mutates,
     afterChange: persist,
     extraRoutes: control('manager'),
+    strict: options.strict,
     logger: options.logger,
   });
 

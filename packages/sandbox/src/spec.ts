@@ -93,7 +93,17 @@ export interface OperationDef {
   body?: { required: boolean; schemaPointer: string };
   responses: Map<string, ResponseDef>;
   security?: Json[];
+  /** The security schemes the operation's requirements name (`managerToken`, `bearerToken`, …). */
+  credentials: string[];
   permissions: string[];
+  /** `x-idempotent`: safe to repeat. */
+  idempotent: boolean;
+  /** `x-changes-state`: a successful call changes the state (the sandbox saves after it). */
+  changesState: boolean;
+  /** `x-client-ip-check` (manager): the caller's IP must be allowed; absent elsewhere. */
+  clientIpCheck?: boolean;
+  /** `x-brand-prefix`: the path's segment prefix that stands for the program's brand (`pm` in `/api/pm_users`). */
+  brandPrefix?: string;
 }
 
 /** The operations of a bundle with everything the router needs, read once at start-up. */
@@ -148,7 +158,12 @@ export function operationsOf(doc: OpenApiDoc): OperationDef[] {
         body,
         responses,
         security: op.security ?? doc.security,
+        credentials: [...new Set(((op.security ?? doc.security ?? []) as Json[]).flatMap((req) => Object.keys(req)))],
         permissions: op['x-permissions'] ?? [],
+        idempotent: op['x-idempotent'] === true,
+        changesState: op['x-changes-state'] === true,
+        clientIpCheck: typeof op['x-client-ip-check'] === 'boolean' ? op['x-client-ip-check'] : undefined,
+        brandPrefix: op['x-brand-prefix'],
       });
     }
   }

@@ -44,6 +44,7 @@ describe('the zone-api-sandbox bin', () => {
         /account API {2}http:\/\/127\.0\.0\.1:\d+ {3}Authorization: Bearer sandbox-token-0001 {3}customer hl_1a2b3c4d/,
       );
       expect(banner).toContain('static_zone:z8x7c6v5b4n3');
+      expect(banner).toMatch(/requests {5}lenient: .*X-Sandbox-Ignored-Fields/);
       const managerUrl = /manager API {2}(\S+)/.exec(banner)?.[1] as string;
       const version = await fetch(`${managerUrl}/api/version`);
       expect(version.status).toBe(200);
@@ -73,6 +74,24 @@ describe('the zone-api-sandbox bin', () => {
     await exited(child);
   });
 
+  it('--strict refuses request fields the seed does not name, and the banner says so', async () => {
+    const { child, banner } = await start(['--account-port', '0', '--manager-port', '0', '--strict']);
+    try {
+      expect(banner).toMatch(/requests {5}strict: /);
+      const accountUrl = /account API {2}(\S+)/.exec(banner)?.[1] as string;
+      const r = await fetch(`${accountUrl}/zone/switch_100uptime`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer sandbox-token-0001', 'content-type': 'application/json' },
+        body: JSON.stringify({ zone: 'static_zone', active: 1, colour: 'red' }),
+      });
+      expect(r.status).toBe(400);
+      expect(await r.json()).toEqual({ error: 'Invalid request', details: [{ field: 'body.colour', reason: 'is not a known field' }] });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited(child)).toBe(0);
+  });
+
   it('--exit-on-shutdown lets POST /api/shutdown end the process (after answering)', async () => {
     const { child, banner } = await start(['--account-port', '0', '--manager-port', '0', '--exit-on-shutdown']);
     const managerUrl = /manager API {2}(\S+)/.exec(banner)?.[1] as string;
@@ -88,6 +107,7 @@ describe('the zone-api-sandbox bin', () => {
     expect(() => validateSeed(JSON.parse(seed.stdout), docs)).not.toThrow();
     const help = run(['--help']);
     expect(help.stdout).toMatch(/--data FILE/);
+    expect(help.stdout).toMatch(/--strict +refuse request fields/);
     expect(help.stdout).toMatch(/ZONE_API_SANDBOX_ACCOUNT_PORT/);
   });
 

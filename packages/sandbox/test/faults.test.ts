@@ -29,7 +29,7 @@ describe('faults', () => {
       const r = await raw(base, 'GET', '/api/proxies');
       expect(r.status).toBe(500);
       expect(r.text).toBe('Server Error');
-      expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(r.headers.get('content-type')).toMatch(/^text\/html/);
       expect(r.headers.get('deprecation')).toBe('true');
     }
     expect((await raw(base, 'GET', '/api/proxies_running')).status).toBe(200);

@@ -102,8 +102,11 @@ export function useSandbox(options: SandboxOptions = {}) {
     const m = ctx.conformance.manager;
     ctx.accountAs = (auth) => createAccountClient({ baseUrl: ctx.sandbox.accountUrl, auth, retry: false, fetch: a.fetch });
     ctx.account = ctx.accountAs({ token: TOKEN });
-    ctx.manager = createManagerClient({ baseUrl: ctx.sandbox.managerUrl, retry: false, fetch: m.fetch });
-    ctx.managerWithToken = (token) => createManagerClient({ baseUrl: ctx.sandbox.managerUrl, retry: false, fetch: m.fetch, token });
+    // The spec's user paths (`pm`), so that the conformance check finds every operation; the real
+    // program's `lpm` paths, which the client uses by default, have a test of their own.
+    ctx.manager = createManagerClient({ baseUrl: ctx.sandbox.managerUrl, retry: false, fetch: m.fetch, brand: 'pm' });
+    ctx.managerWithToken = (token) =>
+      createManagerClient({ baseUrl: ctx.sandbox.managerUrl, retry: false, fetch: m.fetch, token, brand: 'pm' });
   });
   afterAll(async () => {
     await ctx.sandbox?.close();

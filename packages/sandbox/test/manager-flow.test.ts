@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createManagerClient } from '@zone-api/manager-client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { MANAGER_SUNSET } from '../src/index.js';
 import { authenticateManager } from '../src/manager/handlers.js';
-import type { OperationDef } from '../src/spec.js';
+import { loadBundle, type OperationDef, operationsOf } from '../src/spec.js';
 import type { Store } from '../src/state.js';
 import { C, RES, type Rec, raw, STATIC, useSandbox } from './helpers.js';
 
@@ -11,7 +12,7 @@ import { C, RES, type Rec, raw, STATIC, useSandbox } from './helpers.js';
 const t = useSandbox();
 
 describe('proxy ports', () => {
-  it('create (next free from 24000) -> list -> update -> move -> delete -> 404', async () => {
+  it("create (next free from 24000) -> list -> update -> move -> delete -> the real manager's answers for a gone port", async () => {
     await t.sandbox.reset();
     const { manager } = t;
     const seeded = (await manager.listProxies()).data?.map((p) => p.port);
@@ -38,12 +39,13 @@ describe('proxy ports', () => {
     const ports = (await manager.listProxies()).data?.map((p) => p.port);
     expect(ports).toContain(26000);
     expect(ports).not.toContain(24002);
-    expect((await manager.getProxyStatus({ params: { path: { port: 24002 } } })).response.status).toBe(404);
+    expect((await manager.getProxyStatus({ params: { path: { port: 24002 } } })).data).toEqual({ status: 'Unknown proxy' });
 
     expect((await manager.deleteProxy({ params: { path: { port: 26000 } } })).response.status).toBe(204);
     const again = await manager.deleteProxy({ params: { path: { port: 26000 } } });
-    expect(again.response.status).toBe(404);
-    expect(again.error).toMatchObject({ error: expect.stringMatching(/26000/) });
+    expect(again.response.status).toBe(500);
+    expect(again.response.headers.get('Content-Type')).toMatch(/^text\/html/);
+    expect(again.error).toMatchObject({ kind: 'text', error: 'Server error: this proxy does not exist' });
 
     const many = await manager.deleteProxies({ body: { ports: [25000, 25001] } });
     expect(many.response.status).toBe(204);
@@ -66,9 +68,10 @@ describe('proxy ports', () => {
     const moveOnto = await manager.updateProxy({ params: { path: { port: 24001 } }, body: { proxy: { port: 24000 } } });
     expect(moveOnto.response.status).toBe(400);
     const unknown = await manager.updateProxy({ params: { path: { port: 24999 } }, body: { proxy: { country: 'us' } } });
-    expect(unknown.response.status).toBe(404);
+    expect(unknown.response.status).toBe(400);
+    expect(unknown.error).toEqual({ errors: [{ msg: 'No proxy at port 24999' }] });
     const partly = await manager.deleteProxies({ body: { ports: [24000, 24999] } });
-    expect(partly.response.status).toBe(404);
+    expect(partly.response.status).toBe(500);
     expect(t.sandbox.state()).toEqual(before);
   });
 
@@ -80,7 +83,7 @@ describe('proxy ports', () => {
     expect(ports).toEqual([27000, 27001, 27002].map((port) => ({ zone: RES, port })));
     const clash = await manager.createProxy({ body: { proxy: { port: 26999, multiply: 2 } } });
     expect(clash.error).toEqual({ errors: [{ msg: 'port 27000 in use by another proxy', field: 'port' }] });
-    expect((await manager.getProxyStatus({ params: { path: { port: 26999 } } })).response.status).toBe(404);
+    expect((await manager.getProxyStatus({ params: { path: { port: 26999 } } })).data).toEqual({ status: 'Unknown proxy' });
   });
 
   it('proxy_status follows the Zone and the account', async () => {
@@ -116,7 +119,7 @@ describe('bans and sessions', () => {
     await sleep(200); // the 150 ms ban has run out
     const expired = await manager.unbanIp({ ...path, body: { ip: '10.1.1.1' } });
     expect(expired.response.status).toBe(400);
-    expect(expired.error).toMatchObject({ error: 'IP is not banned' });
+    expect(expired.error).toMatchObject({ kind: 'text', error: 'IP is not banned' });
 
     expect((await manager.unbanIps({ ...path, body: { ip: ['10.1.1.4', '10.1.1.5'] } })).data).toBe('OK');
     const last = await manager.unbanIp({ ...path, body: { ip: '10.1.1.2', domain: 'example.com' } });
@@ -131,8 +134,10 @@ describe('bans and sessions', () => {
     expect((await manager.unbanIp({ ...path, body: { ip: '10.3.3.3' } })).response.status).toBe(400);
     expect((await manager.unbanIp({ params: { path: { port: 24001 } }, body: { ip: '10.3.3.3' } })).response.status).toBe(200);
     const badPort = await manager.banIpAllPorts({ body: { ip: '10.3.3.3', ports: [24999] } });
-    expect(badPort.error).toMatchObject({ details: [{ field: 'body.ports[0]' }] });
-    expect((await manager.banIp({ params: { path: { port: 24999 } }, body: { ip: '10.1.1.1' } })).response.status).toBe(404);
+    expect(badPort.error?.error).toMatch(/body\.ports\[0\]/);
+    const unknownPort = await manager.banIp({ params: { path: { port: 24999 } }, body: { ip: '10.1.1.1' } });
+    expect(unknownPort.response.status).toBe(400);
+    expect(unknownPort.error).toMatchObject({ kind: 'text', error: 'No proxy at port 24999' });
     expect((await manager.banIp({ ...path, body: { ip: 'not-an-ip' } })).response.status).toBe(400);
   });
 
@@ -143,7 +148,10 @@ describe('bans and sessions', () => {
     expect(a.data).toEqual({ session_id: '24000_1' });
     expect(b.data).toEqual({ session_id: '24000_2' });
     expect((await manager.refreshSessions({ params: { path: { port: 24001 } } })).response.status).toBe(204);
-    expect((await manager.refreshSessions({ params: { path: { port: 24999 } } })).response.status).toBe(404);
+    const unknown = await manager.refreshSessions({ params: { path: { port: 24999 } } });
+    expect(unknown.response.status).toBe(400);
+    expect(unknown.response.headers.get('Content-Type')).toBeNull();
+    expect(await unknown.response.clone().text()).toBe('');
   });
 });
 
@@ -161,9 +169,9 @@ describe('settings, token and whitelists', () => {
 
     const before = t.sandbox.state();
     const bad = await manager.updateSettings({ body: { zone: 'nope', logs: true } });
-    expect(bad.error).toMatchObject({ details: [{ field: 'body.zone' }] });
+    expect(bad.error?.error).toMatch(/body\.zone/);
     const badIp = await manager.updateSettings({ body: { www_whitelist_ips: ['1.2.3.4', 'x'] } });
-    expect(badIp.error).toMatchObject({ details: [{ field: 'body.www_whitelist_ips[1]' }] });
+    expect(badIp.error?.error).toMatch(/body\.www_whitelist_ips\[1\]/);
     expect(t.sandbox.state()).toEqual(before);
   });
 
@@ -176,7 +184,7 @@ describe('settings, token and whitelists', () => {
 
     const stale = await t.managerWithToken(first).addWhitelistIp({ body: { ip: '203.0.113.50' } });
     expect(stale.response.status).toBe(403);
-    expect(stale.error).toBe('Token required');
+    expect(stale.error).toMatchObject({ kind: 'text', error: 'Token required' });
     const bearer = await raw(t.sandbox.managerUrl, 'POST', '/api/add_wip', {
       body: { ip: '203.0.113.50' },
       headers: { Authorization: `Bearer ${second}` },
@@ -184,14 +192,14 @@ describe('settings, token and whitelists', () => {
     expect(bearer.status).toBe(403);
     const none = await raw(t.sandbox.managerUrl, 'POST', '/api/add_wip', { body: { ip: '203.0.113.50' } });
     expect(none.status).toBe(403);
-    expect(none.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(none.headers.get('content-type')).toMatch(/^text\/html/);
 
     const ok = await t.managerWithToken(second).addWhitelistIp({ body: { ip: '203.0.113.50' } });
     expect(ok.data).toBe('OK');
     expect((await manager.getSettings()).data?.whitelist_ips).toContain('203.0.113.50');
     const wrong = await t.managerWithToken(second).addWhitelistIp({ body: { ip: 'nonsense' } });
     expect(wrong.response.status).toBe(422);
-    expect(wrong.error).toBe('Wrong format');
+    expect(wrong.error).toMatchObject({ kind: 'text', error: 'Wrong format' });
 
     for (let i = 0; i < 3; i++) expect((await manager.getNewToken()).response.status).toBe(200);
     const limited = await manager.getNewToken();
@@ -330,7 +338,9 @@ describe('logs, stats, versions, lifecycle', () => {
     const store = {
       manager: { token: 'tok', settings: { www_whitelist_ips: ['198.51.100.0/24'], fixed_whitelist_ips: [] } },
     } as unknown as Store;
-    const op = (operationId: string) => ({ operationId }) as OperationDef;
+    // The operations as the bundle states them (their security and x-client-ip-check decide).
+    const ops = new Map(operationsOf(loadBundle('manager')).map((o) => [o.operationId, o]));
+    const op = (operationId: string) => ops.get(operationId) as OperationDef;
     const req = (ip: string, authorization?: string) =>
       ({ ip, headers: authorization ? { authorization } : {} }) as unknown as FastifyRequest;
     const check = (ip: string, id: string, auth?: string) => () => authenticateManager(store, req(ip, auth), {} as FastifyReply, op(id));
@@ -358,5 +368,18 @@ describe('logs, stats, versions, lifecycle', () => {
       expect(r.headers.get('deprecation'), path).toBe('true');
       expect(r.headers.get('sunset'), path).toBe(MANAGER_SUNSET);
     }
+  });
+});
+
+describe("the real program's user paths", () => {
+  it("serves /api/lpm_users and /api/lpm_user beside the spec's pm paths; the client reaches them by default", async () => {
+    const manager = createManagerClient({ baseUrl: t.sandbox.managerUrl, retry: false });
+    const added = await manager.addUser({ body: { email: 'lpm-path@example.com' } });
+    expect(added.error).toBeUndefined();
+    const users = await manager.listUsers();
+    expect(users.response.url).toMatch(/\/api\/lpm_users$/);
+    expect(users.data?.map((u) => u.email)).toContain('lpm-path@example.com');
+    const viaSpec = await raw(t.sandbox.managerUrl, 'GET', '/api/pm_users');
+    expect(viaSpec.json()).toEqual(users.data);
   });
 });

@@ -48,20 +48,18 @@ const PORT_DEFAULTS = {
   multiply: 1,
 } as const;
 
-const ADMIN_FREE = new Set(['getVersion', 'addWhitelistIp']);
-
 /**
- * The manager's access rules, before the body is read: `add_wip` needs the current token
- * (`Authorization: <token>`, no Bearer); everything else but `version` needs a client IP that is
- * loopback or in `www_whitelist_ips`.
+ * The manager's access rules, as the spec states them, before the body is read: an operation whose
+ * security names `managerToken` needs the current token (`Authorization: <token>`, no Bearer); one
+ * with `x-client-ip-check: true` needs a client IP that is loopback or in `www_whitelist_ips`.
  */
 export function authenticateManager(store: Store, req: FastifyRequest, _reply: FastifyReply, op: OperationDef): undefined {
-  if (op.operationId === 'addWhitelistIp') {
+  if (op.credentials.includes('managerToken')) {
     const token = store.manager.token;
     if (!token || req.headers.authorization !== token) throw new HttpError(403, 'Token required', { text: true });
     return undefined;
   }
-  if (ADMIN_FREE.has(op.operationId) || isLoopback(req.ip)) return undefined;
+  if (op.clientIpCheck !== true || isLoopback(req.ip)) return undefined;
   const s = store.manager.settings;
   if (ipInList(req.ip, [...s.www_whitelist_ips, ...s.fixed_whitelist_ips])) return undefined;
   throw new HttpError(
@@ -77,12 +75,19 @@ export function authenticateManager(store: Store, req: FastifyRequest, _reply: F
 /** The observed `{errors: [{msg, field}]}` of port creation and update. */
 const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { body: { errors: [field ? { msg, field } : { msg }] } });
 
+/**
+ * The manager's one JSON error body, `{errors: [{msg, field}]}`, for the statuses whose answer the spec
+ * declares as JSON (port create and update); every other error of the manager is text.
+ */
 export function managerErrorBody(op: OperationDef, err: HttpError): unknown {
-  if (op.operationId !== 'createProxy' && op.operationId !== 'updateProxy') return undefined;
+  if (!op.responses.get(String(err.status))?.media.includes('application/json')) return undefined;
   if (err.details?.some((d) => d.field === 'body.proxy.port' && d.reason.startsWith('must be >='))) {
     return { errors: [{ msg: 'Invalid port. It must be a number >= 1000', field: 'port' }] };
   }
-  return undefined;
+  if (!err.details?.length) return { errors: [{ msg: err.message }] };
+  return {
+    errors: err.details.map((d) => ({ msg: `${d.field} ${d.reason}`, field: d.field.replace(/^body\.proxy\./, '') })),
+  };
 }
 
 function semverParts(v: string): number[] {
@@ -107,12 +112,19 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
     if (lines.length > 10_000) lines.splice(0, lines.length - 10_000);
   }
 
+  /**
+   * The port of the path. An unknown one is refused as the real manager refuses it: `400 No proxy at
+   * port N`, sent in the form the operation declares for 400 (text, `{errors}`, or the status alone).
+   */
   function portOf(ctx: C): ProxyPortConfig {
     const port = ctx.params.port as number;
     const cfg = store.ports.get(port);
-    if (!cfg) throw new HttpError(404, `No proxy at port ${port}`, { details: [{ field: 'path.port', reason: `no proxy port ${port}` }] });
+    if (!cfg) throw new HttpError(400, `No proxy at port ${port}`);
     return cfg;
   }
+
+  /** The real manager's delete of an unknown port fails inside its handler: `500` with this text. */
+  const noSuchProxy = () => new HttpError(500, 'Server error: this proxy does not exist', { text: true });
 
   function status(cfg: ProxyPortConfig): { status: string; status_details?: { msg: string; field?: string }[] } {
     const zoneName = cfg.zone ?? m().settings.zone;
@@ -316,12 +328,7 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
 
     deleteProxies: (ctx) => {
       const ports = [...new Set(ctx.body.ports as number[])];
-      const missing = ports.filter((p) => !store.ports.has(p));
-      if (missing.length) {
-        throw new HttpError(404, `No proxy at port ${missing.join(', ')}`, {
-          details: missing.map((p) => ({ field: `body.ports[${(ctx.body.ports as number[]).indexOf(p)}]`, reason: `no proxy port ${p}` })),
-        });
-      }
+      if (ports.some((p) => !store.ports.has(p))) throw noSuchProxy();
       for (const p of ports) dropPort(p);
       log(`ports ${ports.join(', ')} deleted`);
       return { status: 204 };
@@ -352,13 +359,17 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
     },
 
     deleteProxy: (ctx) => {
-      const cfg = portOf(ctx);
+      const cfg = store.ports.get(ctx.params.port as number);
+      if (!cfg) throw noSuchProxy();
       dropPort(cfg.port);
       log(`port ${cfg.port} deleted`);
       return { status: 204 };
     },
 
-    getProxyStatus: (ctx) => ({ body: status(portOf(ctx)) }),
+    getProxyStatus: (ctx) => {
+      const cfg = store.ports.get(ctx.params.port as number);
+      return { body: cfg ? status(cfg) : { status: 'Unknown proxy' } };
+    },
 
     banIp: (ctx) => {
       const cfg = portOf(ctx);
@@ -378,8 +389,7 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
 
     unbanIp: (ctx) => {
       const cfg = portOf(ctx);
-      if (unban(cfg.port, [ctx.body.ip], ctx.body.domain) === 0)
-        throw badRequest('body.ip', `${ctx.body.ip} is not banned on port ${cfg.port}`, 'IP is not banned');
+      if (unban(cfg.port, [ctx.body.ip], ctx.body.domain) === 0) throw new HttpError(400, 'IP is not banned', { text: true });
       log(`unbanned ${ctx.body.ip} on port ${cfg.port}`);
       return { body: { ips: store.activeBans(cfg.port).map(({ ip, domain, to }) => ({ ip, domain, to })) } };
     },

@@ -1,0 +1,290 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { OpenApiDoc } from './spec.js';
+
+// ajv-formats is CommonJS: under NodeNext its default import is the module object in types, the function at run time.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON Schema nodes are walked generically
+type Json = any;
+
+/** Response header listing the request fields the sandbox accepted but ignored (not sent with `--strict`). */
+export const IGNORED_FIELDS_HEADER = 'X-Sandbox-Ignored-Fields';
+/** Response header listing request values the sandbox accepted as an alias of a value the seed lists. */
+export const NORMALIZED_FIELDS_HEADER = 'X-Sandbox-Normalized-Fields';
+
+/**
+ * Values that the provider's own clients send and the seed's enums do not list, accepted (without
+ * `--strict`) as the seed's value. Keyed by the schema in the bundle, not by operation.
+ * `bandwidth: "bandwidth"` is the default of the provider's JS SDK (`@brightdata/sdk` 0.2.0) for
+ * `plan.bandwidth`; the seed lists `payperusage` and `unlimited`. Pay-per-usage is the provider's
+ * ordinary bandwidth billing, and unlimited is an option one chooses, so the sandbox reads it as
+ * `payperusage` and says so in `X-Sandbox-Normalized-Fields`.
+ */
+export const VALUE_ALIASES: ReadonlyArray<{ schema: string; aliases: Readonly<Record<string, string>> }> = [
+  { schema: '#/components/schemas/Plan/properties/bandwidth', aliases: { bandwidth: 'payperusage' } },
+];
+
+const ALIAS_KEYWORD = 'x-sandbox-value-alias';
+const COMPOSITIONS = ['allOf', 'anyOf', 'oneOf'] as const;
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties', 'dependentSchemas', '$defs'] as const;
+const SUBSCHEMAS = ['items', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'additionalProperties', 'unevaluatedItems'] as const;
+
+/** What one check of a request part found. */
+export type CheckResult = { ok: true; ignored: string[]; normalized: string[] } | { ok: false; errors: ErrorObject[] | null | undefined };
+
+interface Compiled {
+  closed: ValidateFunction;
+  lenient: ValidateFunction;
+  /** Schema paths (in `closed`) of the object nodes closed by the sandbox: only their errors are "unknown field". */
+  closures: Set<string>;
+}
+
+/** JSON pointer segment unescaping. */
+const unesc = (s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~');
+
+function resolve(doc: OpenApiDoc, ref: string): Json {
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce((o: Json, k) => o?.[unesc(k)], doc);
+}
+
+/**
+ * The request schemas of a bundle, compiled twice from the same source, both with Ajv:
+ *
+ * - **closed**: every object schema in a request (one that is not a branch of `allOf`/`anyOf`/`oneOf`,
+ *   where closing would hide its siblings' fields) refuses fields it does not name
+ *   (`unevaluatedProperties: false`), whether or not the spec closes it. This is `--strict`.
+ * - **lenient**: the same schemas with those closures removed, so a field the seed does not name is
+ *   accepted; and with the `VALUE_ALIASES`. Branches of a composition keep the closures the spec
+ *   gives them: there they tell the forms of a body apart (`oneOf` of two closed objects).
+ *
+ * Without `--strict` a request part is valid when the lenient schema accepts it; the closed schema's
+ * `unevaluatedProperties` errors at the closures then name exactly the fields ignored, which are
+ * removed before the handler sees the body. Everything else (types, required fields, enums, formats)
+ * is validated alike in both.
+ */
+export class RequestChecker {
+  private readonly closedAjv: Ajv2020;
+  private readonly lenientAjv: Ajv2020;
+  private readonly compiled = new Map<string, Compiled>();
+  private normalized: string[] | undefined;
+
+  constructor(
+    private readonly doc: OpenApiDoc,
+    private readonly id: string,
+  ) {
+    const options = { strict: false, allErrors: true, validateFormats: true, coerceTypes: false, useDefaults: false } as const;
+    this.closedAjv = new Ajv2020(options);
+    this.lenientAjv = new Ajv2020(options);
+    addFormats(this.closedAjv);
+    addFormats(this.lenientAjv);
+    // Only self-references that cannot be inlined point back into the bundle: both see it as it is.
+    this.closedAjv.addSchema({ ...doc, $id: id });
+    this.lenientAjv.addSchema({ ...doc, $id: id });
+    this.lenientAjv.addKeyword({
+      keyword: ALIAS_KEYWORD,
+      modifying: true,
+      schemaType: 'object',
+      validate: (aliases: Record<string, string>, data: unknown, _parent: unknown, cxt?: Json) => {
+        if (typeof data === 'string' && Object.hasOwn(aliases, data) && cxt?.parentData !== undefined) {
+          cxt.parentData[cxt.parentDataProperty] = aliases[data];
+          this.normalized?.push(`${cxt.instancePath} (${data} -> ${aliases[data]})`);
+        }
+        return true;
+      },
+    });
+  }
+
+  /**
+   * Checks the part of a request whose schema is at `pointer` in the bundle. `prefix` names the part in
+   * field names (`body`, `query.plan`). Without `strict`, ignored fields are deleted from `data` and
+   * aliased values replaced, in place.
+   */
+  check(pointer: string, data: unknown, prefix: string, strict: boolean): CheckResult {
+    const c = this.compile(pointer);
+    if (c.closed(data)) return { ok: true, ignored: [], normalized: [] };
+    if (strict) return { ok: false, errors: c.closed.errors };
+    const closedErrors = c.closed.errors ?? [];
+    this.normalized = [];
+    // The alias keyword records into this array while `lenient` runs (Ajv validates synchronously).
+    const ok = c.lenient(data) as boolean;
+    const normalized = this.normalized.map((p) => fieldName(prefix, p));
+    this.normalized = undefined;
+    if (!ok) return { ok: false, errors: c.lenient.errors };
+    const ignored: string[] = [];
+    const removals: Array<[Json, string]> = [];
+    for (const e of closedErrors) {
+      if (e.keyword !== 'unevaluatedProperties') continue;
+      if (!c.closures.has(e.schemaPath.replace(/\/unevaluatedProperties$/, ''))) continue;
+      const prop = (e.params as { unevaluatedProperty: string }).unevaluatedProperty;
+      const parent = e.instancePath
+        .split('/')
+        .slice(1)
+        .reduce((o: Json, k) => o?.[unesc(k)], data);
+      if (parent && typeof parent === 'object' && Object.hasOwn(parent, prop)) {
+        const name = fieldName(prefix, e.instancePath, prop);
+        if (!ignored.includes(name)) {
+          ignored.push(name);
+          removals.push([parent, prop]);
+        }
+      }
+    }
+    for (const [parent, prop] of removals) delete parent[prop];
+    return { ok: true, ignored, normalized };
+  }
+
+  private compile(pointer: string): Compiled {
+    let c = this.compiled.get(pointer);
+    if (!c) {
+      const closures = new Set<string>();
+      const root = resolve(this.doc, pointer);
+      const closed = this.transform(root, 'closed', '#', pointer, closures, [pointer]);
+      const lenient = this.transform(root, 'lenient', '#', pointer, new Set(), [pointer]);
+      c = { closed: this.closedAjv.compile(closed), lenient: this.lenientAjv.compile(lenient), closures };
+      this.compiled.set(pointer, c);
+    }
+    return c;
+  }
+
+  /**
+   * A copy of a schema with its `$ref`s inlined (a schema inlined once per use, so that closing it
+   * here does not close it where it is a branch), closed or opened as `mode` says. `at` is the
+   * copy's schema path, as Ajv reports it in errors; `src` the node's pointer in the bundle.
+   */
+  private transform(
+    node: Json,
+    mode: 'closed' | 'lenient',
+    at: string,
+    src: string,
+    closures: Set<string>,
+    refs: string[],
+    member = false,
+  ): Json {
+    if (!node || typeof node !== 'object' || Array.isArray(node)) return node;
+    let source = node;
+    const ownRef = typeof node.$ref === 'string' && node.$ref.startsWith('#/') ? (node.$ref as string) : undefined;
+    let refStack = refs;
+    let from = src;
+    if (ownRef) {
+      // A schema that refers to itself: keep the reference (into the bundle as it is) rather than loop.
+      if (refs.includes(ownRef)) return { ...node, $ref: `${this.id}${ownRef}` };
+      const { $ref: _ref, ...siblings } = node;
+      source = { ...resolve(this.doc, ownRef), ...siblings };
+      refStack = [...refs, ownRef];
+      from = ownRef;
+    }
+    const sub = (v: Json, path: string, isMember = false) =>
+      this.transform(v, mode, `${at}/${path}`, `${from}/${path}`, closures, refStack, isMember);
+    const out: Json = {};
+    for (const [key, value] of Object.entries<Json>(source)) {
+      if ((SUBSCHEMA_MAPS as readonly string[]).includes(key) && value && typeof value === 'object') {
+        out[key] = Object.fromEntries(
+          Object.entries<Json>(value).map(([k, v]) => [k, sub(v, `${key}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`)]),
+        );
+      } else if ((COMPOSITIONS as readonly string[]).includes(key) && Array.isArray(value)) {
+        out[key] = value.map((v, i) => sub(v, `${key}/${i}`, true));
+        if (key !== 'allOf') discriminate(out[key]);
+      } else if (key === 'prefixItems' && Array.isArray(value)) {
+        out[key] = value.map((v, i) => sub(v, `${key}/${i}`));
+      } else if ((SUBSCHEMAS as readonly string[]).includes(key) && value && typeof value === 'object') {
+        out[key] = sub(value, key);
+      } else out[key] = value;
+    }
+    const alias = mode === 'lenient' ? VALUE_ALIASES.find((a) => a.schema === from) : undefined;
+    if (alias) {
+      if (Array.isArray(out.enum)) out.enum = [...out.enum, ...Object.keys(alias.aliases)];
+      out[ALIAS_KEYWORD] = alias.aliases;
+    }
+    const hasMap = (out.additionalProperties && out.additionalProperties !== false) || out.patternProperties;
+    const isObject = out.properties || COMPOSITIONS.some((k) => Array.isArray(out[k]));
+    if (!member && isObject && !hasMap) {
+      delete out.additionalProperties;
+      delete out.unevaluatedProperties;
+      if (mode === 'closed') {
+        out.unevaluatedProperties = false;
+        closures.add(at);
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * Branches of a `oneOf`/`anyOf` that the spec closes are told apart by their closure (the datacenter
+ * form of a refresh refuses `vips`, the gIP form `ips`). Both forms replace that closure with what it
+ * decides between the branches, "none of the fields only a sibling names", so that an unknown field
+ * no longer fails every branch; the parent is then closed like any other object (closed form).
+ */
+function discriminate(branches: Json[]): void {
+  const names = branches.map((b) => new Set(Object.keys(b?.properties ?? {})));
+  branches.forEach((b, i) => {
+    if (!b || typeof b !== 'object' || (b.additionalProperties !== false && b.unevaluatedProperties !== false)) return;
+    const own = names[i] as Set<string>;
+    const others = [...new Set(names.flatMap((n, j) => (j === i ? [] : [...n])))].filter((n) => !own.has(n));
+    delete b.additionalProperties;
+    delete b.unevaluatedProperties;
+    if (!others.length) return;
+    const not = { not: { anyOf: others.map((n) => ({ required: [n] })) } };
+    if (b.not === undefined) Object.assign(b, not);
+    else b.allOf = [...(b.allOf ?? []), not];
+  });
+}
+
+/** `body.zone.type`, `query.plan.colour`, `body.ips[0]` from a prefix and an instance path. */
+function fieldName(prefix: string, instancePath: string, extra?: string): string {
+  const segments = instancePath ? instancePath.split('/').slice(1) : [];
+  if (extra !== undefined) segments.push(extra);
+  let out = prefix;
+  for (const raw of segments) {
+    const s = unesc(raw);
+    out += /^\d+$/.test(s) ? `[${s}]` : `.${s}`;
+  }
+  return out;
+}
+
+const checkers = new WeakMap<OpenApiDoc, RequestChecker>();
+
+/** One checker per bundle: its compiled schemas depend only on the bundle (several sandboxes in one process share them). */
+export function requestCheckerFor(doc: OpenApiDoc, id: string): RequestChecker {
+  let c = checkers.get(doc);
+  if (!c) {
+    c = new RequestChecker(doc, id);
+    checkers.set(doc, c);
+  }
+  return c;
+}
+
+/** What the sandbox accepted without `--strict` in one request, for the response headers. */
+export interface Leniency {
+  ignored: string[];
+  normalized: string[];
+}
+
+/** The response headers that report a request's leniency (none when nothing was ignored or normalised). */
+export function leniencyHeaders(found: Leniency[]): Record<string, string> {
+  const ignored = found.flatMap((f) => f.ignored);
+  const normalized = found.flatMap((f) => f.normalized);
+  const out: Record<string, string> = {};
+  if (ignored.length) out[IGNORED_FIELDS_HEADER] = headerList(ignored);
+  if (normalized.length) out[NORMALIZED_FIELDS_HEADER] = headerList(normalized);
+  return out;
+}
+
+const MAX_LISTED = 20;
+const MAX_NAME = 200;
+
+/**
+ * A list as one header value. Field names come from the request: anything outside printable ASCII,
+ * the list's separator and the backslash are written as `\uXXXX`, and the list is bounded so that a body with
+ * thousands of unknown fields cannot make the header too large for a client.
+ */
+function headerList(items: string[]): string {
+  const shown = items.slice(0, MAX_LISTED).map((s) => {
+    const safe = s.replace(/[^\x20-\x7e]|[,\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    return safe.length > MAX_NAME ? `${safe.slice(0, MAX_NAME)}...` : safe;
+  });
+  if (items.length > MAX_LISTED) shown.push(`(${items.length - MAX_LISTED} more)`);
+  return shown.join(', ');
+}

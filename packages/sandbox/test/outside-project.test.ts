@@ -1,0 +1,151 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { repoRoot } from '@zone-api/testkit';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// A new user's first hour, from packed tarballs in a TypeScript project outside this repository:
+// install (offline, from pnpm's store), start the installed sandbox, then compile (strict) and run
+// every README example marked `readme-example` against it. An example may not lean on `!` or casts.
+
+interface Example {
+  file: string;
+  name: string;
+  code: string;
+}
+
+/** Every ```ts block preceded by `<!-- readme-example: NAME -->` in the READMEs users read first. */
+function readmeExamples(): Example[] {
+  const out: Example[] = [];
+  for (const file of ['README.md', 'packages/account-client/README.md', 'packages/manager-client/README.md']) {
+    const text = readFileSync(join(repoRoot, file), 'utf8');
+    for (const m of text.matchAll(/<!-- readme-example: ([\w-]+)[^>]*-->\s*```ts\n([\s\S]*?)```/g)) {
+      out.push({ file, name: m[1] as string, code: m[2] as string });
+    }
+  }
+  return out;
+}
+
+/** `x!` and `x as T` in the example's own code, with their line. */
+function assertionsIn(code: string): string[] {
+  const found: string[] = [];
+  const src = ts.createSourceFile('example.ts', code, ts.ScriptTarget.ES2022, true);
+  const visit = (n: ts.Node) => {
+    if (ts.isNonNullExpression(n) || ts.isAsExpression(n) || ts.isTypeAssertionExpression(n)) {
+      const { line } = src.getLineAndCharacterOfPosition(n.getStart());
+      found.push(`line ${line + 1}: ${n.getText()}`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(src);
+  return found;
+}
+
+const examples = readmeExamples();
+let work: string;
+let project: string;
+let server: ChildProcess | undefined;
+let urls: { accountUrl: string; managerUrl: string; token: string };
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'zone-api-outside-'));
+  const packs = join(work, 'packs');
+  const { packAll } = (await import(pathToFileURL(join(repoRoot, 'scripts/pack.mjs')).href)) as {
+    packAll: (dest: string) => Record<string, string>;
+  };
+  const packed = packAll(packs);
+  project = join(work, 'project');
+  mkdirSync(join(project, 'src'), { recursive: true });
+  const deps = Object.fromEntries(Object.entries(packed).map(([name, file]) => [name, `file:${file}`]));
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'outside', private: true, type: 'module', dependencies: deps }));
+  // The packed packages name each other by version; until they are on a registry, point those at the tarballs.
+  writeFileSync(
+    join(project, 'pnpm-workspace.yaml'),
+    `overrides:\n${Object.entries(deps)
+      .map(([n, v]) => `  '${n}': '${v}'`)
+      .join('\n')}\n`,
+  );
+  execFileSync('pnpm', ['install', '--offline'], { cwd: project, stdio: 'pipe' });
+
+  // The installed sandbox, started as a user's own script would.
+  writeFileSync(
+    join(project, 'start.mjs'),
+    `import { startSandbox } from '@zone-api/sandbox';
+const s = await startSandbox({ accountPort: 0, managerPort: 0 });
+console.log(JSON.stringify({ accountUrl: s.accountUrl, managerUrl: s.managerUrl, token: s.credentials.token }));\n`,
+  );
+  server = spawn(process.execPath, ['start.mjs'], { cwd: project, stdio: ['ignore', 'pipe', 'inherit'] });
+  urls = await new Promise((resolve, reject) => {
+    let buf = '';
+    server?.stdout?.on('data', (d) => {
+      buf += d;
+      const line = buf.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve(JSON.parse(line));
+    });
+    server?.on('exit', (code) => reject(new Error(`the installed sandbox exited with ${code}`)));
+  });
+}, 180_000);
+
+afterAll(() => {
+  server?.kill();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('README examples in a project outside the repository, from packed tarballs', () => {
+  it('there are examples to run: the clients and the sandbox quick start', () => {
+    expect(examples.map((e) => e.name)).toEqual(expect.arrayContaining(['account-client', 'manager-client', 'sandbox']));
+  });
+
+  it.each(examples.map((e) => [`${e.file} ${e.name}`, e] as const))('%s: no non-null assertion or cast', (_, e) => {
+    expect(assertionsIn(e.code)).toEqual([]);
+  });
+
+  it('every example compiles (strict, NodeNext) against the installed packages and runs against the installed sandbox', () => {
+    const files: string[] = [];
+    for (const e of examples) {
+      const code = e.code
+        .replaceAll('https://api.example.com', urls.accountUrl)
+        .replaceAll('http://127.0.0.1:8787', urls.accountUrl)
+        .replaceAll('createManagerClient()', `createManagerClient({ baseUrl: '${urls.managerUrl}' })`)
+        .replaceAll('createManagerClient({ token', `createManagerClient({ baseUrl: '${urls.managerUrl}', token`);
+      const file = join(project, 'src', `${e.file.replace(/[^\w]+/g, '_')}_${e.name}.ts`);
+      writeFileSync(file, `${code}\nexport {};\n`);
+      files.push(file);
+    }
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          outDir: 'out',
+          rootDir: 'src',
+          skipLibCheck: false,
+          // process.env: the repository's Node typings, as a user's own @types/node would be.
+          typeRoots: [join(repoRoot, 'node_modules/@types')],
+          types: ['node'],
+        },
+        include: ['src'],
+      }),
+    );
+    const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', project], { encoding: 'utf8' });
+    expect(tsc.stdout + tsc.stderr, 'tsc').toBe('');
+    expect(tsc.status).toBe(0);
+    for (const file of files) {
+      const js = file.replace(`${join(project, 'src')}`, join(project, 'out')).replace(/\.ts$/, '.js');
+      const run = spawnSync(process.execPath, [js], {
+        cwd: project,
+        encoding: 'utf8',
+        env: { ...process.env, API_TOKEN: urls.token },
+        timeout: 30_000,
+      });
+      expect(run.stderr, `${file} stderr`).toBe('');
+      expect(run.status, `${file} exit status`).toBe(0);
+    }
+  });
+});
