@@ -83,6 +83,16 @@ export default defineConfig({
           globalSetup: ['packages/testkit/src/setup/sandbox-via-prism.ts'],
         },
       },
+      // The manager contract against the real local proxy manager: only inside the namespace that
+      // `pnpm test:real-manager` makes (it sets ZONE_API_REAL_MANAGER), never in a plain `pnpm test`.
+      ...(process.env.ZONE_API_REAL_MANAGER === '1'
+        ? [
+            {
+              extends: true,
+              test: { name: 'real-manager', include: ['packages/manager-client/test/real/**/*.test.ts'], testTimeout: 60_000 },
+            },
+          ]
+        : []),
       {
         extends: true,
         test: {
