@@ -15,7 +15,8 @@ Usage: zone-api-sandbox [options]
   --spec-dir DIR     read the bundles from DIR (env ZONE_API_SANDBOX_SPEC_DIR; default: @zone-api/spec)
   --print-seed       print the built-in seed as JSON (a starting point for --seed) and exit
   --strict           refuse request fields the seed does not name (default: accept, ignore and list them
-                     in the X-Sandbox-Ignored-Fields response header)
+                     in the X-Sandbox-Ignored-Fields response header) and a proxy port created for a
+                     Zone the account does not have (the real manager creates it)
   --exit-on-shutdown let POST /api/shutdown of the manager end this process (default: simulated only)
   --log              log every request (fastify's logger; slower)
   -h, --help         this text

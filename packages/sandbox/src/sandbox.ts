@@ -205,6 +205,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       'manager',
       managerHandlers(store, {
         reservedPorts: () => listening,
+        strict: options.strict,
         argv: options.argv ?? `--port ${options.managerPort ?? DEFAULT_MANAGER_PORT}`,
         onShutdown: options.onShutdown,
       }),

@@ -158,3 +158,22 @@ describe('plan.bandwidth "bandwidth" (the provider SDK default; the seed lists p
     ]);
   });
 });
+
+describe('a proxy port for a Zone the account does not have (the real manager 1.570.247 creates it)', () => {
+  it('lenient: created, as the real manager does', async () => {
+    await lenient.sandbox.reset();
+    const r = await lenient.manager.createProxy({ body: { proxy: { port: 24500, zone: 'no_such_zone' } } });
+    expect(r.response.status).toBe(200);
+    expect(r.data?.data.zone).toBe('no_such_zone');
+    expect((await lenient.manager.listProxies()).data?.map((p) => p.port)).toContain(24500);
+  });
+
+  it('strict: refused naming the field, nothing created', async () => {
+    await strict.sandbox.reset();
+    const before = strict.sandbox.state();
+    const r = await strict.manager.createProxy({ body: { proxy: { port: 24500, zone: 'no_such_zone' } } });
+    expect(r.response.status).toBe(400);
+    expect(r.error).toEqual({ errors: [{ msg: 'Zone no_such_zone not found', field: 'zone' }] });
+    expect(strict.sandbox.state()).toEqual(before);
+  });
+});

@@ -52,7 +52,7 @@ describe('proxy ports', () => {
     expect((await manager.listProxies()).data?.map((p) => p.port)).toEqual([24000, 24001]);
   });
 
-  it('refuses ports below 1000, ports in use (by a proxy or the API itself) and unknown Zones, with the observed {errors}', async () => {
+  it('refuses ports below 1000, ports in use (by a proxy or the API itself) and updates to unknown Zones, with the observed {errors}', async () => {
     const { manager } = t;
     const before = t.sandbox.state();
     const low = await manager.createProxy({ body: { proxy: { port: 999 } } });
@@ -64,7 +64,9 @@ describe('proxy ports', () => {
     expect((await manager.createProxy({ body: { proxy: { port: api } } })).error).toEqual({
       errors: [{ msg: `port ${api} in use by the UI/API`, field: 'port' }],
     });
-    expect((await manager.createProxy({ body: { proxy: { zone: 'nope' } } })).error).toMatchObject({ errors: [{ field: 'zone' }] });
+    expect((await manager.updateProxy({ params: { path: { port: 24000 } }, body: { proxy: { zone: 'nope' } } })).error).toMatchObject({
+      errors: [{ field: 'zone' }],
+    });
     const moveOnto = await manager.updateProxy({ params: { path: { port: 24001 } }, body: { proxy: { port: 24000 } } });
     expect(moveOnto.response.status).toBe(400);
     const unknown = await manager.updateProxy({ params: { path: { port: 24999 } }, body: { proxy: { country: 'us' } } });
@@ -172,7 +174,13 @@ describe('settings, token and whitelists', () => {
     expect(bad.error?.error).toMatch(/body\.zone/);
     const badIp = await manager.updateSettings({ body: { www_whitelist_ips: ['1.2.3.4', 'x'] } });
     expect(badIp.error?.error).toMatch(/body\.www_whitelist_ips\[1\]/);
+    // A Cloud Proxy Manager setting, refused by the local manager whatever else the body holds.
+    const cloud = await manager.updateSettings({ body: { logs: 5, logs_settings: { type: 'webhook' } } });
+    expect(cloud.response.status).toBe(400);
+    expect(cloud.response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(cloud.error?.error).toBe('Available only in Cloud Proxy Manager');
     expect(t.sandbox.state()).toEqual(before);
+    expect((await manager.updateSettings({ body: { logs_settings: null } })).response.status).toBe(200);
   });
 
   it('gen_token (14 chars) then add_wip with exactly that token; the 6th token in an hour is a 429', async () => {

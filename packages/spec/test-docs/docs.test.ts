@@ -172,18 +172,34 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
 });
 
 describe('index page', () => {
-  it('links both reference pages', async () => {
+  it('links both reference pages and the parity matrix', async () => {
     ready();
     const page = await open('index.html');
     const links = await page.locator('a').evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href')]));
     expect(links).toEqual([
       [loadBundle('account').info.title, 'account.html'],
       [loadBundle('manager').info.title, 'manager.html'],
+      ['Parity: the sandbox against the real local proxy manager', 'parity-manager.html'],
     ]);
     await page.screenshot({ path: join(shots, 'index.png') });
     await page.getByText(loadBundle('manager').info.title).click();
     await page.getByTestId('menu-item-label').first().waitFor({ timeout: 30_000 });
     expect(page.url()).toMatch(/manager\.html/);
+  });
+});
+
+describe('parity page', () => {
+  it('shows the matrix: one row per scenario of every manager operation, each difference with its reason', async () => {
+    ready();
+    const page = await open('parity-manager.html');
+    const rows = await page
+      .locator('table tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent ?? '')));
+    const ops = new Set(rows.map((r) => r[0]));
+    expect(ops).toEqual(new Set(listOperations(loadBundle('manager')).map((o) => o.operationId)));
+    expect(rows.filter((r) => !r[4])).toEqual([]);
+    expect(rows.filter((r) => /not listed/.test(r[4] ?? ''))).toEqual([]);
+    await page.screenshot({ path: join(shots, 'parity-manager.png'), fullPage: true });
   });
 });
 

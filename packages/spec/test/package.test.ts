@@ -38,9 +38,9 @@ function runModule(source: string) {
 }
 
 describe('@zone-api/spec as packed and installed', () => {
-  it('ships the bundles and variants, not the docs or tests', () => {
+  it('ships the bundles, the variants and the parity matrix, not the docs or tests', () => {
     const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
-    const expected = ['package/package.json', 'package/README.md', 'package/CHANGELOG.md'];
+    const expected = ['package/package.json', 'package/README.md', 'package/CHANGELOG.md', 'package/parity/manager.md'];
     for (const api of ['account', 'manager'])
       for (const f of ['openapi.json', 'openapi.yaml', 'openapi.deref.json', 'openapi-3.0.json', 'openapi-3.0.yaml'])
         expected.push(`package/dist/${api}.${f}`);

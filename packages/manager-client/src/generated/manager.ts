@@ -1281,7 +1281,7 @@ export interface components {
         };
         /**
          * @description Body of `PUT /api/settings`: every field is optional. Closed, to catch typos: only the fields the
-         *     seed lists for updates are accepted.
+         *     seed lists for updates are accepted, and `logs_settings`, which the real manager refuses.
          */
         SettingsUpdate: {
             zone?: components["schemas"]["ZoneName"];
@@ -1296,6 +1296,13 @@ export interface components {
             logs?: boolean | number;
             /** @description Enables request statistics. */
             request_stats?: boolean;
+            /**
+             * @description Remote delivery of request logs, a setting of the provider's Cloud Proxy Manager. Not in the
+             *     provider's documentation. The local manager refuses it: any value other than `null` or `false`
+             *     is answered `400` (`text/html`) `Available only in Cloud Proxy Manager` and nothing is changed
+             *     (observed 1.570.247).
+             */
+            logs_settings?: Record<string, never> | null;
         };
         /** @description An enabled Zone of the account, as the manager sees it. */
         EnabledZone: {

@@ -180,7 +180,15 @@ export const scenarios: Scenario[] = [
     operationId: 'listAllocatedVips',
     run: ({ client }) => client.listAllocatedVips({ params: { query: { zone: 'res_zone' } } }),
   },
-  { id: 'refreshIps', operationId: 'refreshIps', run: ({ client }) => client.refreshIps({ body: { zone: ZONE, ips: ['198.51.100.5'] } }) },
+  {
+    id: 'refreshIps',
+    operationId: 'refreshIps',
+    // An IP the Zone holds where the target can list them (the sandbox); the real manager asks its cloud for both.
+    run: async ({ client }) => {
+      const held = (await client.listAllocatedIps({ params: { query: { zone: ZONE } } })).data?.ips?.[0];
+      return client.refreshIps({ body: { zone: ZONE, ips: [typeof held === 'string' ? held : '198.51.100.5'] } });
+    },
+  },
   {
     id: 'refreshIps.notArray',
     operationId: 'refreshIps',

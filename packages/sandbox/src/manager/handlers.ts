@@ -16,6 +16,11 @@ type HarEntry = Record<string, any>;
 export interface ManagerOptions {
   /** Ports the sandbox itself listens on: a proxy port may not take them ("in use by the UI/API"). */
   reservedPorts: () => number[];
+  /**
+   * `--strict`: also refuse what the real manager accepts but cannot serve (a port created for a Zone
+   * the account does not have; the real 1.570.247 creates it and its requests then fail upstream).
+   */
+  strict?: boolean;
   /** The command line reported by `GET /api/version`. */
   argv: string;
   /** Called after `POST /api/shutdown` has been answered (the CLI may exit; tests keep running). */
@@ -290,7 +295,7 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
         if (port > 65535) throw portErrors(`port ${port} is out of range`, 'port');
         checkPort(port);
       }
-      checkZone(given);
+      if (options.strict) checkZone(given);
       const configs = ports.map((port) => ({ ...structuredClone(given), port }));
       for (const cfg of configs) store.ports.set(cfg.port, cfg);
       log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
@@ -426,7 +431,10 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
         whitelist_ips?: string[];
         logs?: boolean | number;
         request_stats?: boolean;
+        logs_settings?: object | null;
       };
+      // A Cloud Proxy Manager setting: the local manager refuses it before looking at anything else.
+      if (b.logs_settings) throw new HttpError(400, 'Available only in Cloud Proxy Manager');
       if (b.zone !== undefined && !store.zones.has(b.zone)) throw badRequest('body.zone', `Zone ${b.zone} does not exist`);
       for (const key of ['www_whitelist_ips', 'whitelist_ips'] as const) {
         const details = (b[key] ?? [])

@@ -24,8 +24,10 @@ export function realManagerPackageDir() {
  */
 export function ensureRealManagerInstalled(log = () => {}) {
   const pkg = realManagerPackageDir();
-  if (existsSync(join(pkg, 'lib', 'manager.js'))) return pkg;
   const dir = realManagerCacheDir();
+  // Written only after npm has finished: an install cut off half-way is not taken for a whole one.
+  const marker = join(dir, 'installed.json');
+  if (existsSync(marker)) return pkg;
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'zone-api-real-manager-cache', private: true }));
   log(`installing ${REAL_MANAGER.name}@${REAL_MANAGER.version} into ${dir} (once; about 400 MB)`);
@@ -38,5 +40,6 @@ export function ensureRealManagerInstalled(log = () => {}) {
   if (res.status !== 0 || !existsSync(join(pkg, 'lib', 'manager.js'))) {
     throw new Error(`npm could not install ${REAL_MANAGER.name}@${REAL_MANAGER.version}: ${String(res.stderr ?? res.error).slice(-2000)}`);
   }
+  writeFileSync(marker, `${JSON.stringify(REAL_MANAGER)}\n`);
   return pkg;
 }
