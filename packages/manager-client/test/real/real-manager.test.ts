@@ -6,7 +6,7 @@ import { REAL_MANAGER, type RunningRealManager, startRealManager } from '@zone-a
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createManagerClient, ZoneApiError } from '../../src/index.js';
-import { type Answer, matrixMarkdown } from './parity.js';
+import { type Answer, matrixMarkdown, sameShape } from './parity.js';
 import { type ScenarioContext, scenarios } from './scenarios.js';
 
 // The manager contract held to the real local proxy manager (run by `pnpm test:real-manager`, inside
@@ -189,7 +189,7 @@ describe(`the manager contract against the real local proxy manager ${REAL_MANAG
     const differing = real.answers
       .filter((r) => {
         const s = sandboxBy.get(r.scenario);
-        return !s || s.status !== r.status || s.media !== r.media || s.kind !== r.kind;
+        return !s || !sameShape(r, s);
       })
       .map((r) => r.scenario);
     const unexplained = differing.filter((id) => !listed[id]).map((id) => `${id}: real ${fmt(real, id)}, sandbox ${fmt(sandbox, id)}`);
@@ -208,5 +208,5 @@ describe(`the manager contract against the real local proxy manager ${REAL_MANAG
 
 function fmt(run: { answers: Answer[] }, id: string): string {
   const a = run.answers.find((x) => x.scenario === id);
-  return a ? `${a.status} ${a.media ?? 'no Content-Type'} (${a.kind})` : 'none';
+  return a ? `${a.status} ${a.media ?? 'no Content-Type'} (${a.kind}${a.keys ? `: ${a.keys.join(', ')}` : ''})` : 'none';
 }

@@ -52,6 +52,11 @@ export const scenarios: Scenario[] = [
     run: (ctx) => ctx.withToken('wrong-token-00').addWhitelistIp({ body: { ip: '10.0.0.1' } }),
   },
   {
+    id: 'addWhitelistIp.noToken',
+    operationId: 'addWhitelistIp',
+    run: ({ client }) => client.addWhitelistIp({ body: { ip: '10.0.0.1' } }),
+  },
+  {
     id: 'addWhitelistIp.noIp',
     operationId: 'addWhitelistIp',
     run: (ctx) => ctx.withToken(ctx.token ?? 'no-token').addWhitelistIp({ body: {} as { ip: string } }),

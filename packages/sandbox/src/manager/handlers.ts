@@ -157,6 +157,29 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
     };
   }
 
+  /**
+   * The settings as `GET`/`PUT /api/settings` answer them: the stored ones, plus the fields the real
+   * manager 1.570.247 always sends that the sandbox does not act on, with the values it sends offline.
+   * Not sent: `mail_domain` and `cloud_url_address`, the provider's own host names (see parity.yaml).
+   */
+  function settingsView() {
+    return {
+      ...m().settings,
+      debug: 'none',
+      lpm_auth: 'none',
+      av_server: false,
+      reseller: false,
+      cache_report: [0],
+      cache_limit: 100_000_000,
+      server_conf: { client: {} },
+      proxy_port: 22225,
+      logs_settings: {},
+      use_custom_cert: false,
+      socket_inactivity_timeout: 120_000,
+      new_ui: false,
+    };
+  }
+
   /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
   function checkPort(port: number, self?: number): void {
     if (port !== self && store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
@@ -234,7 +257,8 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
   };
 
   return {
-    getVersion: () => ({ body: { version: m().version, argv: options.argv, backup_exist: false } }),
+    // `backup_exist` is sent only when the manager started from a backup of its config; the sandbox never does.
+    getVersion: () => ({ body: { version: m().version, argv: options.argv } }),
 
     getLatestVersion: () => {
       const latest = m().releases[0] as { ver: string };
@@ -373,7 +397,10 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
 
     getProxyStatus: (ctx) => {
       const cfg = store.ports.get(ctx.params.port as number);
-      return { body: cfg ? status(cfg) : { status: 'Unknown proxy' } };
+      if (!cfg) return { body: { status: 'Unknown proxy' } };
+      // The real manager adds the details of its port check to the answer for `persist` ports only.
+      const s = status(cfg);
+      return { body: cfg.proxy_type === 'persist' ? { status_details: [], ...s } : s };
     },
 
     banIp: (ctx) => {
@@ -422,7 +449,7 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
     getRefreshSessions: refreshSession,
     refreshSessions: refreshSession,
 
-    getSettings: () => ({ body: m().settings }),
+    getSettings: () => ({ body: settingsView() }),
 
     updateSettings: (ctx) => {
       const b = ctx.body as {
@@ -452,7 +479,7 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
       if (b.logs !== undefined) s.logs = typeof b.logs === 'number' ? b.logs : b.logs ? 1000 : 0;
       if (b.request_stats !== undefined) s.request_stats = b.request_stats;
       log(`settings changed: ${Object.keys(b).join(', ') || '(nothing)'}`);
-      return { body: s };
+      return { body: settingsView() };
     },
 
     listZones: () => ({
