@@ -811,10 +811,52 @@ export interface components {
             [key: string]: components["schemas"]["CustomerCost"];
         };
         /**
-         * @description One request record of `GET /api/customer/req_logs`. Its fields are not documented (the
-         *     documentation shows only that records are objects), so every field is allowed.
+         * @description One request record of `GET /api/customer/req_logs`. The provider's documentation shows only that
+         *     records are objects; it names their fields through the filters of the operation (`zone`,
+         *     `status.code`, `status.message`, `tun.session`, `ts.from`/`ts.to`, `ua`, `dst.host`, `dst.url`),
+         *     and those fields are declared here, each filter matching the field of the same path (`ts.from` and
+         *     `ts.to` bound `ts`). None is marked required because no record has been shown; any other field
+         *     is allowed.
          */
         RequestLog: {
+            /** @description The Zone the request went through (filter `zone`). */
+            zone?: string;
+            /** @description The outcome of the request. */
+            status?: {
+                /**
+                 * Format: int32
+                 * @description HTTP status code of the answer (filter `status.code`, which also takes patterns such as `5**`).
+                 */
+                code?: number;
+                /** @description Status text of the answer (filter `status.message`). */
+                message?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The tunnel (proxy session) that carried the request. */
+            tun?: {
+                /** @description Session identifier (filter `tun.session`). */
+                session?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description When the request was made (filters `ts.from`, `ts.to`).
+             */
+            ts?: string;
+            /** @description User-Agent of the request (filter `ua`). */
+            ua?: string;
+            /** @description The target of the request. */
+            dst?: {
+                /** @description Target host name (filter `dst.host`). */
+                host?: string;
+                /** @description Target URL (filter `dst.url`). */
+                url?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
             [key: string]: unknown;
         };
         /**

@@ -43,7 +43,12 @@ describe('account client types', () => {
 
   it('paginate yields the records of a paged operation, typed, and takes only paged operations', async () => {
     for await (const log of client.paginate('listRequestLogs', { params: { query: { zone: 'static_zone', page_size: 50 } } })) {
-      expectTypeOf(log).toEqualTypeOf<Schemas['RequestLog']>();
+      // Assignable both ways (the item comes through openapi-fetch's response types, so it is not the
+      // identical intersection with the open record's index signature), and its fields are the spec's.
+      expectTypeOf(log).toExtend<Schemas['RequestLog']>();
+      expectTypeOf<Schemas['RequestLog']>().toExtend<typeof log>();
+      expectTypeOf(log.status?.code).toEqualTypeOf<number | undefined>();
+      expectTypeOf(log.dst?.url).toEqualTypeOf<string | undefined>();
     }
     // @ts-expect-error getZone is not paged (no x-pagination in the spec)
     void client.paginate('getZone');
