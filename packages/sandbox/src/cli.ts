@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { defaultSeed, SEED } from './domain/seed.js';
 import { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, startSandbox } from './sandbox.js';
-import { defaultSeed, SEED } from './seed.js';
 
 const HELP = `zone-api-sandbox: the account API and the proxy manager API, stateful, on loopback
 

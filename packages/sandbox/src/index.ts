@@ -1,7 +1,11 @@
 export type { AccountAuth } from './account/auth.js';
-export { type ErrorDetail, HttpError } from './errors.js';
-export type { FaultSpec } from './faults.js';
-export type { Answer, Ctx, Handler } from './http.js';
+export { defaultSeed, SEED } from './domain/seed.js';
+export { validateSeed } from './domain/state.js';
+export type { StateData } from './domain/types.js';
+export { type ErrorDetail, HttpError } from './router/errors.js';
+export type { FaultSpec } from './router/faults.js';
+export type { Answer, Ctx, Handler } from './router/http.js';
+export { bundlePath, loadBundle } from './router/spec.js';
 export {
   DEFAULT_ACCOUNT_PORT,
   DEFAULT_HOST,
@@ -12,7 +16,3 @@ export {
   type SandboxOptions,
   startSandbox,
 } from './sandbox.js';
-export { defaultSeed, SEED } from './seed.js';
-export { bundlePath, loadBundle } from './spec.js';
-export { validateSeed } from './state.js';
-export type { StateData } from './types.js';

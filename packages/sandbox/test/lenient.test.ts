@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IGNORED_FIELDS_HEADER, NORMALIZED_FIELDS_HEADER } from '../src/lenient.js';
+import { IGNORED_FIELDS_HEADER, NORMALIZED_FIELDS_HEADER } from '../src/router/lenient.js';
 import { bearer, C, Conformance, docs, RES, raw, STATIC, useSandbox } from './helpers.js';
 
 // Fields the seed does not name: accepted, ignored and listed by default; refused with `strict`.

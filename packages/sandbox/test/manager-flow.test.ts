@@ -2,10 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createManagerClient } from '@zone-api/manager-client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import type { Store } from '../src/domain/state.js';
 import { MANAGER_SUNSET } from '../src/index.js';
-import { authenticateManager } from '../src/manager/handlers.js';
-import { loadBundle, type OperationDef, operationsOf } from '../src/spec.js';
-import type { Store } from '../src/state.js';
+import { authenticateManager } from '../src/manager/auth.js';
+import { loadBundle, type OperationDef, operationsOf } from '../src/router/spec.js';
 import { C, RES, type Rec, raw, STATIC, useSandbox } from './helpers.js';
 
 // State across calls of the manager API, through the typed client; every response is held to the spec.

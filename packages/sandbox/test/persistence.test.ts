@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { createAccountClient } from '@zone-api/account-client';
 import { createManagerClient } from '@zone-api/manager-client';
 import { describe, expect, it } from 'vitest';
+import { writeFileAtomic } from '../src/domain/persist.js';
 import { startSandbox } from '../src/index.js';
-import { writeFileAtomic } from '../src/persist.js';
 
 const free = { accountPort: 0, managerPort: 0 } as const;
 const TOKEN = 'sandbox-token-0001';

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../errors.js';
-import type { OperationDef } from '../spec.js';
-import type { Store } from '../state.js';
+import type { Store } from '../domain/state.js';
+import { HttpError } from '../router/errors.js';
+import type { OperationDef } from '../router/spec.js';
 
 /** Who is calling, after authentication. */
 export interface AccountAuth {

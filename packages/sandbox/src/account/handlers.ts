@@ -1,10 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { badRequest, HttpError } from '../errors.js';
-import type { Ctx, Handler } from '../http.js';
-import { isWhitelistEntry } from '../net.js';
-import { dayString, type Store } from '../state.js';
-import type { ReqLog, StoredPlan, ZoneState } from '../types.js';
-import { type AccountAuth, UNAUTHORIZED } from './auth.js';
 import {
   allocate,
   assertHeld,
@@ -20,7 +14,13 @@ import {
   release,
   releaseGips,
   replaceIps,
-} from './ips.js';
+} from '../domain/ips.js';
+import { isWhitelistEntry } from '../domain/net.js';
+import { dayString, type Store } from '../domain/state.js';
+import type { ReqLog, StoredPlan, ZoneState } from '../domain/types.js';
+import { badRequest, HttpError } from '../router/errors.js';
+import type { Ctx, Handler } from '../router/http.js';
+import { type AccountAuth, UNAUTHORIZED } from './auth.js';
 
 type C = Ctx<AccountAuth>;
 

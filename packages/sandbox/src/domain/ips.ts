@@ -1,7 +1,7 @@
-import { HttpError } from '../errors.js';
-import { intToIpv4, ipv4ToInt } from '../net.js';
-import type { Store } from '../state.js';
-import type { PoolGip, PoolIp, StoredPlan, ZoneState } from '../types.js';
+import { HttpError } from '../router/errors.js';
+import { intToIpv4, ipv4ToInt } from './net.js';
+import type { Store } from './state.js';
+import type { PoolGip, PoolIp, StoredPlan, ZoneState } from './types.js';
 
 export const GIP_REFRESH_COST = 0.02;
 

@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import type { OpenApiDoc } from '../router/spec.js';
 import { seedSchema } from './seed-schema.js';
-import type { OpenApiDoc } from './spec.js';
 import type {
   AccountState,
   Ban,

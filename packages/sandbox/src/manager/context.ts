@@ -1,0 +1,105 @@
+import type { Store } from '../domain/state.js';
+import type { ProxyPortConfig } from '../domain/types.js';
+import { HttpError } from '../router/errors.js';
+import type { Ctx, Handler } from '../router/http.js';
+
+// What the manager's handler modules share: the store, the options, the general log, and the rules
+// about a port (which port a path names, its status, its effective config, restart semantics). Each
+// module of this folder is one tag of the manager spec and a table of handlers by operationId.
+
+export type ManagerCtx = Ctx<undefined>;
+export type ManagerHandlers = Record<string, Handler<undefined>>;
+
+export interface ManagerOptions {
+  /** Ports the sandbox itself listens on: a proxy port may not take them ("in use by the UI/API"). */
+  reservedPorts: () => number[];
+  /**
+   * `--strict`: also refuse what the real manager accepts but cannot serve (a port created for a Zone
+   * the account does not have; the real 1.570.247 creates it and its requests then fail upstream).
+   */
+  strict?: boolean;
+  /** The command line reported by `GET /api/version`. */
+  argv: string;
+  /** Called after `POST /api/shutdown` has been answered (the CLI may exit; tests keep running). */
+  onShutdown?: () => void;
+}
+
+/** Defaults the manager applies to a port (what `proxies_running` shows beside the stored fields). */
+const PORT_DEFAULTS = {
+  proxy_type: 'persist',
+  iface: '0.0.0.0',
+  proxy: 'zproxy.example.com',
+  proxy_port: 22225,
+  proxy_connection_type: 'http',
+  proxy_retry: 2,
+  insecure: false,
+  ssl: false,
+  dns: 'local',
+  route_err: 'pass_dyn',
+  sticky_ip: false,
+  pool_size: 0,
+  rotate_session: false,
+  max_ban_retries: 10,
+  socket_inactivity_timeout: 120_000,
+  debug: 'none',
+  multiply: 1,
+} as const;
+
+export type ManagerContext = ReturnType<typeof managerContext>;
+
+export function managerContext(store: Store, options: ManagerOptions) {
+  const m = () => store.manager;
+
+  function log(line: string): void {
+    const lines = m().general_log;
+    lines.push(`${new Date().toISOString()} NOTICE:Manager: ${line}`);
+    if (lines.length > 10_000) lines.splice(0, lines.length - 10_000);
+  }
+
+  /**
+   * The port of the path. An unknown one is refused as the real manager refuses it: `400 No proxy at
+   * port N`, sent in the form the operation declares for 400 (text, `{errors}`, or the status alone).
+   */
+  function portOf(ctx: ManagerCtx): ProxyPortConfig {
+    const port = ctx.params.port as number;
+    const cfg = store.ports.get(port);
+    if (!cfg) throw new HttpError(400, `No proxy at port ${port}`);
+    return cfg;
+  }
+
+  function status(cfg: ProxyPortConfig): { status: string; status_details?: { msg: string; field?: string }[] } {
+    const zoneName = cfg.zone ?? m().settings.zone;
+    const zone = store.zones.get(zoneName);
+    if (!zone)
+      return {
+        status: `Zone ${zoneName} not found`,
+        status_details: [{ msg: `Zone ${zoneName} does not exist in the account`, field: 'zone' }],
+      };
+    if (zone.disabled) return { status: 'Disabled zone' };
+    if (store.account.status !== 'active')
+      return { status: 'Account suspended', status_details: [{ msg: `Account status is ${store.account.status}`, field: 'customer' }] };
+    return { status: 'ok' };
+  }
+
+  function effective(cfg: ProxyPortConfig) {
+    const s = m().settings;
+    return {
+      ...PORT_DEFAULTS,
+      customer: s.customer,
+      zone: s.zone,
+      whitelist_ips: s.whitelist_ips,
+      ...cfg,
+      ...status(cfg),
+    };
+  }
+
+  /** Restart semantics: the configuration stays, the running state (bans, sessions, token rate) starts over. */
+  function resetRuntime(what: string): void {
+    store.bans.clear();
+    m().sessions = {};
+    m().token_issued = [];
+    log(`${what}: ports ${[...store.ports.keys()].join(', ') || '(none)'} restarted with their configuration`);
+  }
+
+  return { store, options, m, log, portOf, status, effective, resetRuntime };
+}

@@ -1,0 +1,126 @@
+import type { ProxyPortConfig } from '../domain/types.js';
+import { HttpError } from '../router/errors.js';
+import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
+
+// Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
+
+const FIRST_PORT = 24000;
+
+/** The observed `{errors: [{msg, field}]}` of port creation and update. */
+const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { body: { errors: [field ? { msg, field } : { msg }] } });
+
+/** The real manager's delete of an unknown port fails inside its handler: `500` with this text. */
+const noSuchProxy = () => new HttpError(500, 'Server error: this proxy does not exist', { text: true });
+
+export function portsHandlers(c: ManagerContext): ManagerHandlers {
+  const { store, options, m, log, portOf, status, effective } = c;
+  /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
+  function checkPort(port: number, self?: number): void {
+    if (port !== self && store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
+    if (options.reservedPorts().includes(port)) throw portErrors(`port ${port} in use by the UI/API`, 'port');
+  }
+  function checkZone(cfg: ProxyPortConfig): void {
+    if (cfg.zone !== undefined && !store.zones.has(cfg.zone)) throw portErrors(`Zone ${cfg.zone} not found`, 'zone');
+  }
+
+  function nextPort(): number {
+    let port = Math.max(FIRST_PORT - 1, ...store.ports.keys()) + 1;
+    while (options.reservedPorts().includes(port) || store.ports.has(port)) port++;
+    return port;
+  }
+
+  function dropPort(port: number): void {
+    store.ports.delete(port);
+    store.bans.delete(port);
+    delete m().sessions[String(port)];
+  }
+
+  function refreshSession(ctx: ManagerCtx) {
+    const cfg = portOf(ctx);
+    if (cfg.rotate_session === true) return { status: 204 };
+    const key = String(cfg.port);
+    const n = (m().sessions[key] ?? 0) + 1;
+    m().sessions[key] = n;
+    return { body: { session_id: `${cfg.port}_${n}` } };
+  }
+
+  return {
+    listRunningProxies: () => ({ body: [...store.ports.values()].map(effective) }),
+
+    listProxies: () => ({ body: [...store.ports.values()] }),
+
+    createProxy: (ctx) => {
+      const { multiply, ...given } = ctx.body.proxy as ProxyPortConfig & { multiply?: number };
+      const first = given.port ?? nextPort();
+      const count = multiply && multiply > 1 ? multiply : 1;
+      const ports = Array.from({ length: count }, (_, i) => first + i);
+      for (const port of ports) {
+        if (port > 65535) throw portErrors(`port ${port} is out of range`, 'port');
+        checkPort(port);
+      }
+      if (options.strict) checkZone(given);
+      const configs = ports.map((port) => ({ ...structuredClone(given), port }));
+      for (const cfg of configs) store.ports.set(cfg.port, cfg);
+      log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
+      return { body: { data: effective(configs[0] as ProxyPortConfig) } };
+    },
+
+    deleteProxies: (ctx) => {
+      const ports = [...new Set(ctx.body.ports as number[])];
+      if (ports.some((p) => !store.ports.has(p))) throw noSuchProxy();
+      for (const p of ports) dropPort(p);
+      log(`ports ${ports.join(', ')} deleted`);
+      return { status: 204 };
+    },
+
+    deleteProxy: (ctx) => {
+      const cfg = store.ports.get(ctx.params.port as number);
+      if (!cfg) throw noSuchProxy();
+      dropPort(cfg.port);
+      log(`port ${cfg.port} deleted`);
+      return { status: 204 };
+    },
+
+    updateProxy: (ctx) => {
+      const old = portOf(ctx);
+      const given = ctx.body.proxy as ProxyPortConfig;
+      const port = given.port ?? old.port;
+      checkPort(port, old.port);
+      checkZone(given);
+      const cfg = { ...old, ...structuredClone(given), port };
+      if (port !== old.port) {
+        // A move keeps the port's running state (bans, sessions) with it.
+        const bans = store.bans.get(old.port);
+        const sessions = m().sessions[String(old.port)];
+        dropPort(old.port);
+        if (bans)
+          store.bans.set(
+            port,
+            bans.map((b) => ({ ...b, port })),
+          );
+        if (sessions !== undefined) m().sessions[String(port)] = sessions;
+        log(`port ${old.port} moved to ${port}`);
+      } else log(`port ${port} updated`);
+      store.ports.set(port, cfg);
+      return { body: { data: effective(cfg) } };
+    },
+
+    getProxyStatus: (ctx) => {
+      const cfg = store.ports.get(ctx.params.port as number);
+      if (!cfg) return { body: { status: 'Unknown proxy' } };
+      // The real manager adds the details of its port check to the answer for `persist` ports only.
+      const s = status(cfg);
+      return { body: cfg.proxy_type === 'persist' ? { status_details: [], ...s } : s };
+    },
+
+    getRefreshSessions: refreshSession,
+
+    refreshSessions: refreshSession,
+
+    enableSsl: () => {
+      for (const cfg of store.ports.values()) cfg.ssl = true;
+      log('SSL analyzing enabled on all ports');
+      return { text: 'ok' };
+    },
+  };
+}

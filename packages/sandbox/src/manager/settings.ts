@@ -1,0 +1,66 @@
+import { isWhitelistEntry } from '../domain/net.js';
+import { badRequest, HttpError } from '../router/errors.js';
+import type { ManagerContext, ManagerHandlers } from './context.js';
+
+// Settings: the manager's own settings (default Zone, whitelists, logging).
+
+export function settingsHandlers(c: ManagerContext): ManagerHandlers {
+  const { store, m, log } = c;
+  /**
+   * The settings as `GET`/`PUT /api/settings` answer them: the stored ones, plus the fields the real
+   * manager 1.570.247 always sends that the sandbox does not act on, with the values it sends offline.
+   * Not sent: `mail_domain` and `cloud_url_address`, the provider's own host names (see parity.yaml).
+   */
+  function settingsView() {
+    return {
+      ...m().settings,
+      debug: 'none',
+      lpm_auth: 'none',
+      av_server: false,
+      reseller: false,
+      cache_report: [0],
+      cache_limit: 100_000_000,
+      server_conf: { client: {} },
+      proxy_port: 22225,
+      logs_settings: {},
+      use_custom_cert: false,
+      socket_inactivity_timeout: 120_000,
+      new_ui: false,
+    };
+  }
+
+  return {
+    getSettings: () => ({ body: settingsView() }),
+
+    updateSettings: (ctx) => {
+      const b = ctx.body as {
+        zone?: string;
+        www_whitelist_ips?: string[];
+        whitelist_ips?: string[];
+        logs?: boolean | number;
+        request_stats?: boolean;
+        logs_settings?: object | null;
+      };
+      // A Cloud Proxy Manager setting: the local manager refuses it before looking at anything else.
+      if (b.logs_settings) throw new HttpError(400, 'Available only in Cloud Proxy Manager');
+      if (b.zone !== undefined && !store.zones.has(b.zone)) throw badRequest('body.zone', `Zone ${b.zone} does not exist`);
+      for (const key of ['www_whitelist_ips', 'whitelist_ips'] as const) {
+        const details = (b[key] ?? [])
+          .map((ip, i) =>
+            ip !== 'any' && isWhitelistEntry(ip) ? undefined : { field: `body.${key}[${i}]`, reason: `${ip} is not an IP or subnet` },
+          )
+          .filter((d) => d !== undefined);
+        if (details.length) throw new HttpError(400, 'Invalid request', { details });
+      }
+      const s = m().settings;
+      if (b.zone !== undefined) s.zone = b.zone;
+      if (b.www_whitelist_ips) s.www_whitelist_ips = [...new Set(b.www_whitelist_ips)];
+      if (b.whitelist_ips) s.whitelist_ips = [...new Set(b.whitelist_ips)];
+      // The manager keeps `logs` as the number of requests logged; a boolean switches it between 1000 and 0.
+      if (b.logs !== undefined) s.logs = typeof b.logs === 'number' ? b.logs : b.logs ? 1000 : 0;
+      if (b.request_stats !== undefined) s.request_stats = b.request_stats;
+      log(`settings changed: ${Object.keys(b).join(', ') || '(nothing)'}`);
+      return { body: settingsView() };
+    },
+  };
+}

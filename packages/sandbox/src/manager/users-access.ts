@@ -1,0 +1,58 @@
+import { randomInt } from 'node:crypto';
+import { isWhitelistEntry } from '../domain/net.js';
+import { HttpError } from '../router/errors.js';
+import type { ManagerContext, ManagerHandlers } from './context.js';
+
+// Users and access: the API token, the whitelists of the ports and of the admin UI, the users.
+
+const TOKEN_LIMIT = 5;
+const HOUR = 3_600_000;
+const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+function addToList(list: string[], ip: string): void {
+  if (!list.includes(ip)) list.push(ip);
+}
+
+export function usersAccessHandlers(c: ManagerContext): ManagerHandlers {
+  const { m, log } = c;
+  return {
+    getNewToken: () => {
+      const now = Date.now();
+      const recent = m().token_issued.filter((t) => now - t < HOUR);
+      if (recent.length >= TOKEN_LIMIT) {
+        const wait = Math.ceil(((recent[0] as number) + HOUR - now) / 1000);
+        throw new HttpError(429, 'Too many requests: at most 5 tokens an hour', { text: true, headers: { 'Retry-After': String(wait) } });
+      }
+      const token = Array.from({ length: 14 }, () => TOKEN_CHARS[randomInt(TOKEN_CHARS.length)]).join('');
+      m().token_issued = [...recent, now];
+      m().token = token;
+      log('new token generated');
+      return { body: { token } };
+    },
+
+    addWhitelistIp: (ctx) => {
+      const ip = ctx.body.ip as string;
+      if (ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format', { text: true });
+      addToList(m().settings.whitelist_ips, ip);
+      log(`${ip} added to the whitelist of all ports`);
+      return { text: 'OK' };
+    },
+
+    addAdminWhitelistIp: (ctx) => {
+      const ip = ctx.body.ip as string;
+      if (ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format', { text: true });
+      addToList(m().settings.www_whitelist_ips, ip);
+      log(`${ip} allowed into the admin UI`);
+      return { text: 'OK' };
+    },
+
+    listUsers: () => ({ body: m().users }),
+
+    addUser: (ctx) => {
+      const email = ctx.body.email as string;
+      if (!m().users.some((u) => u.email === email)) m().users.push({ email });
+      log(`user ${email} added`);
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { assertHeld, ipRecord, replaceIps } from '../domain/ips.js';
+import { badRequest } from '../router/errors.js';
+import type { ManagerContext, ManagerHandlers } from './context.js';
+
+// Zones and IPs: the account's Zones as the manager sees them, and the IPs and gIPs allocated to them.
+
+export function zonesIpsHandlers(c: ManagerContext): ManagerHandlers {
+  const { store, m, log } = c;
+  return {
+    listZones: () => ({
+      body: {
+        zones: [...store.zones.values()]
+          .filter((z) => !z.disabled)
+          .map((z) => {
+            const plan = z.plans[z.plans.length - 1];
+            return { name: z.name, perm: z.perms.join(' '), plan, password: z.passwords[0] ?? '', refresh_cost: plan?.vip ? 0.02 : null };
+          }),
+        def: m().settings.zone,
+      },
+    }),
+
+    refreshZones: () => {
+      log('zones refreshed from the account');
+      return undefined;
+    },
+
+    listAllocatedIps: (ctx) => {
+      const name = (ctx.query.zone as string | undefined) ?? m().settings.zone;
+      const zone = store.zones.get(name);
+      if (!zone) throw badRequest('query.zone', `Zone ${name} does not exist`);
+      return { body: { ips: zone.ips } };
+    },
+
+    listAllocatedVips: (ctx) => {
+      const name = (ctx.query.zone as string | undefined) ?? m().settings.zone;
+      const zone = store.zones.get(name);
+      if (!zone) throw badRequest('query.zone', `Zone ${name} does not exist`);
+      return { body: { ips: zone.gips } };
+    },
+
+    refreshIps: (ctx) => {
+      const zone = store.zones.get(ctx.body.zone);
+      if (!zone) throw badRequest('body.zone', `Zone ${ctx.body.zone} does not exist`);
+      const ips = [...new Set(ctx.body.ips as string[])];
+      assertHeld(zone.ips, ips, 'body.ips', zone.name, 'an IP');
+      replaceIps(store, zone, ips, {}, 'body.ips');
+      log(`refreshed ${ips.length} IPs of Zone ${zone.name}`);
+      return {
+        body: {
+          ips: zone.ips.map((ip) => {
+            const r = ipRecord(store, ip);
+            return { ...r, ext: { ...r.ext, def: r.maxmind } };
+          }),
+        },
+      };
+    },
+  };
+}
