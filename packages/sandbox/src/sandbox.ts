@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
-import { accountHandlers } from './account/handlers.js';
+import { accountHandlers } from './account/index.js';
 import { readState, removeStaleTemps, Saver } from './domain/persist.js';
 import { defaultSeed } from './domain/seed.js';
 import { Store, validateSeed } from './domain/state.js';

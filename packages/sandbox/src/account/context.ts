@@ -1,0 +1,63 @@
+import type { Store } from '../domain/state.js';
+import type { ZoneState } from '../domain/types.js';
+import { badRequest, HttpError } from '../router/errors.js';
+import type { Ctx, Handler } from '../router/http.js';
+import type { AccountAuth } from './auth.js';
+
+// What the account API's handler modules share: the store and the rules that name the Zone a call is
+// about (the credential's, or the `zone` parameter). Each module of this folder is one tag of the
+// account spec and a table of handlers by operationId.
+
+export type AccountCtx = Ctx<AccountAuth>;
+export type AccountHandlers = Record<string, Handler<AccountAuth>>;
+type C = AccountCtx;
+
+/** Query parameters on GET, body fields otherwise (the seed's convention for `customer` and `zone`). */
+export function input(ctx: C): { where: 'query' | 'body'; values: Record<string, unknown> } {
+  return ctx.op.method === 'GET'
+    ? { where: 'query', values: ctx.query }
+    : { where: 'body', values: (ctx.body ?? {}) as Record<string, unknown> };
+}
+
+export type AccountContext = ReturnType<typeof accountContext>;
+
+export function accountContext(store: Store) {
+  const notFound = (name: string) => new HttpError(404, `Zone not found: ${name}`);
+
+  /** The Zone the call is about: the credential's with `X-Service-Auth`, else the `zone` parameter. */
+  function zoneOf(ctx: C): ZoneState {
+    const { where, values } = input(ctx);
+    const given = values.zone as string | undefined;
+    if (ctx.auth.scheme === 'zone') {
+      if (given !== undefined && given !== ctx.auth.zone) {
+        throw badRequest(`${where}.zone`, `the X-Service-Auth credential is for Zone ${ctx.auth.zone}`);
+      }
+      return (
+        store.zones.get(ctx.auth.zone as string) ??
+        (() => {
+          throw notFound(ctx.auth.zone as string);
+        })()
+      );
+    }
+    if (given === undefined) throw badRequest(`${where}.zone`, 'is required with token or basic authentication');
+    const zone = store.zones.get(given);
+    if (!zone) throw notFound(given);
+    return zone;
+  }
+
+  /** `zones` of the whitelist and recent-IPs reads: one Zone, or `*` for all (the credential's only). */
+  function zonesOf(ctx: C): ZoneState[] {
+    const sel = ctx.query.zones as string;
+    if (ctx.auth.scheme === 'zone') {
+      if (sel !== '*' && sel !== ctx.auth.zone)
+        throw badRequest('query.zones', `the X-Service-Auth credential is for Zone ${ctx.auth.zone}`);
+      return [store.zones.get(ctx.auth.zone as string) as ZoneState];
+    }
+    if (sel === '*') return [...store.zones.values()];
+    const zone = store.zones.get(sel);
+    if (!zone) throw notFound(sel);
+    return [zone];
+  }
+
+  return { store, notFound, zoneOf, zonesOf };
+}

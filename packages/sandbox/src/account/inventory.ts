@@ -1,0 +1,181 @@
+import {
+  allocate,
+  assertHeld,
+  currentPlan,
+  freeGips,
+  freeIps,
+  GIP_REFRESH_COST,
+  type IpFilter,
+  ipRange,
+  ipRecord,
+  money,
+  planShared,
+  release,
+  releaseGips,
+  replaceIps,
+} from '../domain/ips.js';
+import type { ZoneState } from '../domain/types.js';
+import { badRequest } from '../router/errors.js';
+import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
+
+// IP inventory: available IPs, the Zone's datacenter IPs and gIPs (add, remove, refresh), routes, peers.
+
+export function inventoryHandlers(c: AccountContext): AccountHandlers {
+  const { store, notFound, zoneOf, zonesOf } = c;
+  type C = AccountCtx;
+
+  function countAvailable(ctx: C) {
+    const zone = zoneOf(ctx);
+    const plan = currentPlan(zone);
+    const filter = ctx.query.plan as Record<string, unknown> | undefined;
+    if (!filter) {
+      if (plan.type === 'resident') return { body: { count: freeGips(store, plan.vip_country).length } };
+      return { body: { count: freeIps(store, { shared: planShared(plan), notCountry: plan.not_country }).length } };
+    }
+    const f: IpFilter = {};
+    if (filter.ips_type !== undefined) f.shared = filter.ips_type === 'shared';
+    if (filter.country !== undefined) f.country = filter.country as string;
+    if (filter.country_city !== undefined) {
+      f.countryCity = filter.country_city as string;
+      if (f.country && !f.countryCity.toLowerCase().startsWith(`${f.country.toLowerCase()}-`)) {
+        throw badRequest('query.plan.country_city', `is not in country ${f.country}`);
+      }
+    }
+    if (filter.exclusive_sec !== undefined) f.exclusiveSec = Number(filter.exclusive_sec);
+    if (typeof filter.domain_whitelist === 'string') f.domains = filter.domain_whitelist.split(/\s+/).filter(Boolean);
+    if (filter.geo_db)
+      f.geoDb = Object.entries(filter.geo_db as Record<string, boolean>)
+        .filter(([, on]) => on)
+        .map(([db]) => db);
+    return { body: { count: freeIps(store, f).length } };
+  }
+
+  function refreshGips(zone: ZoneState, vips: string[]) {
+    assertHeld(zone.gips, vips, 'body.vips', zone.name, 'a gIP');
+    const unique = [...new Set(vips)];
+    const taken = new Set<string>();
+    const replacement = new Map<string, string>();
+    for (const old of unique) {
+      const country = store.gipPool.get(old)?.country;
+      const prefix = old.replace(/_\d+$/, '_');
+      const candidates = freeGips(store, country, taken);
+      const pick = candidates.find((g) => g.vip.startsWith(prefix)) ?? candidates[0];
+      if (!pick) throw badRequest('body.vips', `no free gIP left in ${country ?? 'the pool'} to replace ${old}`);
+      taken.add(pick.vip);
+      replacement.set(old, pick.vip);
+    }
+    const now = new Date().toISOString();
+    zone.gips = zone.gips.map((v) => replacement.get(v) ?? v);
+    for (const [old, fresh] of replacement) {
+      store.gipAllocated.delete(old);
+      store.gipAllocated.set(fresh, zone.name);
+    }
+    const cost = money(unique.length * GIP_REFRESH_COST);
+    store.account.pending_costs = money(store.account.pending_costs + cost);
+    store.charges.push({ zone: zone.name, at: now, amount: cost, reason: `gip_refresh x${unique.length}` });
+    return { body: { vips: zone.gips.map((vip) => ({ vip, country: store.gipPool.get(vip)?.country ?? vip.slice(0, 2) })) } };
+  }
+
+  function refreshDatacenter(ctx: C, zone: ZoneState) {
+    const b = ctx.body as { ips?: string[]; country?: string; country_city?: string };
+    if (b.ips) assertHeld(zone.ips, b.ips, 'body.ips', zone.name, 'an IP');
+    const newIps = replaceIps(
+      store,
+      zone,
+      b.ips ? [...new Set(b.ips)] : [...zone.ips],
+      { country: b.country, countryCity: b.country_city },
+      b.ips ? 'body.ips' : 'body',
+    );
+    return { body: { ips: zone.ips, new_ips: newIps } };
+  }
+
+  return {
+    getAvailableIpCount: countAvailable,
+    getAvailableIpCountShortForm: countAvailable,
+
+    listRecentIps: (ctx) => ({ body: Object.fromEntries(zonesOf(ctx).map((z) => [z.name, z.recent_ips])) }),
+
+    getRouteIps: (ctx) => {
+      const zone = zoneOf(ctx);
+      const country = ((ctx.query.country as string | undefined) ?? ctx.auth.country)?.toLowerCase();
+      const ips = zone.ips.filter((ip) => !country || store.pool.get(ip)?.country === country);
+      if (ctx.query.expand === 1) return { text: [...ips].sort((a, b) => a.localeCompare(b, 'en', { numeric: true })).join('\n') };
+      return { text: ipRange(ips) };
+    },
+
+    listRouteVips: (ctx) => ({ body: zoneOf(ctx).gips }),
+
+    listZoneIps: (ctx) => {
+      const zone = zoneOf(ctx);
+      if (ctx.query.ip_per_country === 1) {
+        const counts: Record<string, number> = {};
+        for (const ip of zone.ips) {
+          const cc = store.pool.get(ip)?.country ?? 'us';
+          counts[cc] = (counts[cc] ?? 0) + 1;
+        }
+        return { body: counts };
+      }
+      return { body: { ips: zone.ips.map((ip) => ipRecord(store, ip)) } };
+    },
+
+    addZoneIps: (ctx) => {
+      const zone = zoneOf(ctx);
+      const b = ctx.body as { count: number; country?: string; country_city?: string };
+      const plan = currentPlan(zone);
+      if (plan.type === 'resident')
+        throw badRequest('body.zone', `Zone ${zone.name} is a residential Zone: it has gIPs, not datacenter IPs`);
+      if (b.country && b.country_city && !b.country_city.toLowerCase().startsWith(`${b.country.toLowerCase()}-`)) {
+        throw badRequest('body.country_city', `is not in country ${b.country}`);
+      }
+      const free = freeIps(store, {
+        shared: planShared(plan),
+        country: b.country,
+        countryCity: b.country_city,
+        notCountry: plan.not_country,
+      });
+      if (free.length < b.count) throw badRequest('body.count', `only ${free.length} IPs are available for this request`);
+      const fresh = free.slice(0, b.count);
+      allocate(store, zone, fresh);
+      return { body: { ips: zone.ips, new_ips: fresh.map((p) => p.ip) } };
+    },
+
+    removeZoneIps: (ctx) => {
+      const zone = zoneOf(ctx);
+      const ips = [...new Set(ctx.body.ips as string[])];
+      assertHeld(zone.ips, ips, 'body.ips', zone.name, 'an IP');
+      release(store, zone, ips);
+      return { body: { ips } };
+    },
+
+    removeZoneVips: (ctx) => {
+      const zone = zoneOf(ctx);
+      const vips = [...new Set(ctx.body.vips as string[])];
+      assertHeld(zone.gips, vips, 'body.vips', zone.name, 'a gIP');
+      releaseGips(store, zone, vips);
+      return { body: { vips } };
+    },
+
+    refreshZoneIps: (ctx) => {
+      const zone = zoneOf(ctx);
+      if (Array.isArray(ctx.body.vips)) return refreshGips(zone, ctx.body.vips);
+      if (currentPlan(zone).type === 'resident')
+        throw badRequest('body.vips', `Zone ${zone.name} is residential: name the gIPs to refresh`);
+      return refreshDatacenter(ctx, zone);
+    },
+
+    listPeers: (ctx) => {
+      const q = ctx.query;
+      let zone: string | undefined = q.zone;
+      if (ctx.auth.scheme === 'zone') zone = zoneOf(ctx).name;
+      else if (zone !== undefined && !store.zones.has(zone)) throw notFound(zone);
+      const asn = (q.asn as string | undefined)?.replace(/^as/i, '');
+      const country = (q.country as string | undefined)?.toLowerCase();
+      const peers = store.peers.filter(
+        (p) => (!zone || p.zone === zone) && (!country || p.country === country) && (!asn || p.asn === asn) && (!q.vip || p.vip === q.vip),
+      );
+      return { body: peers.map((p) => p.ip) };
+    },
+
+    listAllPeers: () => ({ body: store.peers.map((p) => p.ip) }),
+  };
+}

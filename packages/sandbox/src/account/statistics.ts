@@ -1,0 +1,138 @@
+import { money } from '../domain/ips.js';
+import { dayString } from '../domain/state.js';
+import type { ReqLog, ZoneState } from '../domain/types.js';
+import { badRequest } from '../router/errors.js';
+import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
+
+// Statistics: bandwidth per day, costs, request logs and their stats.
+
+export function statisticsHandlers(c: AccountContext): AccountHandlers {
+  const { store, notFound, zoneOf } = c;
+  type C = AccountCtx;
+
+  function dayRange(ctx: C, defaultDays: number): { from: string; to: string; days: string[] } {
+    const parse = (name: 'from' | 'to'): string | undefined => {
+      const raw = ctx.query[name] as string | undefined;
+      if (raw === undefined) return undefined;
+      const t = Date.parse(raw);
+      if (Number.isNaN(t)) throw badRequest(`query.${name}`, 'must be a date (YYYY-MM-DD or ISO 8601)');
+      return new Date(t).toISOString().slice(0, 10);
+    };
+    const now = Date.now();
+    const to = parse('to') ?? dayString(now);
+    const from = parse('from') ?? dayString(Date.parse(to), defaultDays - 1);
+    if (from > to) throw badRequest('query.from', 'must not be after to');
+    const days: string[] = [];
+    for (let t = Date.parse(from); t <= Date.parse(to); t += 86_400_000) {
+      days.push(new Date(t).toISOString().slice(0, 10));
+      if (days.length > 3660) throw badRequest('query.from', 'the period may be at most ten years');
+    }
+    return { from, to, days };
+  }
+
+  function bandwidth(ctx: C, zones: ZoneState[]) {
+    const { from, to, days } = dayRange(ctx, 30);
+    const index = new Map(days.map((d, i) => [d, i]));
+    const data: Record<string, { bw_sum: number[]; bw_dn: number[]; bw_up: number[] }> = {};
+    for (const z of zones) data[z.name] = { bw_sum: days.map(() => 0), bw_dn: days.map(() => 0), bw_up: days.map(() => 0) };
+    for (const u of store.usage) {
+      const series = data[u.zone];
+      const i = index.get(u.date as string);
+      if (!series || i === undefined) continue;
+      series.bw_dn[i] = (series.bw_dn[i] as number) + u.bw_dn;
+      series.bw_up[i] = (series.bw_up[i] as number) + u.bw_up;
+      series.bw_sum[i] = (series.bw_sum[i] as number) + u.bw_dn + u.bw_up;
+    }
+    const body: Record<string, unknown> = { from: `${from}T00:00:00`, to: `${to}T00:00:00`, data };
+    if (ctx.query.details === 1) {
+      const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
+      body.sums = Object.fromEntries(
+        Object.entries(data).map(([name, s]) => [name, { bw_sum: sum(s.bw_sum), bw_dn: sum(s.bw_dn), bw_up: sum(s.bw_up) }]),
+      );
+    }
+    return { body: { [store.account.customer]: body } };
+  }
+
+  /** Bandwidth and cost of a Zone from `from` (inclusive) to `to` (exclusive), both `YYYY-MM-DD`. */
+  function periodCost(z: ZoneState, from: string, to: string) {
+    let bw = 0;
+    for (const u of store.usage) if (u.zone === z.name && (u.date as string) >= from && (u.date as string) < to) bw += u.bw_dn + u.bw_up;
+    let cost = (bw / 1e9) * z.price_per_gb;
+    for (const c of store.charges) if (c.zone === z.name && c.at.slice(0, 10) >= from && c.at.slice(0, 10) < to) cost += c.amount;
+    return { bw, cost: money(cost) };
+  }
+
+  function matchLogs(ctx: C): ReqLog[] {
+    const q = ctx.query;
+    let zone: string | undefined = q.zone;
+    if (ctx.auth.scheme === 'zone') zone = zoneOf(ctx).name;
+    else if (zone !== undefined && !store.zones.has(zone)) throw notFound(zone);
+    const time = (name: string): number | undefined => {
+      if (q[name] === undefined) return undefined;
+      const t = Date.parse(q[name]);
+      if (Number.isNaN(t)) throw badRequest(`query.${name}`, 'must be a date-time (ISO 8601)');
+      return t;
+    };
+    const from = time('ts.from');
+    const to = time('ts.to');
+    const code: string | undefined = q['status.code'];
+    const codeRe = code && /[x*]/i.test(code) ? new RegExp(`^${code.replace(/[x*]/gi, '\\d')}$`) : undefined;
+    const has = (hay: string, needle: string | undefined) => needle === undefined || hay.toLowerCase().includes(needle.toLowerCase());
+    return store.reqLogs.filter((r) => {
+      if (zone !== undefined && r.zone !== zone) return false;
+      if (code !== undefined && (codeRe ? !codeRe.test(String(r.status.code)) : String(r.status.code) !== code)) return false;
+      if (!has(r.status.message, q['status.message'])) return false;
+      if (q['tun.session'] !== undefined && r.tun.session !== q['tun.session']) return false;
+      const t = Date.parse(r.ts);
+      if (from !== undefined && t < from) return false;
+      if (to !== undefined && t >= to) return false;
+      if (!has(r.ua, q.ua)) return false;
+      if (q['dst.host'] !== undefined && r.dst.host.toLowerCase() !== String(q['dst.host']).toLowerCase()) return false;
+      return has(r.dst.url, q['dst.url']);
+    });
+  }
+
+  return {
+    getZoneBandwidth: (ctx) => bandwidth(ctx, [zoneOf(ctx)]),
+    getCustomerBandwidth: (ctx) => bandwidth(ctx, ctx.auth.scheme === 'zone' ? [zoneOf(ctx)] : [...store.zones.values()]),
+
+    getZoneCost: (ctx) => {
+      const zone = zoneOf(ctx);
+      const body: Record<string, { bw: number; cost: number }> = {};
+      if (ctx.query.from !== undefined || ctx.query.to !== undefined) {
+        const { from, to } = dayRange(ctx, 30);
+        body.custom = periodCost(zone, from, to);
+      } else {
+        const now = new Date();
+        const y = now.getUTCFullYear();
+        const m = now.getUTCMonth();
+        const month = (k: number) => new Date(Date.UTC(y, m - k, 1)).toISOString().slice(0, 10);
+        const today = dayString(now.getTime());
+        const tomorrow = dayString(now.getTime(), -1);
+        body.back_d0 = periodCost(zone, today, tomorrow);
+        body.back_d1 = periodCost(zone, dayString(now.getTime(), 1), today);
+        body.back_m0 = periodCost(zone, month(0), tomorrow);
+        body.back_m1 = periodCost(zone, month(1), month(0));
+      }
+      return { body: { [store.account.customer]: body } };
+    },
+
+    listRequestLogs: (ctx) => {
+      const size = (ctx.query.page_size as number | undefined) ?? 100;
+      const page = (ctx.query.page as number | undefined) ?? 0;
+      const logs = matchLogs(ctx).sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : 0));
+      return { body: logs.slice(page * size, page * size + size) };
+    },
+
+    getRequestLogStats: (ctx) => {
+      const logs = matchLogs(ctx);
+      const body: Record<string, unknown> = { total: logs.length, success_statuses: logs.filter((r) => r.status.code < 400).length };
+      if (ctx.query.status_breakdown === 1) {
+        const counts = new Map<number, number>();
+        for (const r of logs) counts.set(r.status.code, (counts.get(r.status.code) ?? 0) + 1);
+        body.status_breakdown = [...counts].sort(([a], [b]) => a - b).map(([status, count]) => ({ status, count }));
+      }
+      return { body };
+    },
+  };
+}
