@@ -1,20 +1,8 @@
+import { lcg, SEED } from './seed-ids.js';
+import { managerSeed } from './seed-manager.js';
 import type { City, PoolGip, PoolIp, ReqLog, StateData, UsageDay, ZoneState } from './types.js';
 
-/** The identities of the default seed, as the contract suites and the README use them. */
-export const SEED = {
-  customer: 'hl_1a2b3c4d',
-  token: 'sandbox-token-0001',
-  /** A second token without admin rights or peer permissions (for 403s). */
-  limitedToken: 'sandbox-token-0002',
-  basic: { username: 'sandbox@example.com', password: 'sandbox-basic-0001' },
-  zones: {
-    static_zone: 'z8x7c6v5b4n3',
-    res_zone: 'r3s1d3nt9x7w',
-    dc_zone_2: 'd4c2z6n8q1p0',
-    mob_zone: 'm0b1l3z9k7j5',
-    old_zone: 'o1d2z3n4e5x6',
-  },
-} as const;
+export { SEED } from './seed-ids.js';
 
 // Addresses come from the ranges reserved for documentation and benchmarking (RFC 5737, RFC 2544):
 // the sandbox never connects to any of them.
@@ -98,15 +86,6 @@ function cities(): Record<string, City[]> {
       list.map(([name, region, r_id]) => ({ c_id: cc.toUpperCase(), region, r_id, country: COUNTRY_NAMES[cc] as string, name })),
     ]),
   );
-}
-
-/** A small deterministic generator, so the seed is the same on every start. */
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
 }
 
 const ZONE_NAMES = Object.keys(SEED.zones) as Array<keyof typeof SEED.zones>;
@@ -256,76 +235,6 @@ function peers(): StateData['peers'] {
   return out;
 }
 
-function har(): Record<string, unknown>[] {
-  const rnd = lcg(23);
-  const hosts = ['example.com', 'example.org', 'api.example.net'];
-  const statuses: Array<[number, string]> = [
-    [200, 'OK'],
-    [200, 'OK'],
-    [204, 'No Content'],
-    [302, 'Found'],
-    [404, 'Not Found'],
-    [502, 'Bad Gateway'],
-  ];
-  const start = Date.parse('2024-05-02T12:00:00.000Z');
-  return Array.from({ length: 40 }, (_, i) => {
-    const port = 24000 + (i % 3);
-    const host = hosts[i % hosts.length] as string;
-    const https = i % 2 === 0;
-    const url = `${https ? 'https' : 'http'}://${host}/${['', 'item/42', 'search?q=sandbox', 'api/v1/status'][i % 4]}`;
-    const [status, statusText] = statuses[Math.floor(rnd() * statuses.length)] as [number, string];
-    const time = 50 + Math.floor(rnd() * 900);
-    const inBw = 200 + Math.floor(rnd() * 20_000);
-    const outBw = 100 + Math.floor(rnd() * 800);
-    const ts = start + i * 60_000;
-    const query = url.includes('?') ? [{ name: 'q', value: 'sandbox' }] : [];
-    return {
-      uuid: `${(i + 1).toString(16).padStart(8, '0')}-5a4d-4b0c-9e1f-00000000${(i + 1).toString().padStart(4, '0')}`,
-      startedDateTime: new Date(ts).toISOString(),
-      time,
-      request: {
-        method: i % 5 === 4 ? 'POST' : 'GET',
-        url,
-        httpVersion: 'HTTP/1.1',
-        cookies: [],
-        headers: [
-          { name: 'host', value: host },
-          { name: 'user-agent', value: 'curl/8.5.0' },
-        ],
-        queryString: query,
-        headersSize: 120,
-        bodySize: i % 5 === 4 ? 64 : 0,
-      },
-      response: {
-        status,
-        statusText,
-        httpVersion: 'HTTP/1.1',
-        cookies: [],
-        headers: [{ name: 'content-type', value: 'text/html' }],
-        content: { size: inBw, mimeType: 'text/html' },
-        redirectURL: status === 302 ? `https://${host}/` : '',
-        headersSize: 180,
-        bodySize: inBw,
-      },
-      cache: {},
-      timings: { blocked: 0, dns: 2, connect: 12, send: 1, wait: time - 30, receive: 15, ssl: https ? 8 : -1 },
-      details: {
-        port,
-        protocol: https ? 'https' : 'http',
-        timestamp: new Date(ts).toISOString(),
-        bw: inBw + outBw,
-        in_bw: inBw,
-        out_bw: outBw,
-        proxy_peer: `198.18.0.${10 + (i % 6)}`,
-        context: 'RESPONSE',
-        content_type: 'html',
-        success: status < 400,
-        remote_address: '127.0.0.1',
-      },
-    };
-  });
-}
-
 /**
  * The built-in seed: one account (`hl_1a2b3c4d`) with its tokens and basic credentials, five Zones
  * (static shared, static dedicated, residential with gIPs, mobile, and a disabled one), IP pools per
@@ -355,55 +264,7 @@ export function defaultSeed(): StateData {
     req_logs: reqLogs(),
     usage: usage(),
     charges: [],
-    manager: {
-      version: '1.570.247',
-      releases: [
-        {
-          ver: '1.571.3',
-          type: 'stable',
-          changes: [
-            { type: 'star', text: 'Faster HAR log search' },
-            { type: 'bug_fix', text: 'Ports keep their whitelist after a move' },
-          ],
-        },
-        { ver: '1.570.247', type: 'stable', changes: [{ type: 'bug_fix', text: 'Session refresh keeps the port numbering' }] },
-      ],
-      settings: {
-        customer: SEED.customer,
-        zone: 'static_zone',
-        password: SEED.zones.static_zone,
-        www_whitelist_ips: [],
-        whitelist_ips: [],
-        fixed_whitelist_ips: ['127.0.0.1'],
-        pending_ips: [],
-        pending_www_ips: [],
-        read_only: false,
-        config: 'zone-api-sandbox (in memory)',
-        test_url: 'https://example.com/myip.json',
-        logs: 1000,
-        log: 'notice',
-        har_limit: 1024,
-        request_stats: true,
-        dropin: true,
-        zagent: false,
-        sync_config: true,
-      },
-      token: null,
-      token_issued: [],
-      ports: [
-        { port: 24000, zone: 'static_zone', proxy_type: 'persist' },
-        { port: 24001, zone: 'res_zone', proxy_type: 'persist', country: 'us', rotate_session: true },
-      ],
-      bans: [],
-      sessions: {},
-      users: [{ email: 'admin@example.com', password: 'sandbox-pm-0001' }],
-      har: har(),
-      general_log: [
-        'NOTICE:Manager: Proxy Manager 1.570.247 starting',
-        'NOTICE:Manager: Port 24000 ready (static_zone)',
-        'NOTICE:Manager: Port 24001 ready (res_zone)',
-      ],
-    },
+    manager: managerSeed(),
   };
 }
 

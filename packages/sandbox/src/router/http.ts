@@ -1,14 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
-import { type ErrorDetail, HttpError } from './errors.js';
+import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
+import { HttpError } from './errors.js';
 import type { Fault, FaultRegistry } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, operationsOf } from './spec.js';
+import { compileCached, detailsFromAjv, PART_PREFIX, validatorsFor } from './validators.js';
 
-// ajv-formats is CommonJS: under NodeNext its default import is the module object in types, the function at run time.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
 
 /** What a handler answers. Nothing at all means the operation's first declared 2xx without a body. */
 export interface Answer {
@@ -72,110 +71,6 @@ type Req = FastifyRequest & { [kAuth]?: unknown; [kUnsupportedMedia]?: string; [
 
 // What the body validator accepted leniently, keyed by the body it checked (a validator sees no request).
 const bodyLeniency = new WeakMap<object, Leniency>();
-
-interface Validators {
-  id: string;
-  body: Ajv2020;
-  query: Ajv2020;
-  cache: Map<string, ValidateFunction>;
-}
-
-// Compiled validators depend only on the bundle: several sandboxes in one process (the tests) share them.
-const validatorCache = new WeakMap<OpenApiDoc, Validators>();
-
-function validatorsFor(doc: OpenApiDoc, name: string): Validators {
-  let v = validatorCache.get(doc);
-  if (!v) {
-    const id = `https://zone-api.local/${name}.openapi.json`;
-    const common = { strict: false, allErrors: true, validateFormats: true } as const;
-    // Bodies are JSON: no coercion. Query and path values are strings on the wire: coerced to the schema's types.
-    const body = new Ajv2020({ ...common, coerceTypes: false, useDefaults: false });
-    const query = new Ajv2020({ ...common, coerceTypes: true, useDefaults: true });
-    for (const ajv of [body, query]) {
-      addFormats(ajv);
-      ajv.addSchema({ ...doc, $id: id });
-    }
-    v = { id, body, query, cache: new Map() };
-    validatorCache.set(doc, v);
-  }
-  return v;
-}
-
-function compileCached(v: Validators, kind: 'body' | 'query', key: string, schema: object): ValidateFunction {
-  const k = `${kind} ${key}`;
-  let fn = v.cache.get(k);
-  if (!fn) {
-    fn = v[kind].compile(schema);
-    v.cache.set(k, fn);
-  }
-  return fn;
-}
-
-const PART_PREFIX: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
-
-function fieldPath(prefix: string, instancePath: string, extra?: string): string {
-  let out = prefix;
-  const segments = instancePath ? instancePath.split('/').slice(1) : [];
-  if (extra !== undefined) segments.push(extra);
-  for (const raw of segments) {
-    const s = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    out += /^\d+$/.test(s) ? `[${s}]` : `.${s}`;
-  }
-  return out;
-}
-
-/** Ajv errors as `{field, reason}`, naming the property at fault rather than its parent. */
-export function detailsFromAjv(errors: ErrorObject[] | null | undefined, prefix: string): ErrorDetail[] {
-  const out: ErrorDetail[] = [];
-  const seen = new Set<string>();
-  for (const e of errors ?? []) {
-    const p = e.params as Record<string, string>;
-    let detail: ErrorDetail;
-    if (e.keyword === 'required' && p.missingProperty === undefined) detail = { field: prefix, reason: e.message ?? 'is required' };
-    else if (e.keyword === 'required') detail = { field: fieldPath(prefix, e.instancePath, p.missingProperty), reason: 'is required' };
-    else if (e.keyword === 'additionalProperties')
-      detail = { field: fieldPath(prefix, e.instancePath, p.additionalProperty), reason: 'is not a known field' };
-    else if (e.keyword === 'unevaluatedProperties')
-      detail = { field: fieldPath(prefix, e.instancePath, p.unevaluatedProperty), reason: 'is not a known field' };
-    else if (e.keyword === 'dependentRequired')
-      detail = { field: fieldPath(prefix, e.instancePath, p.missingProperty), reason: `is required together with ${p.property}` };
-    else {
-      let reason = e.message ?? e.keyword;
-      if (e.keyword === 'enum')
-        reason += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((x) => JSON.stringify(x)).join(', ')}`;
-      detail = { field: fieldPath(prefix, e.instancePath), reason };
-    }
-    const key = `${detail.field}\n${detail.reason}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(detail);
-    if (out.length >= 50) break;
-  }
-  return out;
-}
-
-/** An error as one line of text: the message, then each field at fault with the reason. */
-function errorText(err: HttpError): string {
-  if (!err.details?.length) return err.message;
-  return `${err.message}: ${err.details.map((d) => `${d.field} ${d.reason}`).join('; ')}`;
-}
-
-/** The status an answer without an explicit one gets: the operation's first declared 2xx. */
-function defaultStatus(op: OperationDef): number {
-  for (const s of op.responses.keys()) if (/^2\d\d$/.test(s)) return Number(s);
-  return 200;
-}
-
-function textType(op: OperationDef, status: number, fallback = 'text/plain'): string {
-  const media = op.responses.get(String(status))?.media ?? [];
-  return `${media.find((m) => m.startsWith('text/')) ?? fallback}; charset=utf-8`;
-}
-
-/** Whether the operation declares only a text body for this status (then errors go out as text). */
-function declaresOnlyText(op: OperationDef, status: number): boolean {
-  const media = op.responses.get(String(status))?.media;
-  return !!media && media.length > 0 && media.every((m) => m.startsWith('text/'));
-}
 
 export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   const { doc, name, faults } = options;

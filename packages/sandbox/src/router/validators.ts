@@ -1,0 +1,91 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { ErrorDetail } from './errors.js';
+import type { OpenApiDoc } from './spec.js';
+
+// The request validators of a bundle (ajv, compiled once per bundle and shared), and ajv's errors as
+// the `{field, reason}` details every refusal names.
+
+// ajv-formats is CommonJS: under NodeNext its default import is the module object in types, the function at run time.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
+
+export interface Validators {
+  id: string;
+  body: Ajv2020;
+  query: Ajv2020;
+  cache: Map<string, ValidateFunction>;
+}
+
+// Compiled validators depend only on the bundle: several sandboxes in one process (the tests) share them.
+const validatorCache = new WeakMap<OpenApiDoc, Validators>();
+
+export function validatorsFor(doc: OpenApiDoc, name: string): Validators {
+  let v = validatorCache.get(doc);
+  if (!v) {
+    const id = `https://zone-api.local/${name}.openapi.json`;
+    const common = { strict: false, allErrors: true, validateFormats: true } as const;
+    // Bodies are JSON: no coercion. Query and path values are strings on the wire: coerced to the schema's types.
+    const body = new Ajv2020({ ...common, coerceTypes: false, useDefaults: false });
+    const query = new Ajv2020({ ...common, coerceTypes: true, useDefaults: true });
+    for (const ajv of [body, query]) {
+      addFormats(ajv);
+      ajv.addSchema({ ...doc, $id: id });
+    }
+    v = { id, body, query, cache: new Map() };
+    validatorCache.set(doc, v);
+  }
+  return v;
+}
+
+export function compileCached(v: Validators, kind: 'body' | 'query', key: string, schema: object): ValidateFunction {
+  const k = `${kind} ${key}`;
+  let fn = v.cache.get(k);
+  if (!fn) {
+    fn = v[kind].compile(schema);
+    v.cache.set(k, fn);
+  }
+  return fn;
+}
+
+export const PART_PREFIX: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+function fieldPath(prefix: string, instancePath: string, extra?: string): string {
+  let out = prefix;
+  const segments = instancePath ? instancePath.split('/').slice(1) : [];
+  if (extra !== undefined) segments.push(extra);
+  for (const raw of segments) {
+    const s = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out += /^\d+$/.test(s) ? `[${s}]` : `.${s}`;
+  }
+  return out;
+}
+
+/** Ajv errors as `{field, reason}`, naming the property at fault rather than its parent. */
+export function detailsFromAjv(errors: ErrorObject[] | null | undefined, prefix: string): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    const p = e.params as Record<string, string>;
+    let detail: ErrorDetail;
+    if (e.keyword === 'required' && p.missingProperty === undefined) detail = { field: prefix, reason: e.message ?? 'is required' };
+    else if (e.keyword === 'required') detail = { field: fieldPath(prefix, e.instancePath, p.missingProperty), reason: 'is required' };
+    else if (e.keyword === 'additionalProperties')
+      detail = { field: fieldPath(prefix, e.instancePath, p.additionalProperty), reason: 'is not a known field' };
+    else if (e.keyword === 'unevaluatedProperties')
+      detail = { field: fieldPath(prefix, e.instancePath, p.unevaluatedProperty), reason: 'is not a known field' };
+    else if (e.keyword === 'dependentRequired')
+      detail = { field: fieldPath(prefix, e.instancePath, p.missingProperty), reason: `is required together with ${p.property}` };
+    else {
+      let reason = e.message ?? e.keyword;
+      if (e.keyword === 'enum')
+        reason += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((x) => JSON.stringify(x)).join(', ')}`;
+      detail = { field: fieldPath(prefix, e.instancePath), reason };
+    }
+    const key = `${detail.field}\n${detail.reason}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(detail);
+    if (out.length >= 50) break;
+  }
+  return out;
+}
