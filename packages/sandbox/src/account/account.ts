@@ -1,6 +1,6 @@
 import { money } from '../domain/ips.js';
 import type { Store } from '../domain/state.js';
-import { HttpError } from '../router/errors.js';
+import { HttpError } from '../errors.js';
 import type { AccountContext, AccountHandlers } from './context.js';
 
 // Account and network: balance, account status, network status, cities.

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../domain/state.js';
-import { HttpError } from '../router/errors.js';
+import { HttpError } from '../errors.js';
 import type { OperationDef } from '../router/spec.js';
 
 /** Who is calling, after authentication. */

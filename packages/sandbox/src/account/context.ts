@@ -1,6 +1,6 @@
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
-import { badRequest, HttpError } from '../router/errors.js';
+import { badRequest, HttpError } from '../errors.js';
 import type { Ctx, Handler } from '../router/http.js';
 import type { AccountAuth } from './auth.js';
 

@@ -1,5 +1,5 @@
 import type { Store } from '../domain/state.js';
-import { HttpError } from '../router/errors.js';
+import { HttpError } from '../errors.js';
 import { combineHandlers } from '../router/http.js';
 import { accountStatusHandlers } from './account.js';
 import { UNAUTHORIZED } from './auth.js';

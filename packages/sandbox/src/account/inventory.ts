@@ -4,18 +4,17 @@ import {
   currentPlan,
   freeGips,
   freeIps,
-  GIP_REFRESH_COST,
   type IpFilter,
   ipRange,
   ipRecord,
-  money,
   planShared,
   release,
   releaseGips,
+  replaceGips,
   replaceIps,
 } from '../domain/ips.js';
 import type { ZoneState } from '../domain/types.js';
-import { badRequest } from '../router/errors.js';
+import { badRequest } from '../errors.js';
 import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
 
 // IP inventory: available IPs, the Zone's datacenter IPs and gIPs (add, remove, refresh), routes, peers.
@@ -52,27 +51,7 @@ export function inventoryHandlers(c: AccountContext): AccountHandlers {
 
   function refreshGips(zone: ZoneState, vips: string[]) {
     assertHeld(zone.gips, vips, 'body.vips', zone.name, 'a gIP');
-    const unique = [...new Set(vips)];
-    const taken = new Set<string>();
-    const replacement = new Map<string, string>();
-    for (const old of unique) {
-      const country = store.gipPool.get(old)?.country;
-      const prefix = old.replace(/_\d+$/, '_');
-      const candidates = freeGips(store, country, taken);
-      const pick = candidates.find((g) => g.vip.startsWith(prefix)) ?? candidates[0];
-      if (!pick) throw badRequest('body.vips', `no free gIP left in ${country ?? 'the pool'} to replace ${old}`);
-      taken.add(pick.vip);
-      replacement.set(old, pick.vip);
-    }
-    const now = new Date().toISOString();
-    zone.gips = zone.gips.map((v) => replacement.get(v) ?? v);
-    for (const [old, fresh] of replacement) {
-      store.gipAllocated.delete(old);
-      store.gipAllocated.set(fresh, zone.name);
-    }
-    const cost = money(unique.length * GIP_REFRESH_COST);
-    store.account.pending_costs = money(store.account.pending_costs + cost);
-    store.charges.push({ zone: zone.name, at: now, amount: cost, reason: `gip_refresh x${unique.length}` });
+    replaceGips(store, zone, vips, 'body.vips');
     return { body: { vips: zone.gips.map((vip) => ({ vip, country: store.gipPool.get(vip)?.country ?? vip.slice(0, 2) })) } };
   }
 

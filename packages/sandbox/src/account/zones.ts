@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { allocate, currentPlan, freeGips, freeIps, planShared, release, releaseGips } from '../domain/ips.js';
+import { allocate, allocateGips, currentPlan, freeGips, freeIps, planShared, release, releaseGips } from '../domain/ips.js';
 import { isWhitelistEntry } from '../domain/net.js';
 import type { StoredPlan, ZoneState } from '../domain/types.js';
-import { badRequest, HttpError } from '../router/errors.js';
+import { badRequest, HttpError } from '../errors.js';
 import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
 
 // Zone administration: create, read and delete Zones, their passwords, permissions, status, uptime
@@ -98,10 +98,7 @@ export function zonesHandlers(c: AccountContext): AccountHandlers {
       if (gips.length < wantGips) throw badRequest('body.plan.vips', `only ${gips.length} gIPs are available for this plan`);
       store.zones.set(name, zone);
       allocate(store, zone, ips);
-      for (const g of gips) {
-        zone.gips.push(g.vip);
-        store.gipAllocated.set(g.vip, name);
-      }
+      allocateGips(store, zone, gips);
       const { start: _start, ...shown } = plan;
       return {
         body: {

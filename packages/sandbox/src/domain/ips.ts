@@ -1,4 +1,4 @@
-import { HttpError } from '../router/errors.js';
+import { HttpError } from '../errors.js';
 import { intToIpv4, ipv4ToInt } from './net.js';
 import type { Store } from './state.js';
 import type { PoolGip, PoolIp, StoredPlan, ZoneState } from './types.js';
@@ -93,6 +93,45 @@ export function release(store: Store, zone: ZoneState, ips: readonly string[], n
 function syncPlanIps(zone: ZoneState): void {
   const plan = currentPlan(zone);
   if (plan.type !== 'resident') plan.ips = zone.ips.length;
+}
+
+/** Gives the Zone these free gIPs. */
+export function allocateGips(store: Store, zone: ZoneState, gips: readonly PoolGip[]): void {
+  for (const g of gips) {
+    zone.gips.push(g.vip);
+    store.gipAllocated.set(g.vip, zone.name);
+  }
+}
+
+/**
+ * Replaces each of `targets` (gIPs the Zone holds) by a free gIP of the same country, preferring the
+ * same region prefix, and charges the refresh (`GIP_REFRESH_COST` each, into `pending_costs`). All
+ * replacements are found before anything changes, so a refusal leaves the Zone and the pool as they were.
+ */
+export function replaceGips(store: Store, zone: ZoneState, targets: readonly string[], field: string): void {
+  const unique = [...new Set(targets)];
+  const taken = new Set<string>();
+  const replacement = new Map<string, string>();
+  for (const old of unique) {
+    const country = store.gipPool.get(old)?.country;
+    const prefix = old.replace(/_\d+$/, '_');
+    const candidates = freeGips(store, country, taken);
+    const pick = candidates.find((g) => g.vip.startsWith(prefix)) ?? candidates[0];
+    if (!pick)
+      throw new HttpError(400, 'Invalid request', {
+        details: [{ field, reason: `no free gIP left in ${country ?? 'the pool'} to replace ${old}` }],
+      });
+    taken.add(pick.vip);
+    replacement.set(old, pick.vip);
+  }
+  zone.gips = zone.gips.map((v) => replacement.get(v) ?? v);
+  for (const [old, fresh] of replacement) {
+    store.gipAllocated.delete(old);
+    store.gipAllocated.set(fresh, zone.name);
+  }
+  const cost = money(unique.length * GIP_REFRESH_COST);
+  store.account.pending_costs = money(store.account.pending_costs + cost);
+  store.charges.push({ zone: zone.name, at: new Date().toISOString(), amount: cost, reason: `gip_refresh x${unique.length}` });
 }
 
 export function releaseGips(store: Store, zone: ZoneState, vips: readonly string[]): void {

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
-import { HttpError } from '../router/errors.js';
+import { HttpError } from '../errors.js';
 import type { OperationDef } from '../router/spec.js';
 
 /**

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { HttpError } from '../router/errors.js';
+import { HttpError } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Banning: IPs banned from a port's exit peers (per domain, with an expiry), or from all ports.

@@ -1,6 +1,6 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { HttpError } from '../router/errors.js';
+import { HttpError } from '../errors.js';
 import type { Ctx, Handler } from '../router/http.js';
 
 // What the manager's handler modules share: the store, the options, the general log, and the rules

@@ -1,4 +1,4 @@
-import { badRequest } from '../router/errors.js';
+import { badRequest } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Logs and stats: the HAR log of requests, recent stats, the general log.

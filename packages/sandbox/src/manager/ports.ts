@@ -1,5 +1,5 @@
 import type { ProxyPortConfig } from '../domain/types.js';
-import { HttpError } from '../router/errors.js';
+import { HttpError } from '../errors.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.

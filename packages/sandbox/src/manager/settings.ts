@@ -1,5 +1,5 @@
 import { isWhitelistEntry } from '../domain/net.js';
-import { badRequest, HttpError } from '../router/errors.js';
+import { badRequest, HttpError } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Settings: the manager's own settings (default Zone, whitelists, logging).

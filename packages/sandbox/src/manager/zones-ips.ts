@@ -1,5 +1,5 @@
 import { assertHeld, ipRecord, replaceIps } from '../domain/ips.js';
-import { badRequest } from '../router/errors.js';
+import { badRequest } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Zones and IPs: the account's Zones as the manager sees them, and the IPs and gIPs allocated to them.

@@ -1,4 +1,4 @@
-import type { HttpError } from './errors.js';
+import type { HttpError } from '../errors.js';
 import type { OperationDef } from './spec.js';
 
 // How an answer goes out as the operation declares it: its default status, text or JSON errors.

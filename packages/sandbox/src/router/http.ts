@@ -1,13 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
+import { HttpError } from '../errors.js';
 import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
-import { HttpError } from './errors.js';
 import type { Fault, FaultRegistry } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, operationsOf } from './spec.js';
 import { compileCached, detailsFromAjv, PART_PREFIX, validatorsFor } from './validators.js';
-
 
 /** What a handler answers. Nothing at all means the operation's first declared 2xx without a body. */
 export interface Answer {

@@ -1,6 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { ErrorDetail } from './errors.js';
+import type { ErrorDetail } from '../errors.js';
 import type { OpenApiDoc } from './spec.js';
 
 // The request validators of a bundle (ajv, compiled once per bundle and shared), and ajv's errors as
