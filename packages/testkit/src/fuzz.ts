@@ -180,7 +180,30 @@ const MUTATIONS = [
   'bad-auth',
   'wrong-content-type',
   'huge-string',
+  'hostile-string',
+  'prototype-key',
+  'huge-list',
 ] as const;
+
+/**
+ * Strings that broke a sandbox before: catastrophic regular expressions (for parameters that are
+ * patterns), patterns built from a filter, and the names of Object.prototype (for values used as keys).
+ */
+export const HOSTILE_STRINGS = [
+  '^(.+)+!$',
+  '(a+)+$',
+  '(x+x+)+y',
+  '5**(',
+  '[',
+  '(?<=a)b',
+  '\\1',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+] as const;
+const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty'] as const;
 
 const BODY_MUTATIONS = new Set<string>(['bad-json', 'missing-body', 'body-not-object', 'wrong-content-type', 'huge-string']);
 
@@ -293,6 +316,40 @@ export function fuzzRequests(doc: OpenApiDoc, count: number, seed: number, opts:
           raw = JSON.stringify(body);
         } else raw = JSON.stringify('x'.repeat(200_000));
         break;
+      case 'hostile-string': {
+        // Every string query parameter and top-level string body field gets a hostile value.
+        const strings = op.params.filter((p) => p.in === 'query' && !p.content && typesOf(doc, p.schema).has('string'));
+        for (const p of strings) query[p.name] = r.pick(HOSTILE_STRINGS);
+        const bodyStrings = props.filter((k) => typesOf(doc, bodySchema.properties[k]).has('string'));
+        if (body && typeof body === 'object' && bodyStrings.length) {
+          for (const k of bodyStrings) body[k] = r.pick(HOSTILE_STRINGS);
+          raw = JSON.stringify(body);
+        }
+        what = `hostile-string ${[...strings.map((p) => p.name), ...bodyStrings.map((k) => `body.${k}`)].join(',') || '(none)'}`;
+        break;
+      }
+      case 'prototype-key': {
+        // A prototype name as a field of the body (a JSON key, as JSON.parse makes it) and as a query parameter.
+        const key = r.pick(PROTOTYPE_KEYS);
+        if (body && typeof body === 'object' && !Array.isArray(body)) {
+          raw = `${JSON.stringify(body).slice(0, -1)}${Object.keys(body).length ? ',' : ''}${JSON.stringify(key)}:{"polluted":true}}`;
+        }
+        query[key] = 'x';
+        what = `prototype-key ${key}`;
+        break;
+      }
+      case 'huge-list': {
+        // The first array field of the body gets 100,000 items of its own kind (or strings).
+        const arrayProp = props.find((k) => typesOf(doc, bodySchema.properties[k]).has('array'));
+        if (body && typeof body === 'object' && arrayProp) {
+          const items = deref(doc, bodySchema.properties[arrayProp])?.items;
+          const one = items ? sample(doc, items, r) : 'x';
+          body[arrayProp] = Array.from({ length: 100_000 }, () => one);
+          raw = JSON.stringify(body);
+          what = `huge-list body.${arrayProp}`;
+        } else what = 'huge-list (no list)';
+        break;
+      }
     }
     if (raw !== undefined && !headers['Content-Type']) headers['Content-Type'] = 'application/json';
     out.push({

@@ -20,7 +20,19 @@ describe('spec-derived fuzz requests', () => {
         .sort(),
     );
     const kinds = new Set(reqs.map((r) => r.label.split(': ')[1]?.split(' ')[0]));
-    for (const k of ['valid', 'bad-json', 'missing-body', 'wrong-type', 'missing-required', 'unknown-field', 'bad-auth', 'no-auth']) {
+    for (const k of [
+      'valid',
+      'bad-json',
+      'missing-body',
+      'wrong-type',
+      'missing-required',
+      'unknown-field',
+      'bad-auth',
+      'no-auth',
+      'hostile-string',
+      'prototype-key',
+      'huge-list',
+    ]) {
       expect(kinds).toContain(k);
     }
   });

@@ -33,7 +33,7 @@ export function statisticsHandlers(c: AccountContext): AccountHandlers {
   function bandwidth(ctx: C, zones: ZoneState[]) {
     const { from, to, days } = dayRange(ctx, 30);
     const index = new Map(days.map((d, i) => [d, i]));
-    const data: Record<string, { bw_sum: number[]; bw_dn: number[]; bw_up: number[] }> = {};
+    const data: Record<string, { bw_sum: number[]; bw_dn: number[]; bw_up: number[] }> = Object.create(null);
     for (const z of zones) data[z.name] = { bw_sum: days.map(() => 0), bw_dn: days.map(() => 0), bw_up: days.map(() => 0) };
     for (const u of store.usage) {
       const series = data[u.zone];
@@ -76,11 +76,17 @@ export function statisticsHandlers(c: AccountContext): AccountHandlers {
     const from = time('ts.from');
     const to = time('ts.to');
     const code: string | undefined = q['status.code'];
-    const codeRe = code && /[x*]/i.test(code) ? new RegExp(`^${code.replace(/[x*]/gi, '\\d')}$`) : undefined;
+    // A code (`404`) or a pattern with `*` or `x` for any digit (`5**`, `4xx`).
+    if (code !== undefined && !/^[0-9xX*]{1,3}$/.test(code))
+      throw badRequest('query.status.code', 'must be a status code or a pattern of digits and * (or x) for any digit, such as 5**');
+    const codeMatches = (status: number) => {
+      const s = String(status);
+      return code === undefined || (s.length === code.length && [...code].every((c, i) => /[xX*]/.test(c) || c === s[i]));
+    };
     const has = (hay: string, needle: string | undefined) => needle === undefined || hay.toLowerCase().includes(needle.toLowerCase());
     return store.reqLogs.filter((r) => {
       if (zone !== undefined && r.zone !== zone) return false;
-      if (code !== undefined && (codeRe ? !codeRe.test(String(r.status.code)) : String(r.status.code) !== code)) return false;
+      if (!codeMatches(r.status.code)) return false;
       if (!has(r.status.message, q['status.message'])) return false;
       if (q['tun.session'] !== undefined && r.tun.session !== q['tun.session']) return false;
       const t = Date.parse(r.ts);

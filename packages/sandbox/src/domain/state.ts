@@ -111,6 +111,11 @@ export function validateSeed(
   d.manager.har.forEach((e, i) => {
     if (!har(e))
       problems.push(`/manager/har/${i}: ${har.errors?.[0]?.instancePath} ${har.errors?.[0]?.message} (HarEntry of the manager spec)`);
+    // Stats and log filters read the host and protocol of each entry's URL.
+    else if (!URL.canParse((e as { request: { url: string } }).request.url))
+      problems.push(
+        `/manager/har/${i}/request/url: ${JSON.stringify((e as { request: { url: string } }).request.url)} is not an absolute URL`,
+      );
   });
   if (problems.length) throw new Error(`Invalid ${source}:\n  ${problems.slice(0, 30).join('\n  ')}`);
 }
@@ -139,8 +144,8 @@ export class Store {
   charges: Charge[] = [];
   manager!: Omit<ManagerState, 'ports' | 'bans'>;
   ports = new Map<number, ProxyPortConfig>();
-  /** Port -> bans. */
-  bans = new Map<number, Ban[]>();
+  /** Port -> bans keyed by IP and domain (see banKey): adding or lifting one is O(1), whatever the list. */
+  bans = new Map<number, Map<string, Ban>>();
 
   constructor(data: StateData, now = Date.now()) {
     this.load(data, now);
@@ -176,24 +181,42 @@ export class Store {
     for (const b of bans) this.addBan(b);
   }
 
+  /** Adds a ban, or replaces the one for the same IP and domain on that port. */
   addBan(ban: Ban): void {
-    const list = this.bans.get(ban.port) ?? [];
-    const i = list.findIndex((b) => b.ip === ban.ip && b.domain === ban.domain);
-    if (i >= 0) list[i] = ban;
-    else list.push(ban);
-    this.bans.set(ban.port, list);
+    let map = this.bans.get(ban.port);
+    if (!map) {
+      map = new Map();
+      this.bans.set(ban.port, map);
+    }
+    map.set(banKey(ban.ip, ban.domain), ban);
+  }
+
+  /** Lifts the ban of `ip` for `domain` on a port; whether there was one. */
+  liftBan(port: number, ip: string, domain: string | null): boolean {
+    const map = this.bans.get(port);
+    const lifted = map?.delete(banKey(ip, domain)) ?? false;
+    if (map && map.size === 0) this.bans.delete(port);
+    return lifted;
   }
 
   /** The bans of a port that have not expired (expired ones are dropped). */
   activeBans(port: number, now = Date.now()): Ban[] {
-    const list = this.bans.get(port);
-    if (!list) return [];
-    const live = list.filter((b) => b.to === 0 || b.to > now);
-    if (live.length !== list.length) {
-      if (live.length) this.bans.set(port, live);
-      else this.bans.delete(port);
+    const map = this.bans.get(port);
+    if (!map) return [];
+    const live: Ban[] = [];
+    for (const [key, b] of map) {
+      if (b.to === 0 || b.to > now) live.push(b);
+      else map.delete(key);
     }
+    if (map.size === 0) this.bans.delete(port);
     return live;
+  }
+
+  /** Moves a port's bans to another port number (a port update that changes `port`). */
+  moveBans(from: number, to: number): void {
+    const live = this.activeBans(from);
+    this.bans.delete(from);
+    for (const b of live) this.addBan({ ...b, port: to });
   }
 
   toData(): StateData {
@@ -214,3 +237,6 @@ export class Store {
     } satisfies StateData);
   }
 }
+
+/** A ban's identity on its port: the IP and the domain it applies to (`null`: every domain). */
+export const banKey = (ip: string, domain: string | null) => `${ip}\n${domain ?? ''}`;

@@ -21,11 +21,11 @@ export function banningHandlers(c: ManagerContext): ManagerHandlers {
 
   /** Lifts bans of `ips` on a port (all domains unless one is named); returns how many were lifted. */
   function unban(port: number, ips: string[], domain: string | undefined): number {
-    const list = store.activeBans(port);
-    const keep = list.filter((b) => !(ips.includes(b.ip) && (domain === undefined || b.domain === domain)));
-    if (keep.length) store.bans.set(port, keep);
-    else store.bans.delete(port);
-    return list.length - keep.length;
+    if (domain !== undefined) return ips.filter((ip) => store.liftBan(port, ip, domain)).length;
+    const wanted = new Set(ips);
+    const lift = store.activeBans(port).filter((b) => wanted.has(b.ip));
+    for (const b of lift) store.liftBan(port, b.ip, b.domain);
+    return lift.length;
   }
 
   return {

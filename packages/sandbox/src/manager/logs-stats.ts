@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import { badRequest } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
@@ -57,22 +58,27 @@ export function logsStatsHandlers(c: ManagerContext): ManagerHandlers {
 
     getLogs: (ctx) => {
       const q = ctx.query;
-      let search: RegExp | undefined;
+      // RE2 syntax, matched in linear time: no pattern can hold the event loop (backreferences and
+      // lookaround, which need backtracking, are refused).
+      let search: RE2JS | undefined;
       if (q.search !== undefined) {
         try {
-          search = new RegExp(q.search);
-        } catch {
-          throw badRequest('query.search', 'is not a valid regular expression');
+          search = RE2JS.compile(q.search);
+        } catch (err) {
+          throw badRequest(
+            'query.search',
+            `is not a regular expression this sandbox can match in linear time (RE2 syntax): ${(err as Error).message.slice(0, 200)}`,
+          );
         }
       }
       const sortKey = (q.sort as string | undefined) ?? 'uuid';
-      const getter = harField[sortKey];
+      const getter = Object.hasOwn(harField, sortKey) ? harField[sortKey] : undefined;
       if (!getter) throw badRequest('query.sort', `must be one of ${Object.keys(harField).join(', ')}`);
       const code = q.status_code as string | undefined;
       const codeRe = code ? new RegExp(`^${code.replace(/\*/g, '\\d')}$`) : undefined;
       const matched = m().har.filter(
         (e) =>
-          (!search || search.test(e.request.url)) &&
+          (!search || search.matcher(e.request.url).find()) &&
           (q.port_from === undefined || (e.details?.port ?? 0) >= q.port_from) &&
           (q.port_to === undefined || (e.details?.port ?? 0) <= q.port_to) &&
           (!codeRe || codeRe.test(String(e.response.status))),

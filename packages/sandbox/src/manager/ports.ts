@@ -90,14 +90,9 @@ export function portsHandlers(c: ManagerContext): ManagerHandlers {
       const cfg = { ...old, ...structuredClone(given), port };
       if (port !== old.port) {
         // A move keeps the port's running state (bans, sessions) with it.
-        const bans = store.bans.get(old.port);
         const sessions = m().sessions[String(old.port)];
+        store.moveBans(old.port, port);
         dropPort(old.port);
-        if (bans)
-          store.bans.set(
-            port,
-            bans.map((b) => ({ ...b, port })),
-          );
         if (sessions !== undefined) m().sessions[String(port)] = sessions;
         log(`port ${old.port} moved to ${port}`);
       } else log(`port ${port} updated`);

@@ -71,6 +71,39 @@ type Req = FastifyRequest & { [kAuth]?: unknown; [kUnsupportedMedia]?: string; [
 // What the body validator accepted leniently, keyed by the body it checked (a validator sees no request).
 const bodyLeniency = new WeakMap<object, Leniency>();
 
+const DECIMAL = { integer: /^[+-]?\d+$/, number: /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/ } as const;
+
+/**
+ * Numbers in a query or path are written in decimal: ajv's coercion alone would also read `0x5DC0`,
+ * `1e3` or ` 24000` as a number (so `/api/proxies/0x5DC0` addressed port 24000). The raw strings of
+ * number-only parameters are checked before it coerces them.
+ */
+function decimalOnly(params: OperationDef['params'], fn: ValidateFunction): ValidateFunction {
+  const numeric = params.filter((p) => p.numeric);
+  if (!numeric.length) return fn;
+  const wrapped = ((data: Record<string, unknown>) => {
+    for (const p of numeric) {
+      const raw = data?.[p.name];
+      if (typeof raw === 'string' && !DECIMAL[p.numeric as 'integer' | 'number'].test(raw)) {
+        wrapped.errors = [
+          {
+            keyword: 'type',
+            instancePath: `/${p.name}`,
+            schemaPath: '#',
+            params: {},
+            message: `must be ${p.numeric === 'integer' ? 'an integer' : 'a number'} in decimal`,
+          },
+        ];
+        return false;
+      }
+    }
+    const ok = fn(data);
+    wrapped.errors = fn.errors;
+    return ok;
+  }) as ValidateFunction;
+  return wrapped;
+}
+
 export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   const { doc, name, faults } = options;
   const ops = operationsOf(doc);
@@ -195,11 +228,11 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     };
     if (query.length) {
       const s = objectSchema(query);
-      use('querystring', s, compileCached(v, 'query', `${op.operationId} query`, s));
+      use('querystring', s, decimalOnly(query, compileCached(v, 'query', `${op.operationId} query`, s)));
     }
     if (path.length) {
       const s = objectSchema(path);
-      use('params', s, compileCached(v, 'query', `${op.operationId} path`, s));
+      use('params', s, decimalOnly(path, compileCached(v, 'query', `${op.operationId} path`, s)));
     }
     if (op.body) {
       const s = { $ref: `${v.id}${op.body.schemaPointer}` };

@@ -75,6 +75,8 @@ export interface ParamDef {
   schemaPointer: string;
   /** For `content`-encoded parameters (JSON text in the query): the media type. */
   content?: string;
+  /** A number-only parameter (its schema's types are integer or number): written in decimal on the wire. */
+  numeric?: 'integer' | 'number';
 }
 
 export interface ResponseDef {
@@ -134,7 +136,14 @@ export function operationsOf(doc: OpenApiDoc): OperationDef[] {
           content = Object.keys(p.content)[0];
           schemaPointer = `${base}/content/${esc(content as string)}/schema`;
         }
-        params.push({ name: p.name, in: p.in, required: p.required === true || p.in === 'path', schemaPointer, content });
+        const types: string[] = content ? [] : [].concat(deref(doc, p.schema ?? {}).node.type ?? []);
+        const numeric =
+          types.length && types.every((t) => t === 'integer' || t === 'number' || t === 'null')
+            ? types.includes('number')
+              ? 'number'
+              : 'integer'
+            : undefined;
+        params.push({ name: p.name, in: p.in, required: p.required === true || p.in === 'path', schemaPointer, content, numeric });
       }
       let body: OperationDef['body'];
       if (op.requestBody) {

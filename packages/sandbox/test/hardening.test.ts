@@ -1,0 +1,176 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultSeed, startSandbox } from '../src/index.js';
+import { LOG_LINE_MAX, LOG_MAX } from '../src/manager/context.js';
+import { bearer, C, Conformance, docs, raw } from './helpers.js';
+
+// What an attack on the sandbox found (hostile patterns, prototype keys, input that gave 500, seeds
+// that load but break a read): each answered with a 4xx naming the parameter, or refused at start.
+// The sandbox runs as its bin in a child process: a request that held its event loop would then fail
+// this suite by its timeout instead of freezing the test runner with it.
+
+const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const conformance = { account: new Conformance(docs.account), manager: new Conformance(docs.manager) };
+const urls = { account: '', manager: '' };
+let child: ChildProcess | undefined;
+let dir: string;
+
+// HAR entries with long URLs: a backtracking engine given `^(.+)+!$` runs for longer than the age of the
+// universe on one of them; a linear-time one answers at once.
+function seedWithLongUrls() {
+  const seed = defaultSeed();
+  const template = seed.manager.har[0] as Record<string, unknown> & { request: { url: string } };
+  for (let i = 0; i < 20; i++) {
+    const e = structuredClone(template);
+    e.request.url = `https://example.com/${'a'.repeat(64 + i)}`;
+    seed.manager.har.push(e);
+  }
+  return seed;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'zone-api-hardening-'));
+  const seedFile = join(dir, 'seed.json');
+  writeFileSync(seedFile, JSON.stringify(seedWithLongUrls()));
+  const proc = spawn(process.execPath, [cli, '--account-port', '0', '--manager-port', '0', '--seed', seedFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child = proc;
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    proc.stdout?.on('data', (d) => {
+      out += d;
+      const a = /account API {2}(http:\/\/\S+)/.exec(out);
+      const m = /manager API {2}(http:\/\/\S+)/.exec(out);
+      if (a?.[1] && m?.[1] && out.includes('control')) {
+        urls.account = a[1];
+        urls.manager = m[1];
+        resolve();
+      }
+    });
+    proc.stderr?.on('data', (d) => {
+      out += d;
+    });
+    proc.once('exit', (code) => reject(new Error(`the sandbox exited ${code}: ${out}`)));
+  });
+}, 30_000);
+afterAll(() => {
+  child?.kill('SIGKILL');
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function manager(path: string) {
+  const r = await raw(urls.manager, 'GET', path);
+  expect(conformance.manager.check('GET', path.split('?')[0] as string, r.status, r.headers.get('content-type'), r.text)).toEqual([]);
+  return r;
+}
+async function account(path: string) {
+  const r = await raw(urls.account, 'GET', path, { headers: bearer });
+  expect(conformance.account.check('GET', path.split('?')[0] as string, r.status, r.headers.get('content-type'), r.text)).toEqual([]);
+  return r;
+}
+
+describe('GET /api/logs?search: a regular expression matched in linear time', () => {
+  it('a catastrophic pattern is answered, with the right entries, and the account API still answers', async () => {
+    const [logs, status] = await Promise.all([manager(`/api/logs?search=${encodeURIComponent('^(.+)+!$')}`), account('/api/status')]);
+    expect(logs.status).toBe(200);
+    expect(logs.json().total).toBe(0);
+    expect(status.status).toBe(200);
+    const some = await manager(`/api/logs?search=${encodeURIComponent('^https://example\\.com/a{70,}$')}`);
+    expect(some.json().total).toBe(14);
+  }, 20_000);
+
+  it('a pattern that needs backtracking (backreference, lookaround) or does not parse: 400 naming query.search', async () => {
+    for (const pattern of ['(a)\\1', '(?=a)b', '(a', '[z-a]']) {
+      const r = await manager(`/api/logs?search=${encodeURIComponent(pattern)}`);
+      expect(r.status, pattern).toBe(400);
+      expect(r.text, pattern).toContain('query.search');
+    }
+  });
+});
+
+describe('input that gave 500', () => {
+  it('GET /api/logs?sort with a prototype key: 400 naming query.sort', async () => {
+    for (const key of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const r = await manager(`/api/logs?sort=${key}`);
+      expect(r.status, key).toBe(400);
+      expect(r.text).toContain('query.sort');
+    }
+  });
+
+  it('req_logs and req_logs/stats with a status.code that is not a code or pattern: 400 naming it', async () => {
+    for (const path of ['/api/customer/req_logs', '/api/customer/req_logs/stats']) {
+      for (const code of ['5**(', '[0-9]', '5.*', '2000']) {
+        const r = await account(`${path}?customer=${C}&status.code=${encodeURIComponent(code)}`);
+        expect(r.status, `${path} ${code}`).toBe(400);
+        expect(r.json().details).toContainEqual(expect.objectContaining({ field: 'query.status.code' }));
+      }
+    }
+  });
+
+  it('status.code patterns still match: 2**, 2xx and an exact code', async () => {
+    const all = (await account(`/api/customer/req_logs?customer=${C}&page_size=1000`)).json() as { status: { code: number } }[];
+    const two = all.filter((r) => String(r.status.code).startsWith('2')).length;
+    expect(two).toBeGreaterThan(0);
+    for (const code of ['2**', '2xx', '2X*']) {
+      const r = (await account(`/api/customer/req_logs?customer=${C}&page_size=1000&status.code=${code}`)).json();
+      expect(r, code).toHaveLength(two);
+    }
+    const exact = all[0]?.status.code as number;
+    const r = (await account(`/api/customer/req_logs?customer=${C}&page_size=1000&status.code=${exact}`)).json();
+    expect(r).toHaveLength(all.filter((x) => x.status.code === exact).length);
+  });
+
+  it('a seed whose HAR entry has a URL that is not a URL is refused at start, naming the entry', async () => {
+    const seed = defaultSeed();
+    (seed.manager.har[0] as { request: { url: string } }).request.url = 'not a url';
+    await expect(startSandbox({ accountPort: 0, managerPort: 0, seed })).rejects.toThrow(/\/manager\/har\/0\/request\/url/);
+  });
+});
+
+describe('lenient parsing where production is strict', () => {
+  it('a port number in the path is decimal: 0x5DC0, 24000.0 or 2.4e4 do not address port 24000', async () => {
+    for (const port of ['0x5DC0', '24000.0', '2.4e4', '+24000 ']) {
+      const r = await raw(urls.manager, 'DELETE', `/api/proxies/${encodeURIComponent(port)}`);
+      expect(r.status, port).toBe(400);
+      expect(r.text, port).toContain('path.port');
+      expect(
+        conformance.manager.check('DELETE', `/api/proxies/${encodeURIComponent(port)}`, r.status, r.headers.get('content-type'), r.text),
+      ).toEqual([]);
+    }
+    const ports = (await raw(urls.manager, 'GET', '/api/proxies')).json() as unknown as { port: number }[];
+    expect(ports.map((p) => p.port)).toContain(24000);
+  });
+
+  it('a Zone named __proto__ appears in the bandwidth reports like any other', async () => {
+    const created = await raw(urls.account, 'POST', '/api/zone', {
+      headers: bearer,
+      body: { zone: { name: '__proto__' }, plan: { type: 'static', ips_type: 'shared' } },
+    });
+    expect(created.status, created.text).toBe(200);
+    const bw = (await account(`/api/customer/bw?customer=${C}`)).json()[C];
+    expect(Object.keys(bw.data)).toContain('__proto__');
+    expect(Object.hasOwn(bw.data, '__proto__')).toBe(true);
+    const zone = (await account(`/api/zone/bw?customer=${C}&zone=__proto__`)).json()[C];
+    expect(Object.keys(zone.data)).toEqual(['__proto__']);
+  });
+});
+
+describe('memory: the general log is capped by size, not by lines', () => {
+  it('1,000 restarts of 2,000 ports keep the log under LOG_MAX characters, lines cut at LOG_LINE_MAX', async () => {
+    const created = await raw(urls.manager, 'POST', '/api/proxies', { body: { proxy: { port: 30000, multiply: 2000 } } });
+    expect(created.status, created.text).toBe(200);
+    for (let i = 0; i < 1000; i++) expect((await raw(urls.manager, 'POST', '/api/restart')).status).toBe(200);
+    const log = await raw(urls.manager, 'GET', '/api/general_logs?limit=100000');
+    expect(log.status).toBe(200);
+    const lines = log.text.split('\n');
+    expect(lines.length).toBeGreaterThan(400);
+    expect(log.text.length - (lines.length - 1)).toBeLessThanOrEqual(LOG_MAX);
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(LOG_LINE_MAX + 60);
+    expect(lines.at(-1)).toMatch(/restart: ports 24000, 24001, 30000, 30001/);
+  }, 60_000);
+});
