@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { downConvert } from './downconvert.mjs';
-import { apis, bundlePath, distDir, quiet, tool } from './lib.mjs';
+import { apis, bundlePath, distDir, isMain, quiet, tool } from './lib.mjs';
 
 export const derefPath = (name) => `${distDir}/${name}.openapi.deref.json`;
 export const openapi30Path = (name, ext = 'json') => `${distDir}/${name}.openapi-3.0.${ext}`;
@@ -24,7 +24,7 @@ export function writeArtifacts(name) {
   console.log(`derived  ${name} -> packages/spec/dist/${name}.openapi.deref.json, ${name}.openapi-3.0.{json,yaml}`);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   try {
     for (const api of apis()) writeArtifacts(api.name);
   } catch (e) {

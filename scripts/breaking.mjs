@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import readChangesets from '@changesets/read';
-import { apis, distDir, root } from './lib.mjs';
+import { apis, distDir, isMain, root } from './lib.mjs';
 
 export const SPEC_PACKAGE = '@zone-api/spec';
 export const releasedDir = join(root, 'packages/spec/released');
@@ -18,9 +18,12 @@ export function diff(before, after) {
   return new Promise((resolve, reject) => {
     // Telemetry off: Optic otherwise reports usage to Segment and errors to Sentry. No colours, so the
     // report can be matched.
+    // Without CI in its environment: under CI=true Optic also writes ci-run-details.json into the
+    // checkout, a file no one reads that leaves the tree dirty.
+    const { CI: _ci, ...env } = process.env;
     const child = spawn(join(root, 'node_modules/.bin/optic'), ['diff', before, after, '--check'], {
       cwd: root,
-      env: { ...process.env, OPTIC_TELEMETRY_LEVEL: 'off', NO_COLOR: '1', FORCE_COLOR: '0' },
+      env: { ...env, OPTIC_TELEMETRY_LEVEL: 'off', NO_COLOR: '1', FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -84,7 +87,7 @@ export async function checkBreaking({
   return { results, breaking, announcedBy, ok: breaking.length === 0 || announcedBy.length > 0 };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const { values } = parseArgs({ options: { baseline: { type: 'string' }, current: { type: 'string' }, changesets: { type: 'string' } } });
   try {
     const { results, breaking, announcedBy, ok } = await checkBreaking({

@@ -3,7 +3,7 @@
 // the dereferenced and OpenAPI 3.0.3 variants from each (scripts/artifacts.mjs).
 import { mkdirSync } from 'node:fs';
 import { writeArtifacts } from './artifacts.mjs';
-import { apis, bundlePath, distDir, quiet, tool } from './lib.mjs';
+import { apis, bundlePath, distDir, isMain, quiet, tool } from './lib.mjs';
 
 export function bundle() {
   mkdirSync(distDir, { recursive: true });
@@ -20,7 +20,7 @@ export function bundle() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   try {
     bundle();
   } catch (e) {

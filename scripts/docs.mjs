@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `pnpm docs`: reference docs of each bundle, rendered by Redocly into one self-contained HTML page
+// `pnpm docs:build`: reference docs of each bundle, rendered by Redocly into one self-contained HTML page
 // (--inlineBundle: the renderer is embedded, so the page works offline and from file://), plus an
 // index page linking them, in packages/spec/dist/docs/. Needs the bundles (`pnpm bundle`). The
 // parity matrix (packages/spec/parity/manager.md, written by `pnpm test:real-manager`) becomes a page
@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { marked } from 'marked';
-import { apis, bundlePath, distDir, quiet, root, tool } from './lib.mjs';
+import { apis, bundlePath, distDir, isMain, quiet, root, tool } from './lib.mjs';
 
 export const docsDir = join(distDir, 'docs');
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -106,7 +106,7 @@ ${items}
 `;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   try {
     buildDocs();
   } catch (e) {

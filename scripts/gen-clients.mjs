@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openapi30Path } from './artifacts.mjs';
-import { root } from './lib.mjs';
+import { isMain, root } from './lib.mjs';
 
 export const clientsDir = join(root, 'artifacts/clients');
 export const LANGS = ['python', 'go'];
@@ -133,7 +133,7 @@ export async function generateClients(langs = LANGS) {
   return done;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const langs = process.argv.slice(2).length ? process.argv.slice(2) : LANGS;
   const bad = langs.filter((l) => !LANGS.includes(l));
   if (bad.length) {

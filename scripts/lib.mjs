@@ -1,12 +1,27 @@
 // Build glue shared by the scripts: where things are, and running a tool with its output captured.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Whether the module at `moduleUrl` (its `import.meta.url`) is the script node was started with.
+ * Compares file URLs built by Node itself, so that a checkout whose path has a space, non-ASCII
+ * characters or a symlink still runs its scripts (a string built as `file://` + argv[1] does not
+ * match there, and the script silently did nothing).
+ */
+export function isMain(moduleUrl) {
+  if (!process.argv[1]) return false;
+  try {
+    return moduleUrl === pathToFileURL(realpathSync(process.argv[1])).href;
+  } catch {
+    return false;
+  }
+}
 export const distDir = join(root, 'packages/spec/dist');
 const bin = (name) => join(root, 'node_modules/.bin', name);
 

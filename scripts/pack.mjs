@@ -5,8 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { root } from './lib.mjs';
+import { isMain, root } from './lib.mjs';
 
 /** Packs the published packages into `dest`; returns { name: tarball path }. */
 export function packAll(dest = join(root, 'artifacts/packs')) {
@@ -27,7 +26,7 @@ export function packAll(dest = join(root, 'artifacts/packs')) {
   return out;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+if (isMain(import.meta.url)) {
   const packed = packAll(process.argv[2] ? resolve(process.argv[2]) : undefined);
   for (const [name, file] of Object.entries(packed)) console.log(`${name}\t${file}`);
 }

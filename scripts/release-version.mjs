@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundle } from './bundle.mjs';
-import { apis, bundlePath, root } from './lib.mjs';
+import { apis, bundlePath, isMain, root } from './lib.mjs';
 
 const specPackage = join(root, 'packages/spec/package.json');
 const specVersion = () => JSON.parse(readFileSync(specPackage, 'utf8')).version;
@@ -27,7 +27,7 @@ export function setInfoVersion(text, version) {
   throw new Error('no `version` in the `info` block');
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMain(import.meta.url)) {
   const before = specVersion();
   const res = spawnSync(join(root, 'node_modules/.bin/changeset'), ['version'], { cwd: root, stdio: 'inherit' });
   if (res.status !== 0) process.exit(res.status ?? 1);

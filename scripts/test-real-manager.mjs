@@ -6,16 +6,16 @@
 // cloud cannot leave the machine. Without root or unshare it fails and says why; it never skips.
 // Extra arguments go to vitest (CI passes a JSON reporter).
 import { spawnSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { root } from './lib.mjs';
+import { isMain, root } from './lib.mjs';
 
 function fail(message) {
   console.error(`test:real-manager: ${message}`);
   process.exit(1);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+if (isMain(import.meta.url)) {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
     fail('needs root: the real manager runs in a network namespace of its own (unshare --net), which only root may create');
   }

@@ -7,7 +7,7 @@ import { type ApiName, listOperations, loadBundle, repoRoot } from '@zone-api/te
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: build glue in plain JS, no declarations
-import { buildDocs, docsDir } from '../../../scripts/docs.mjs';
+import { docsDir } from '../../../scripts/docs.mjs';
 
 // The reference docs as a reader sees them: each page opened in headless Chromium with the network
 // cut off. Every request that is not file: or loopback is aborted and recorded.
@@ -34,7 +34,9 @@ beforeAll(async () => {
   try {
     if (!existsSync(CHROMIUM))
       throw new Error(`${CHROMIUM} not found: run \`bash scripts/setup.sh\` as root (it installs Debian's chromium), or set CHROMIUM_PATH`);
-    buildDocs();
+    // The command as the READMEs write it (a script named `docs` would run pnpm's own `docs` command).
+    const build = spawnSync('pnpm', ['docs:build'], { cwd: repoRoot, encoding: 'utf8' });
+    if (build.status !== 0) throw new Error(`pnpm docs:build failed (${build.status}): ${build.stdout}${build.stderr}`);
     mkdirSync(shots, { recursive: true });
     profile = mkdtempSync(join(tmpdir(), 'zone-api-docs-chromium-'));
     context = await chromium.launchPersistentContext(profile, {

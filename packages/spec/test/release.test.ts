@@ -122,6 +122,25 @@ describe('breaking-change check', { timeout: 60_000 }, () => {
     expect(res.stdout).toContain('breaking change without a major changeset');
     expect(res.status).toBe(1);
   }, 60_000);
+
+  it('under CI=true, as CI runs it, it leaves no file in the checkout (Optic writes ci-run-details.json)', () => {
+    const s = scenario(requireZoneOnUptimeSwitch);
+    cpSync(join(released, 'manager.openapi.json'), join(s.current, 'manager.openapi.json'));
+    const before = execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repoRoot, encoding: 'utf8' });
+    const res = spawnSync(
+      process.execPath,
+      [join(repoRoot, 'scripts/breaking.mjs'), '--current', s.current, '--changesets', s.changesets],
+      {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        env: { ...process.env, CI: 'true' },
+      },
+    );
+    expect(res.stdout).toContain('BREAKING account');
+    const after = execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repoRoot, encoding: 'utf8' });
+    expect(after.split('\n').filter((l) => l.includes('ci-run-details'))).toEqual([]);
+    expect(after).toBe(before);
+  }, 60_000);
 });
 
 describe('release:version', () => {
