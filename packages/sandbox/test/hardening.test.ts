@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSeed, startSandbox } from '../src/index.js';
+import { defaultSeed, startSandbox, validateSeed } from '../src/index.js';
 import { LOG_LINE_MAX, LOG_MAX } from '../src/manager/context.js';
 import { bearer, C, Conformance, docs, raw } from './helpers.js';
 
@@ -173,4 +173,35 @@ describe('memory: the general log is capped by size, not by lines', () => {
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(LOG_LINE_MAX + 60);
     expect(lines.at(-1)).toMatch(/restart: ports 24000, 24001, 30000, 30001/);
   }, 60_000);
+});
+
+describe('a change the API accepts always leaves a state that loads', () => {
+  it.each(Object.keys(defaultSeed().account.zones.reduce((o, z) => ({ ...o, [z.name]: 1 }), {})))(
+    'deleting Zone %s, then restarting on the data file and seeding from GET /__sandbox/state',
+    async (zone) => {
+      const work = mkdtempSync(join(tmpdir(), 'zone-api-delete-'));
+      const dataFile = join(work, 'state.json');
+      try {
+        const first = await startSandbox({ accountPort: 0, managerPort: 0, dataFile });
+        const del = await raw(first.accountUrl, 'DELETE', '/api/zone', { headers: bearer, body: { customer: C, zone } });
+        expect(del.status, del.text).toBe(200);
+        const state = (await raw(first.accountUrl, 'GET', '/__sandbox/state')).json();
+        await first.close();
+        expect(() => validateSeed(state, { account: docs.account, manager: docs.manager })).not.toThrow();
+        expect(state.usage.filter((u: { zone: string }) => u.zone === zone)).toEqual([]);
+        expect(state.req_logs.filter((r: { zone: string }) => r.zone === zone)).toEqual([]);
+        const again = await startSandbox({ accountPort: 0, managerPort: 0, dataFile });
+        try {
+          const zones = (await raw(again.accountUrl, 'GET', `/api/zone/get_active_zones?customer=${C}`, { headers: bearer })).json();
+          expect(zones.map((z: { name: string }) => z.name)).not.toContain(zone);
+          const reseeded = await startSandbox({ accountPort: 0, managerPort: 0, seed: state });
+          await reseeded.close();
+        } finally {
+          await again.close();
+        }
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -109,10 +109,7 @@ export function zonesHandlers(c: AccountContext): AccountHandlers {
     },
 
     deleteZone: (ctx) => {
-      const zone = zoneOf(ctx);
-      release(store, zone, [...zone.ips]);
-      releaseGips(store, zone, [...zone.gips]);
-      store.zones.delete(zone.name);
+      store.deleteZone(zoneOf(ctx));
       return undefined;
     },
 

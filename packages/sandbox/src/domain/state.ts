@@ -1,6 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { OpenApiDoc } from '../router/spec.js';
+import { release, releaseGips } from './ips.js';
 import { seedSchema } from './seed-schema.js';
 import type {
   AccountState,
@@ -107,7 +108,6 @@ export function validateSeed(
   });
   if (d.manager.settings.customer !== d.account.customer)
     problems.push(`/manager/settings/customer: must be the account's customer ${d.account.customer}`);
-  if (!zoneNames.has(d.manager.settings.zone)) problems.push(`/manager/settings/zone: Zone ${d.manager.settings.zone} does not exist`);
   d.manager.har.forEach((e, i) => {
     if (!har(e))
       problems.push(`/manager/har/${i}: ${har.errors?.[0]?.instancePath} ${har.errors?.[0]?.message} (HarEntry of the manager spec)`);
@@ -179,6 +179,23 @@ export class Store {
     this.ports = new Map(ports.map((p) => [p.port, p]));
     this.bans = new Map();
     for (const b of bans) this.addBan(b);
+  }
+
+  /**
+   * Deletes a Zone with what belongs to it: its IPs and gIPs go back to the pools; its usage, request
+   * logs, charges and peers go. Proxy ports and the manager's default Zone that name it stay, as in
+   * the real manager, whose port status then reports the Zone as not found. The state that remains
+   * always loads (validateSeed).
+   */
+  deleteZone(zone: ZoneState): void {
+    release(this, zone, [...zone.ips]);
+    releaseGips(this, zone, [...zone.gips]);
+    this.zones.delete(zone.name);
+    const other = (r: { zone: string }) => r.zone !== zone.name;
+    this.usage = this.usage.filter(other);
+    this.reqLogs = this.reqLogs.filter(other);
+    this.charges = this.charges.filter(other);
+    this.peers = this.peers.filter((p) => p.zone === undefined || p.zone !== zone.name);
   }
 
   /** Adds a ban, or replaces the one for the same IP and domain on that port. */
