@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { isLoopbackHost } from './control.js';
 import { defaultSeed, SEED } from './domain/seed.js';
 import { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, startSandbox } from './sandbox.js';
 
@@ -9,7 +10,9 @@ Usage: zone-api-sandbox [options]
 
   --account-port N   account API port (env ZONE_API_SANDBOX_ACCOUNT_PORT, default ${DEFAULT_ACCOUNT_PORT}; 0 = free port)
   --manager-port N   manager API port (env ZONE_API_SANDBOX_MANAGER_PORT, default ${DEFAULT_MANAGER_PORT}; 0 = free port)
-  --host HOST        interface (env ZONE_API_SANDBOX_HOST, default ${DEFAULT_HOST})
+  --host HOST        interface (env ZONE_API_SANDBOX_HOST, default ${DEFAULT_HOST}); beyond loopback the
+                     control endpoints need a token (env ZONE_API_SANDBOX_CONTROL_TOKEN, else a random
+                     one, printed in the banner)
   --data FILE        keep the state in FILE across restarts (env ZONE_API_SANDBOX_DATA; default: memory)
   --seed FILE        start from this seed instead of the built-in one (env ZONE_API_SANDBOX_SEED)
   --spec-dir DIR     read the bundles from DIR (env ZONE_API_SANDBOX_SPEC_DIR; default: @zone-api/spec)
@@ -60,6 +63,7 @@ async function main(): Promise<void> {
   let stopping = false;
   const sandbox = await startSandbox({
     host: values.host ?? env.ZONE_API_SANDBOX_HOST ?? DEFAULT_HOST,
+    controlToken: env.ZONE_API_SANDBOX_CONTROL_TOKEN,
     accountPort,
     managerPort,
     dataFile: values.data ?? env.ZONE_API_SANDBOX_DATA,
@@ -78,9 +82,18 @@ async function main(): Promise<void> {
   const zones = Object.entries(c.zones)
     .map(([zone, pw]) => `${zone}:${shown(pw[0] ?? '')}`)
     .join('  ');
+  const host = values.host ?? env.ZONE_API_SANDBOX_HOST ?? DEFAULT_HOST;
+  const beyondLoopback = !isLoopbackHost(host);
   process.stdout.write(
     [
       'zone-api sandbox ready',
+      ...(beyondLoopback
+        ? [
+            `  WARNING      listening on ${host}, beyond loopback: anyone who can reach this machine can use both APIs;`,
+            '               the control endpoints need the token below. Bound as:',
+            `               account ${host.includes(':') ? `[${host}]` : host}:${new URL(sandbox.accountUrl).port}, manager ${host.includes(':') ? `[${host}]` : host}:${new URL(sandbox.managerUrl).port}`,
+          ]
+        : []),
       `  account API  ${sandbox.accountUrl}   Authorization: Bearer ${shown(c.token)}   customer ${c.customer}`,
       `  manager API  ${sandbox.managerUrl}`,
       `  basic        ${c.basic.map((b) => `${b.username}:${shown(b.password)}`).join('  ') || '(none)'}   (deprecated scheme)`,
@@ -88,6 +101,7 @@ async function main(): Promise<void> {
       `  requests     ${values.strict ? 'strict: fields the seed does not name are refused (400)' : 'lenient: fields the seed does not name are ignored and listed in X-Sandbox-Ignored-Fields (--strict refuses them)'}`,
       `  state        ${sandbox.dataFile ? `kept in ${sandbox.dataFile}` : 'in memory (use --data FILE to keep it)'}`,
       '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults (on both ports)',
+      ...(sandbox.controlToken ? [`               with header X-Sandbox-Control-Token: ${sandbox.controlToken}`] : []),
       '',
     ].join('\n'),
   );

@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
+import { controlRoutes, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
 import { readState, removeStaleTemps, Saver } from './domain/persist.js';
 import { defaultSeed } from './domain/seed.js';
 import { Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
-import { badRequest } from './errors.js';
 import { authenticateManager, managerErrorBody, managerHandlers } from './manager/index.js';
 import { accountAliases } from './router/aliases.js';
-import { FaultRegistry, type FaultSpec } from './router/faults.js';
+import { FaultRegistry } from './router/faults.js';
 import { buildApi, type Handler } from './router/http.js';
 import { type ApiName, loadBundle, type OpenApiDoc, type OperationDef, operationsOf } from './router/spec.js';
 
@@ -51,6 +51,11 @@ export interface SandboxOptions {
   onShutdown?: () => void;
   /** The command line `GET /api/version` reports. */
   argv?: string;
+  /**
+   * Token the control endpoints (`/__sandbox/*`) require in `X-Sandbox-Control-Token`. Default: none on
+   * loopback; beyond loopback (`host` 0.0.0.0 or an interface address) a random one is made.
+   */
+  controlToken?: string;
 }
 
 export interface SandboxCredentials {
@@ -64,6 +69,8 @@ export interface SandboxCredentials {
 }
 
 export interface Sandbox {
+  /** The token `/__sandbox/*` requires (`X-Sandbox-Control-Token`), if any. */
+  controlToken?: string;
   accountUrl: string;
   managerUrl: string;
   credentials: SandboxCredentials;
@@ -112,20 +119,6 @@ function credentialsOf(store: Store): SandboxCredentials {
   };
 }
 
-const faultSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    operationId: { type: 'string', minLength: 1 },
-    count: { type: 'integer', minimum: 1, maximum: 1_000_000 },
-    status: { type: 'integer', minimum: 100, maximum: 599 },
-    body: {},
-    latency_ms: { type: 'integer', minimum: 0, maximum: 120_000 },
-    drop: { type: 'boolean' },
-  },
-  anyOf: [{ required: ['status'] }, { required: ['latency_ms'] }, { required: ['drop'] }],
-};
-
 /** Starts both APIs on loopback. See the package README for the control endpoints under `/__sandbox/`. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const specs: Record<ApiName, OpenApiDoc> = {
@@ -155,24 +148,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const faults = { account: new FaultRegistry(), manager: new FaultRegistry() };
   const mutates = (op: OperationDef) => op.changesState;
 
-  const control = (api: ApiName) => (app: FastifyInstance) => {
-    const ids = new Set(operationsOf(specs[api]).map((o) => o.operationId));
-    app.get('/__sandbox/state', async () => store.toData());
-    app.post('/__sandbox/reset', async () => {
-      store.load(seed);
-      await persist();
-      return { reset: true };
+  // Beyond loopback, the control endpoints need a token (given, or made here and shown in the banner).
+  const controlToken = isLoopbackHost(host) ? options.controlToken : (options.controlToken ?? newControlToken());
+  const control = (api: ApiName) =>
+    controlRoutes({
+      api,
+      store,
+      seed,
+      persist,
+      faults: faults[api],
+      operationIds: new Set(operationsOf(specs[api]).map((o) => o.operationId)),
+      token: controlToken,
     });
-    app.get('/__sandbox/faults', async () => ({ faults: faults[api].list() }));
-    app.post('/__sandbox/faults', { schema: { body: faultSchema } }, async (req) => {
-      const spec = req.body as FaultSpec;
-      if (spec.operationId !== undefined && !ids.has(spec.operationId)) {
-        throw badRequest('body.operationId', `the ${api} API has no operation ${spec.operationId}`);
-      }
-      return { fault: faults[api].add(spec) };
-    });
-    app.delete('/__sandbox/faults', async () => ({ cleared: faults[api].clear() }));
-  };
+  const allowHost = (h: string | undefined) => hostAllowed(host, h);
 
   const merge = <A>(api: ApiName, base: Record<string, Handler<A>>): Record<string, Handler<A>> => {
     const out = { ...base };
@@ -193,6 +181,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     mutates,
     afterChange: persist,
     extraRoutes: control('account'),
+    allowHost,
     // The provider's current host serves the account paths without `/api`: both are served (aliases.ts).
     aliases: accountAliases,
     strict: options.strict,
@@ -221,6 +210,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     mutates,
     afterChange: persist,
     extraRoutes: control('manager'),
+    allowHost,
     strict: options.strict,
     logger: options.logger,
   });
@@ -239,6 +229,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
 
   return {
+    controlToken,
     accountUrl: `http://${urlHost}:${listening[0]}`,
     managerUrl: `http://${urlHost}:${listening[1]}`,
     credentials: credentialsOf(store),

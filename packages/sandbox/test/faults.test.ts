@@ -83,7 +83,7 @@ describe('reset and state dump', () => {
     const dump = (await raw(t.sandbox.managerUrl, 'GET', '/__sandbox/state')).json();
     expect(dump.account.zones.map((z: { name: string }) => z.name)).toContain('dump_me');
     expect(dump.manager.ports.map((p: { port: number }) => p.port)).toEqual([24000, 24001]);
-    expect((await raw(t.sandbox.accountUrl, 'POST', '/__sandbox/reset')).json()).toEqual({ reset: true });
+    expect((await raw(t.sandbox.accountUrl, 'POST', '/__sandbox/reset', { body: {} })).json()).toEqual({ reset: true });
     expect((await account.getZone({ params: { query: { zone: 'dump_me' } } })).response.status).toBe(404);
     const again = (await raw(t.sandbox.accountUrl, 'GET', '/__sandbox/state')).json();
     expect(again.account.zones.map((z: { name: string }) => z.name)).not.toContain('dump_me');

@@ -60,6 +60,8 @@ export interface ApiOptions<A> {
   strict?: boolean;
   /** Extra routes outside the spec (the control endpoints). */
   extraRoutes?: (app: FastifyInstance) => void;
+  /** Whether to answer a request with this `Host` header (DNS rebinding); refused with 421 otherwise. */
+  allowHost?: (host: string | undefined) => boolean;
   logger?: boolean;
 }
 
@@ -178,6 +180,17 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({ error: `No operation at ${request.method} ${request.url.split('?')[0]}` });
   });
+
+  if (options.allowHost) {
+    const allow = options.allowHost;
+    app.addHook('onRequest', (req, reply, done) => {
+      if (allow(req.headers.host)) return done();
+      reply
+        .code(421)
+        .type('text/plain; charset=utf-8')
+        .send(`This sandbox does not answer requests for host ${String(req.headers.host ?? '(none)').slice(0, 100)}`);
+    });
+  }
 
   if (options.headers) {
     const extra = options.headers;

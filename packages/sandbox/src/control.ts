@@ -1,0 +1,103 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Store } from './domain/state.js';
+import type { StateData } from './domain/types.js';
+import { badRequest, HttpError } from './errors.js';
+import type { FaultRegistry, FaultSpec } from './router/faults.js';
+
+// The sandbox's own endpoints under /__sandbox/ (state, reset, faults) and the guards of both ports:
+// a sandbox is a test tool, and what it holds (every token and password) must not leak to a web page
+// the developer visits or to the network it listens on.
+
+/** Header carrying the control token (required for /__sandbox/* when listening beyond loopback). */
+export const CONTROL_TOKEN_HEADER = 'x-sandbox-control-token';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+export const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+
+/** A random control token (printed once in the banner; never logged elsewhere). */
+export const newControlToken = () => randomBytes(18).toString('base64url');
+
+/**
+ * Which `Host` headers a port answers (DNS rebinding: a web page whose name resolves to 127.0.0.1
+ * sends its own name). Loopback names always; the bound address and this machine's name when bound
+ * to one; any literal IP when bound to every interface (a rebinding attack needs a name).
+ */
+export function hostAllowed(boundHost: string, header: string | undefined): boolean {
+  if (!header) return false;
+  const name = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] as string);
+  const bare = name.replace(/^\[|\]$/g, '').toLowerCase();
+  if (LOOPBACK_HOSTS.has(name.toLowerCase()) || isLoopbackHost(bare)) return true;
+  if (isLoopbackHost(boundHost)) return false;
+  if (bare === boundHost.toLowerCase() || bare === hostname().toLowerCase()) return true;
+  return (boundHost === '0.0.0.0' || boundHost === '::') && isIP(bare) !== 0;
+}
+
+const faultSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    operationId: { type: 'string', minLength: 1 },
+    count: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    status: { type: 'integer', minimum: 100, maximum: 599 },
+    body: {},
+    latency_ms: { type: 'integer', minimum: 0, maximum: 120_000 },
+    drop: { type: 'boolean' },
+  },
+  anyOf: [{ required: ['status'] }, { required: ['latency_ms'] }, { required: ['drop'] }],
+};
+
+export interface ControlOptions {
+  api: 'account' | 'manager';
+  store: Store;
+  seed: StateData;
+  persist: () => Promise<void>;
+  faults: FaultRegistry;
+  operationIds: ReadonlySet<string>;
+  /** Required in `X-Sandbox-Control-Token` when set (the sandbox listens beyond loopback). */
+  token?: string;
+}
+
+function sameToken(given: unknown, token: string): boolean {
+  if (typeof given !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The control endpoints of one port. With a token, every request needs it. A POST must be JSON: a
+ * cross-site page can send a "simple" POST (`text/plain`, no preflight) but not a JSON one.
+ */
+export function controlRoutes(o: ControlOptions) {
+  return (app: FastifyInstance) => {
+    const guard = async (req: FastifyRequest, _reply: FastifyReply) => {
+      if (o.token && !sameToken(req.headers[CONTROL_TOKEN_HEADER], o.token)) {
+        throw new HttpError(401, `The control endpoints need the control token (header X-Sandbox-Control-Token, printed at start)`);
+      }
+      if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
+        throw new HttpError(415, 'Control requests that change the sandbox must be application/json', {
+          details: [{ field: 'header.Content-Type', reason: 'must be application/json' }],
+        });
+      }
+    };
+    app.get('/__sandbox/state', { onRequest: guard }, async () => o.store.toData());
+    app.post('/__sandbox/reset', { onRequest: guard }, async () => {
+      o.store.load(o.seed);
+      await o.persist();
+      return { reset: true };
+    });
+    app.get('/__sandbox/faults', { onRequest: guard }, async () => ({ faults: o.faults.list() }));
+    app.post('/__sandbox/faults', { onRequest: guard, schema: { body: faultSchema } }, async (req) => {
+      const spec = req.body as FaultSpec;
+      if (spec.operationId !== undefined && !o.operationIds.has(spec.operationId)) {
+        throw badRequest('body.operationId', `the ${o.api} API has no operation ${spec.operationId}`);
+      }
+      return { fault: o.faults.add(spec) };
+    });
+    app.delete('/__sandbox/faults', { onRequest: guard }, async () => ({ cleared: o.faults.clear() }));
+  };
+}
