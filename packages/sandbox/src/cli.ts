@@ -74,6 +74,9 @@ async function main(): Promise<void> {
     argv: process.argv.slice(2).join(' '),
     onShutdown: values['exit-on-shutdown'] ? () => void stop('POST /api/shutdown') : undefined,
   });
+  // Before the banner: a caller that stops the sandbox as soon as it reads the banner gets a clean stop.
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
   const c = sandbox.credentials;
   // Only the built-in seed's credentials are printed: they are public, documented fixtures. Credentials
   // from a user's seed or data file are never logged; they are in that file (or GET /__sandbox/state).
@@ -110,11 +113,17 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`zone-api sandbox stopping (${why})\n`);
-    await sandbox.close();
+    try {
+      await sandbox.close();
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      process.stderr.write(
+        `zone-api sandbox: the final save to ${sandbox.dataFile} failed (${e.code ?? e.message}); the last changes are not on disk\n`,
+      );
+      process.exit(1);
+    }
     process.exit(0);
   }
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((err: Error) => {

@@ -4,10 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
 import { controlRoutes, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
-import { readState, removeStaleTemps, Saver } from './domain/persist.js';
+import { lockDataFile, readState, removeStaleTemps, Saver } from './domain/persist.js';
 import { defaultSeed } from './domain/seed.js';
 import { Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
+import { HttpError } from './errors.js';
 import { authenticateManager, managerErrorBody, managerHandlers } from './manager/index.js';
 import { accountAliases } from './router/aliases.js';
 import { FaultRegistry } from './router/faults.js';
@@ -126,8 +127,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     manager: options.specs?.manager ?? loadBundle('manager', options.specDir),
   };
   const seed = readSeed(options.seed, specs);
-  let initial = seed;
   const dataFile = options.dataFile;
+  const unlock = dataFile ? lockDataFile(dataFile) : () => {};
+  try {
+    return await startLocked(options, specs, seed, dataFile, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+async function startLocked(
+  options: SandboxOptions,
+  specs: Record<ApiName, OpenApiDoc>,
+  seed: StateData,
+  dataFile: string | undefined,
+  unlock: () => void,
+): Promise<Sandbox> {
+  let initial = seed;
   if (dataFile) {
     removeStaleTemps(dataFile);
     const saved = readState(dataFile);
@@ -140,7 +157,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const saver = dataFile
     ? new Saver(dataFile, () => `${JSON.stringify({ ...store.toData(), saved_at: new Date().toISOString() }, null, 1)}\n`)
     : undefined;
-  const persist = () => saver?.save() ?? Promise.resolve();
+  // A change is acknowledged once it is on disk. When the write fails, memory goes back to what the
+  // disk holds (every change still waiting for that write is undone) and the request gets a 503.
+  const persist = async () => {
+    if (!saver) return;
+    try {
+      await saver.save();
+    } catch (err) {
+      if (saver.lastSaved) store.load(JSON.parse(saver.lastSaved) as StateData);
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new HttpError(503, `The change could not be saved to the data file (${code ?? (err as Error).message}), so it was not made`, {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+  };
+  if (saver && initial !== seed) saver.lastSaved = JSON.stringify(initial);
   if (saver && initial === seed) await persist();
 
   const host = options.host ?? DEFAULT_HOST;
@@ -241,7 +272,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     async close() {
       await Promise.allSettled([account.close(), manager.close()]);
-      await persist();
+      try {
+        await saver?.save();
+      } finally {
+        unlock();
+      }
     },
   };
 }
