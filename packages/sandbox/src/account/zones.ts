@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { allocate, allocateGips, currentPlan, freeGips, freeIps, planShared, release, releaseGips } from '../domain/ips.js';
+import { allocate, allocateGips, currentPlan, freeGips, freeIps, planShared } from '../domain/ips.js';
 import { isWhitelistEntry } from '../domain/net.js';
 import type { StoredPlan, ZoneState } from '../domain/types.js';
 import { badRequest, HttpError } from '../errors.js';
