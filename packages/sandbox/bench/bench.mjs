@@ -5,7 +5,9 @@
 // 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
 // Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz]
 import { fork, spawn } from 'node:child_process';
-import { cpus } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -128,6 +130,21 @@ try {
   sandbox.stop();
 }
 
+// Persistence: the same POST against a sandbox with --data (each change on disk before its answer).
+const dataDir = mkdtempSync(join(tmpdir(), 'zone-api-bench-data-'));
+let persisted;
+try {
+  const withData = await start(['sandbox-data', join(dataDir, 'state.json')]);
+  try {
+    persisted = { rps: await measure(withData.url, post) };
+  } finally {
+    withData.stop();
+  }
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
+persisted.vsMemory = persisted.rps / (results[1]?.sandboxRps ?? Number.NaN);
+
 console.log(
   `\n${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; autocannon ${connections} connections, ${duration} s each\n`,
 );
@@ -140,6 +157,9 @@ for (const r of results) {
 }
 console.log('(requests per second)');
 console.log('targets: sandbox >= 0.5 x node:http and >= 10 x prism');
+console.log(
+  `\npersistence: POST addZoneDomainPermission with --data ${Math.round(persisted.rps)} req/s, in memory ${Math.round(results[1]?.sandboxRps ?? 0)} req/s: ${persisted.vsMemory.toFixed(2)} x (target >= 0.5 x)`,
+);
 
 if (!values['no-fuzz']) {
   console.log('\nfuzz: 5,000 spec-derived requests per API against the sandbox (no 5xx, broken ones refused, answers as declared)');

@@ -1,11 +1,12 @@
 // One server for the benchmark, in its own process so that the load generator does not share its
-// event loop: `sandbox` (the built package) or `plain` (node:http answering the same JSON, the baseline).
+// event loop: `sandbox` (the built package), `sandbox-data FILE` (the same with `--data FILE`) or
+// `plain` (node:http answering the same JSON, the baseline).
 import { createServer } from 'node:http';
 import { startSandbox } from '../dist/index.js';
 
 const kind = process.argv[2];
-if (kind === 'sandbox') {
-  const sandbox = await startSandbox({ accountPort: 0, managerPort: 0 });
+if (kind === 'sandbox' || kind === 'sandbox-data') {
+  const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, dataFile: kind === 'sandbox-data' ? process.argv[3] : undefined });
   process.send?.({ url: sandbox.accountUrl });
 } else {
   // The baseline knows its answers in advance: the bodies the sandbox gives for the same requests.

@@ -154,9 +154,7 @@ async function startLocked(
     }
   }
   const store = new Store(initial);
-  const saver = dataFile
-    ? new Saver(dataFile, () => `${JSON.stringify({ ...store.toData(), saved_at: new Date().toISOString() }, null, 1)}\n`)
-    : undefined;
+  const saver = dataFile ? new Saver(dataFile, () => `${store.toJson({ saved_at: new Date().toISOString() })}\n`) : undefined;
   // A change is acknowledged once it is on disk. When the write fails, memory goes back to what the
   // disk holds (every change still waiting for that write is undone) and the request gets a 503.
   const persist = async () => {

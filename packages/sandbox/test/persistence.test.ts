@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createAccountClient } from '@zone-api/account-client';
 import { createManagerClient } from '@zone-api/manager-client';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../src/domain/persist.js';
+import { Saver, writeFileAtomic } from '../src/domain/persist.js';
 import { startSandbox } from '../src/index.js';
 
 const free = { accountPort: 0, managerPort: 0 } as const;
@@ -119,5 +119,54 @@ describe('--data keeps the state across restarts', () => {
     writeFileAtomic(file, '{"v":2}', 2);
     expect(readFileSync(file, 'utf8')).toBe('{"v":2}');
     expect(readdirSync(dir)).toEqual(['x.json']);
+  });
+});
+
+describe('Saver (group commit)', () => {
+  it('one write carries every change made while the previous write ran, and each caller resolves once its change is on disk', async () => {
+    const dir = freshDir();
+    const file = join(dir, 'state.json');
+    let value = 0;
+    let snapshots = 0;
+    const saver = new Saver(file, () => {
+      snapshots++;
+      return JSON.stringify({ value });
+    });
+    const done: number[] = [];
+    const saves = Array.from({ length: 50 }, (_, i) => {
+      value = i + 1;
+      return saver.save().then(() => {
+        // By the time a caller hears back, the disk holds its change or a later one.
+        done.push(JSON.parse(readFileSync(file, 'utf8')).value);
+      });
+    });
+    await Promise.all(saves);
+    expect(JSON.parse(readFileSync(file, 'utf8')).value).toBe(50);
+    expect(done.every((v) => v === 50)).toBe(true);
+    expect(snapshots).toBeLessThanOrEqual(2);
+    expect(saver.lastSaved).toBe(JSON.stringify({ value: 50 }));
+  });
+
+  it('a failed write refuses its callers and those queued behind it; the next save after it writes again', async () => {
+    const dir = freshDir();
+    const file = join(dir, 'state.json');
+    let fail = true;
+    let value = 0;
+    const saver = new Saver(file, () => {
+      if (fail) throw new Error('disk full');
+      return JSON.stringify({ value });
+    });
+    const first = saver.save();
+    const queued = saver.save();
+    const results = await Promise.allSettled([first, queued]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    value = 7;
+    await saver.save();
+    expect(JSON.parse(readFileSync(file, 'utf8')).value).toBe(7);
+    // Not stuck behind the failure: a burst after it is served too.
+    value = 8;
+    await Promise.all([saver.save(), saver.save(), saver.save()]);
+    expect(JSON.parse(readFileSync(file, 'utf8')).value).toBe(8);
   });
 });

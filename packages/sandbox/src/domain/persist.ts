@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
@@ -37,6 +38,42 @@ export function writeFileAtomic(file: string, text: string, seq: number): void {
   }
 }
 
+/** First half of writeFileAtomic off the event loop: the text in a fsynced temp file, whose path it returns. */
+async function writeTemp(file: string, text: string, seq: number): Promise<string> {
+  const temp = join(dirname(file), `${tempPrefix(file)}${process.pid}-${seq}`);
+  const fh = await open(temp, 'w', 0o600);
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await rm(temp, { force: true });
+    throw err;
+  }
+  await fh.close();
+  return temp;
+}
+
+/** Second half: the temp file renamed over the target, then the directory fsynced. */
+async function commitTemp(temp: string, file: string): Promise<void> {
+  try {
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  try {
+    const dh = await open(dirname(file), 'r');
+    try {
+      await dh.sync();
+    } finally {
+      await dh.close();
+    }
+  } catch {
+    // Some file systems refuse to fsync a directory; the rename is still atomic there.
+  }
+}
+
 /** Temp files left by a crash mid-write: never read, removed at start-up. Returns their names. */
 export function removeStaleTemps(file: string): string[] {
   const prefix = tempPrefix(file);
@@ -67,9 +104,12 @@ export function readState(file: string): unknown {
 }
 
 /**
- * Coalesces saves: callers await `save()`, and all callers waiting while a write runs are served by
- * the next single write, so a burst of changes costs at most two writes and an answer is only sent
- * once its change is on disk.
+ * Group commit: callers await `save()`; the write runs off the event loop, and every change made
+ * while it runs is served by the next single write. Under load one write carries the changes of
+ * every request that arrived meanwhile, and an answer is still sent only once its change is on disk.
+ * When a write fails, its callers and those queued behind it are all refused (the caller rolls
+ * memory back to `lastSaved`). (Overlapping writes were measured too: slower, each write costs a
+ * snapshot on the event loop.)
  */
 export class Saver {
   private running: Promise<void> | undefined;
@@ -91,19 +131,28 @@ export class Saver {
       return this.running;
     }
     if (!this.queued) {
-      this.queued = this.running.then(() => {
-        this.queued = undefined;
-        return this.save();
-      });
+      // Whether the running write lands or fails, the next caller starts afresh: a failed write
+      // refuses the callers queued behind it (their changes are rolled back with it).
+      this.queued = this.running.then(
+        () => {
+          this.queued = undefined;
+          return this.save();
+        },
+        (err: unknown) => {
+          this.queued = undefined;
+          throw err;
+        },
+      );
     }
     return this.queued;
   }
 
   private async write(): Promise<void> {
-    // Yield once so that changes made in the same tick share this write.
-    await Promise.resolve();
+    // Let the requests already read in this turn of the event loop make their changes first.
+    await new Promise((resolve) => setImmediate(resolve));
     const text = this.snapshot();
-    writeFileAtomic(this.file, text, ++this.seq);
+    const temp = await writeTemp(this.file, text, ++this.seq);
+    await commitTemp(temp, this.file);
     this.lastSaved = text;
   }
 }

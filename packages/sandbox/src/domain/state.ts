@@ -236,10 +236,21 @@ export class Store {
     for (const b of live) this.addBan({ ...b, port: to });
   }
 
+  /** A copy of the whole state, as a seed. */
   toData(): StateData {
+    return structuredClone(this.view());
+  }
+
+  /** The state as JSON text (what the data file holds: compact, it is written on every change), without copying it first. */
+  toJson(extra: Record<string, unknown> = {}): string {
+    return JSON.stringify({ ...this.view(), ...extra });
+  }
+
+  /** The state as plain data over the live objects: read it, never change it. */
+  private view(): StateData {
     const bans: Ban[] = [];
     for (const port of [...this.bans.keys()]) bans.push(...this.activeBans(port));
-    return structuredClone({
+    return {
       format: 'zone-api-sandbox-state',
       version: 1,
       account: { ...this.account, tokens: [...this.tokens.values()], basic: [...this.basic.values()], zones: [...this.zones.values()] },
@@ -251,7 +262,7 @@ export class Store {
       usage: this.usage,
       charges: this.charges,
       manager: { ...this.manager, ports: [...this.ports.values()], bans },
-    } satisfies StateData);
+    } satisfies StateData;
   }
 }
 
