@@ -146,6 +146,24 @@ describe('lenient parsing where production is strict', () => {
     expect(ports.map((p) => p.port)).toContain(24000);
   });
 
+  it('an impossible calendar date is refused, naming the parameter, instead of rolling over to the next month', async () => {
+    for (const path of [
+      `/api/customer/bw?customer=${C}&from=2020-02-30&to=2020-03-05`,
+      `/api/customer/bw?customer=${C}&from=2021-02-29&to=2021-03-05`,
+      `/api/customer/bw?customer=${C}&from=2020-02-01&to=2020-04-31T00:00:00`,
+      '/api/customer/req_logs?ts.from=2020-13-01T00:00:00Z',
+    ]) {
+      const r = await account(path);
+      expect(r.status, path).toBe(400);
+      expect(r.text, path).toMatch(/query\.(from|to|ts\.from)/);
+      expect(r.text, path).toContain('calendar');
+      expect(conformance.account.check('GET', path, r.status, r.headers.get('content-type'), r.text)).toEqual([]);
+    }
+    // A real leap day is a day like any other.
+    const leap = await account(`/api/customer/bw?customer=${C}&from=2020-02-28&to=2020-03-01`);
+    expect(leap.status, leap.text).toBe(200);
+  });
+
   it('a Zone named __proto__ appears in the bandwidth reports like any other', async () => {
     const created = await raw(urls.account, 'POST', '/api/zone', {
       headers: bearer,

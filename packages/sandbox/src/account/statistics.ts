@@ -6,6 +6,21 @@ import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
 
 // Statistics: bandwidth per day, costs, request logs and their stats.
 
+/**
+ * Date.parse rolls impossible calendar dates over (`2020-02-30` becomes March 1st): a period the
+ * caller did not ask for. Such a date is refused instead; the real API's answer is not observed.
+ */
+function parseDate(raw: string): number {
+  const t = Date.parse(raw);
+  const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(raw);
+  if (ymd && !Number.isNaN(t)) {
+    const [y, m, d] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
+    const day = new Date(Date.UTC(y, m - 1, d));
+    if (day.getUTCFullYear() !== y || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) return Number.NaN;
+  }
+  return t;
+}
+
 export function statisticsHandlers(c: AccountContext): AccountHandlers {
   const { store, notFound, zoneOf } = c;
   type C = AccountCtx;
@@ -14,8 +29,8 @@ export function statisticsHandlers(c: AccountContext): AccountHandlers {
     const parse = (name: 'from' | 'to'): string | undefined => {
       const raw = ctx.query[name] as string | undefined;
       if (raw === undefined) return undefined;
-      const t = Date.parse(raw);
-      if (Number.isNaN(t)) throw badRequest(`query.${name}`, 'must be a date (YYYY-MM-DD or ISO 8601)');
+      const t = parseDate(raw);
+      if (Number.isNaN(t)) throw badRequest(`query.${name}`, 'must be a calendar date (YYYY-MM-DD or ISO 8601)');
       return new Date(t).toISOString().slice(0, 10);
     };
     const now = Date.now();
@@ -69,8 +84,8 @@ export function statisticsHandlers(c: AccountContext): AccountHandlers {
     else if (zone !== undefined && !store.zones.has(zone)) throw notFound(zone);
     const time = (name: string): number | undefined => {
       if (q[name] === undefined) return undefined;
-      const t = Date.parse(q[name]);
-      if (Number.isNaN(t)) throw badRequest(`query.${name}`, 'must be a date-time (ISO 8601)');
+      const t = parseDate(q[name]);
+      if (Number.isNaN(t)) throw badRequest(`query.${name}`, 'must be a calendar date-time (ISO 8601)');
       return t;
     };
     const from = time('ts.from');
