@@ -5,7 +5,7 @@
 // What the generator gets wrong, and the workarounds below, are listed in packages/spec/README.md.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { openapi30Path } from './artifacts.mjs';
 import { isMain, root } from './lib.mjs';
 
@@ -25,7 +25,9 @@ export function target(lang, api) {
 
 function generatorArgs(lang, api) {
   const t = target(lang, api);
-  const common = ['generate', '-i', openapi30Path(api, 'json'), '-o', t.dir];
+  // The input path is given relative to the repository (the generator runs there): its parser makes a
+  // URL of the file's path, which fails on a checkout path with a space.
+  const common = ['generate', '-i', relative(root, openapi30Path(api, 'json')), '-o', t.dir];
   if (lang === 'python')
     return [...common, '-g', 'python', '-p', `packageName=${t.python},projectName=zone-${api},packageVersion=${version}`];
   return [
@@ -111,7 +113,11 @@ async function generate(lang, api) {
   rmSync(t.dir, { recursive: true, force: true });
   mkdirSync(t.dir, { recursive: true });
   if (lang === 'go') writeFileSync(join(t.dir, '.openapi-generator-ignore'), 'go.mod\ngo.sum\n');
-  await run(join(root, 'node_modules/.bin/openapi-generator'), generatorArgs(lang, api));
+  // The jar is run directly: the package's bin joins its arguments into one shell command, which
+  // splits a checkout path that has a space in it.
+  const jar = join(root, 'node_modules/@openapitools/openapi-generator-cli/bin/openapi-generator.jar');
+  const javaOpts = (process.env.JAVA_OPTS ?? '').split(/\s+/).filter(Boolean);
+  await run('java', [...javaOpts, '-jar', jar, ...generatorArgs(lang, api)]);
   if (lang === 'go') {
     writeFileSync(join(t.dir, 'go.mod'), goMod(t));
     writeFileSync(join(t.dir, 'zz_oneof_aliases.go'), goOneOfAliases(t));

@@ -1,7 +1,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { freePort, type Running, repoRoot, startPrism } from '@zone-api/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 // @ts-expect-error: build glue in plain JS, no declarations
@@ -217,11 +217,11 @@ require (
 )
 
 replace (
-	github.com/antihax/optional => ${join(repoRoot, 'packages/spec/test-generators/go/optional')}
+	github.com/antihax/optional => ${relative(smokeDir, join(repoRoot, 'packages/spec/test-generators/go/optional'))}
 	github.com/zone-api/account-go => ../account
 	github.com/zone-api/manager-go => ../manager
-	golang.org/x/net => ${gocode}/golang.org/x/net
-	golang.org/x/oauth2 => ${gocode}/golang.org/x/oauth2
+	golang.org/x/net => ${JSON.stringify(`${gocode}/golang.org/x/net`)}
+	golang.org/x/oauth2 => ${JSON.stringify(`${gocode}/golang.org/x/oauth2`)}
 )
 `,
     );
