@@ -194,6 +194,12 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
   parts: ClientParts,
 ): TypedClient<Paths, Ops> {
   const { secrets } = parts;
+  // Caught here, not by the HTTP stack, whose error would quote the header value (the credential).
+  if (secrets.some((secret) => /[\r\n\0]/.test(secret))) {
+    throw new TypeError(
+      'A credential given to the client contains a line break or a NUL character (a trailing newline read from a file?), which no HTTP header can carry; the credential is not shown here',
+    );
+  }
   const retrying = createTransport(options, secrets);
   const once = createTransport({ ...options, retry: false }, secrets);
   const mayRepeat = (op: OperationInfo) => op.idempotent || (options.retry !== false && options.retry?.retryNonIdempotent === true);

@@ -21,6 +21,8 @@ export class ZoneApiError extends Error {
     readonly attempts: number,
     /** The HTTP status, for kind `http`. */
     readonly status?: number,
+    /** For kind `network`: the system's error code when there is one (`ECONNREFUSED`, `ECONNRESET`, `ENOTFOUND`). */
+    readonly code?: string,
   ) {
     super(message);
   }

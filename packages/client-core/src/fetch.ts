@@ -25,6 +25,12 @@ export interface TransportOptions {
   fetch?: typeof globalThis.fetch;
   /** Per-attempt timeout in ms. Default 30000; 0 turns it off. */
   timeoutMs?: number;
+  /**
+   * Deadline of a whole call in ms: every attempt, backoff and `Retry-After` wait included. No retry
+   * starts that could not finish in time, and the last attempt is cut at the deadline. Default
+   * 120000; 0 turns it off.
+   */
+  deadlineMs?: number;
   /** Retry policy; `false` turns retries off. */
   retry?: RetryOptions | false;
 }
@@ -71,49 +77,65 @@ export function createTransport(options: TransportOptions, secrets: readonly str
   const maxRetryAfter = retry.maxRetryAfterMs ?? 60_000;
   const statuses = new Set(retry.statuses ?? DEFAULT_STATUSES);
 
+  const deadlineMs = options.deadlineMs ?? 120_000;
+
   return async function transport(input, init) {
     const original = new Request(input, init);
     const method = original.method.toUpperCase();
     const path = new URL(original.url).pathname;
     const mayRetry = IDEMPOTENT.has(method) || retry.retryNonIdempotent === true;
     const callerSignal = original.signal;
+    const started = Date.now();
+    const left = () => (deadlineMs > 0 ? deadlineMs - (Date.now() - started) : Number.POSITIVE_INFINITY);
+    const jitter = (attempt: number) => Math.random() * Math.min(maxDelay, baseDelay * 2 ** (attempt - 1));
 
     for (let attempt = 1; ; attempt++) {
-      const timeoutSignal = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
+      // The attempt's own timeout, or what is left of the call's deadline if that is shorter.
+      const limit = Math.min(timeoutMs > 0 ? timeoutMs : Number.POSITIVE_INFINITY, left());
+      const byDeadline = limit < (timeoutMs > 0 ? timeoutMs : Number.POSITIVE_INFINITY);
+      const timeoutSignal = Number.isFinite(limit) ? AbortSignal.timeout(Math.max(1, Math.floor(limit))) : undefined;
       const signal = timeoutSignal ? AbortSignal.any([callerSignal, timeoutSignal]) : callerSignal;
       const request = new Request(original.clone(), { signal });
       let reason: string;
-      let delay: number | undefined;
+      let backoff: number;
       try {
         const response = await baseFetch(request);
         if (!mayRetry || attempt > retries || !statuses.has(response.status)) return response;
         const retryAfter =
           response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers.get('Retry-After')) : undefined;
         if (retryAfter !== undefined && retryAfter > maxRetryAfter) return response;
-        delay = retryAfter;
+        backoff = retryAfter ?? jitter(attempt);
+        // No time left to wait and ask again: this answer is the call's answer.
+        if (backoff >= left()) return response;
         reason = `status ${response.status}`;
         await response.body?.cancel();
       } catch (err) {
-        const e = err as Error;
+        const e = err as Error & { cause?: { code?: unknown } };
         if (callerSignal.aborted) {
           throw new ZoneApiError(`${method} ${path} was aborted`, 'aborted', method, path, attempt);
         }
         const timedOut = timeoutSignal?.aborted === true;
-        if (!mayRetry || attempt > retries) {
+        // The network's reason (ECONNREFUSED, ECONNRESET, ...), never the request itself.
+        const code = typeof e?.cause?.code === 'string' && /^[A-Z0-9_]{2,40}$/.test(e.cause.code) ? e.cause.code : undefined;
+        backoff = jitter(attempt);
+        if (!mayRetry || attempt > retries || backoff >= left()) {
           const message = timedOut
-            ? `${method} ${path} timed out after ${timeoutMs} ms`
-            : `${method} ${path} failed: ${redact(String(e?.message ?? e), secrets)}`;
+            ? byDeadline
+              ? `${method} ${path} timed out: the call's deadline of ${deadlineMs} ms passed`
+              : `${method} ${path} timed out after ${timeoutMs} ms`
+            : `${method} ${path} failed: ${redact(String(e?.message ?? e), secrets)}${code ? ` (${code})` : ''}`;
           throw new ZoneApiError(
             attempt > 1 ? `${message} (after ${attempt} attempts)` : message,
             timedOut ? 'timeout' : 'network',
             method,
             path,
             attempt,
+            undefined,
+            timedOut ? undefined : code,
           );
         }
-        reason = timedOut ? 'timeout' : 'network error';
+        reason = timedOut ? 'timeout' : code ? `network error (${code})` : 'network error';
       }
-      const backoff = delay ?? Math.random() * Math.min(maxDelay, baseDelay * 2 ** (attempt - 1));
       retry.onRetry?.({ attempt, delayMs: backoff, reason, method, path });
       try {
         await sleep(backoff, callerSignal);

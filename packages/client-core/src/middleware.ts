@@ -20,13 +20,46 @@ export function textBodies(secrets: readonly string[]): Middleware {
       const raw = await response.clone().text();
       // Nothing to re-wrap (and a rebuilt Response would invent a text/plain Content-Type).
       if (raw === '') return undefined;
-      let body = response.ok ? raw : redact(raw, secrets);
+      let body = response.ok ? raw : redactBody(raw, isJson, secrets);
       if (isText) body = JSON.stringify(body);
       const headers = new Headers(response.headers);
       headers.delete('Content-Length');
       return new Response(body, { status: response.status, statusText: response.statusText, headers });
     },
   };
+}
+
+/**
+ * An error body without credentials. A JSON body is redacted value by value after parsing: JSON
+ * escapes (`\u0073ecret`, `\/`) would hide a secret from a search of the raw text.
+ */
+function redactBody(raw: string, isJson: boolean, secrets: readonly string[]): string {
+  if (isJson) {
+    try {
+      return JSON.stringify(redactValue(JSON.parse(raw), secrets));
+    } catch {
+      // Not JSON after all: redact it as text.
+    }
+  }
+  return redact(raw, secrets);
+}
+
+function redactValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return redact(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      Object.defineProperty(out, redact(k, secrets), {
+        value: redactValue(v, secrets),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  }
+  return value;
 }
 
 /** Sets one header on every request, or only on the given OpenAPI paths. */

@@ -158,3 +158,34 @@ describe('answers that do not parse', () => {
     expect(String((err as Error).message)).not.toContain('{"token"');
   });
 });
+
+describe('credentials never reach the caller in clear', () => {
+  it('a JSON error body is redacted after parsing: JSON escapes do not hide a secret', async () => {
+    const secret = 'sandbox-token/0001';
+    // `\u0073` is "s" and `\/` is "/": the raw text holds neither the secret nor its encoded forms.
+    const raw = '{"error":"bad token \\u0073andbox-token\\/0001","details":[{"field":"\\u0073andbox-token\\/0001","reason":"x"}]}';
+    expect(raw).not.toContain(secret);
+    expect(JSON.parse(raw).error).toContain(secret);
+    const r = recorder(() => new Response(raw, { status: 401, headers: { 'Content-Type': 'application/json' } }));
+    const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, parts([secret]));
+    const { error } = await client.getThing();
+    expect(JSON.stringify(error)).not.toContain('sandbox-token');
+    expect(error).toEqual({ error: 'bad token [REDACTED]', details: [{ field: '[REDACTED]', reason: 'x' }] });
+  });
+
+  it.each([
+    ['a trailing newline', 'sandbox-token-0001\n'],
+    ['a CR/LF inside', 'sandbox\r\nX-Injected: 1'],
+    ['a NUL', 'sandbox\u0000token'],
+  ])('a credential with %s is refused when the client is created, without quoting it', (_, secret) => {
+    let thrown: unknown;
+    try {
+      createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test' }, ops, parts([secret]));
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect(String((thrown as Error).message)).toMatch(/line break or a NUL/);
+    expect(String((thrown as Error).message)).not.toContain('sandbox');
+  });
+});

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createTransport, parseRetryAfter, redact, ZoneApiError } from '../src/index.js';
 
@@ -145,5 +147,57 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(new Date(10_000 + 5000).toUTCString(), 10_000)).toBe(5000);
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter(null)).toBeUndefined();
+  });
+});
+
+describe('transport: the cause of a network failure, and the deadline of a whole call', () => {
+  it('keeps the system error code (ECONNREFUSED) in the error, without the secret in the URL', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const err = await createTransport({ retry: false }, ['S3CRET-T0KEN'])(`http://127.0.0.1:${port}/api/status?token=S3CRET-T0KEN`).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ZoneApiError);
+    expect(err).toMatchObject({ kind: 'network', code: 'ECONNREFUSED', attempts: 1 });
+    expect((err as Error).message).toBe('GET /api/status failed: fetch failed (ECONNREFUSED)');
+    expect((err as Error).message).not.toContain('S3CRET');
+  });
+
+  it('a connection reset is told apart from a refusal (ECONNRESET)', async () => {
+    const server = createServer((req) => req.socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const err = await createTransport({ retry: false }, [])(`http://127.0.0.1:${port}/api/status`).catch((e: unknown) => e);
+      expect(err).toMatchObject({ kind: 'network' });
+      expect(['ECONNRESET', 'UND_ERR_SOCKET']).toContain((err as ZoneApiError).code);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('no retry starts that cannot finish before the deadline: a Retry-After beyond it returns the answer at once', async () => {
+    const { fetch, seen } = scripted(
+      new Response('busy', { status: 503, headers: { 'Retry-After': '5' } }),
+      new Response('{}', { status: 200 }),
+    );
+    const res = await createTransport({ fetch, deadlineMs: 1000, retry: fast }, [])('http://x.test/api/zone');
+    expect(res.status).toBe(503);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('the last attempt is cut at the deadline, and the error says it was the deadline', async () => {
+    const hang = (req: Request) =>
+      new Promise<Response>((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason)));
+    const { fetch, seen } = scripted(hang, hang, hang);
+    const err = await createTransport(
+      { fetch, timeoutMs: 60_000, deadlineMs: 150, retry: fast },
+      [],
+    )('http://x.test/api/zone').catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'timeout' });
+    expect((err as Error).message).toContain("the call's deadline of 150 ms passed");
+    expect(seen.length).toBeGreaterThanOrEqual(1);
   });
 });
