@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ipInList, isWhitelistEntry } from '../src/domain/net.js';
 import { defaultSeed, startSandbox, validateSeed } from '../src/index.js';
 import { LOG_LINE_MAX, LOG_MAX } from '../src/manager/context.js';
 import { bearer, C, Conformance, docs, raw } from './helpers.js';
@@ -162,6 +163,17 @@ describe('lenient parsing where production is strict', () => {
     // A real leap day is a day like any other.
     const leap = await account(`/api/customer/bw?customer=${C}&from=2020-02-28&to=2020-03-01`);
     expect(leap.status, leap.text).toBe(200);
+  });
+
+  it('an IPv6 subnet that is accepted in a whitelist also matches the clients inside it', () => {
+    expect(isWhitelistEntry('2001:db8::/32')).toBe(true);
+    expect(ipInList('2001:db8:1::5', ['2001:db8::/32'])).toBe(true);
+    expect(ipInList('2001:db9::5', ['2001:db8::/32'])).toBe(false);
+    expect(ipInList('10.0.0.1', ['2001:db8::/32'])).toBe(false);
+    // Decided: 0.0.0.0/0 is a subnet like any other (the provider accepts subnets) and so covers every
+    // IPv4 client, as `any` does (the seed shows `any` as a whitelist value).
+    expect(ipInList('203.0.113.9', ['0.0.0.0/0'])).toBe(true);
+    expect(ipInList('2001:db8::1', ['0.0.0.0/0'])).toBe(false);
   });
 
   it('a Zone named __proto__ appears in the bandwidth reports like any other', async () => {

@@ -1,4 +1,4 @@
-import { isIP, isIPv4 } from 'node:net';
+import { BlockList, isIP, isIPv4 } from 'node:net';
 
 export function ipv4ToInt(ip: string): number {
   return ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
@@ -58,7 +58,16 @@ export function ipInList(ip: string, list: readonly string[]): boolean {
   const n = isIPv4(plain) ? ipv4ToInt(plain) : undefined;
   for (const entry of list) {
     if (entry === 'any' || entry === plain) return true;
-    if (n === undefined) continue;
+    if (n === undefined) {
+      if (isIP(plain) === 6 && isIPv6Subnet(entry)) {
+        // IPv6 subnets match IPv6 clients (node's BlockList does the prefix arithmetic).
+        const [addr, bits] = entry.split('/') as [string, string];
+        const block = new BlockList();
+        block.addSubnet(addr, Number(bits), 'ipv6');
+        if (block.check(plain, 'ipv6')) return true;
+      }
+      continue;
+    }
     const r = ipv4Range(entry);
     if (r && n >= r[0] && n <= r[1]) return true;
   }
