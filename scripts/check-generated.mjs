@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { root } from './lib.mjs';
 
-const dirs = ['packages/account-client/src/generated', 'packages/manager-client/src/generated'];
+const dirs = ['packages/account-client/src/generated', 'packages/manager-client/src/generated', 'packages/sandbox/src/generated'];
 const files = dirs.flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
 const before = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
 

@@ -1,11 +1,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import { Ajv } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import { badRequest, HttpError } from './errors.js';
-import type { FaultRegistry, FaultSpec } from './router/faults.js';
+import type { Fault, FaultRegistry, FaultSpec } from './router/faults.js';
 
 // The sandbox's own endpoints under /__sandbox/ (state, reset, faults) and the guards of both ports:
 // a sandbox is a test tool, and what it holds (every token and password) must not leak to a web page
@@ -49,6 +50,37 @@ const faultSchema = {
   },
   anyOf: [{ required: ['status'] }, { required: ['latency_ms'] }, { required: ['drop'] }],
 };
+
+/** The fault control of one API, in process: what `/__sandbox/faults` does, typed. */
+export interface FaultControl<Id extends string> {
+  /** Arms a fault (as `POST /__sandbox/faults`) and returns it with its id; a bad spec throws a TypeError naming the field. */
+  arm(spec: Omit<FaultSpec, 'operationId'> & { operationId?: Id }): Fault;
+  /** The armed faults (as `GET /__sandbox/faults`). */
+  list(): Fault[];
+  /** Disarms every fault of this API; returns how many there were (as `DELETE /__sandbox/faults`). */
+  clear(): number;
+}
+
+let checkFault: ((spec: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+
+export function faultControl<Id extends string>(api: string, registry: FaultRegistry, operationIds: ReadonlySet<string>): FaultControl<Id> {
+  checkFault ??= new Ajv({ allErrors: true }).compile(faultSchema);
+  return {
+    arm(spec) {
+      if (!checkFault(spec)) {
+        const e = checkFault.errors?.[0];
+        const field = e?.instancePath ? `spec${e.instancePath.replaceAll('/', '.')}` : 'spec';
+        throw new TypeError(`faults.${api}.arm: ${field} ${e?.message ?? 'is not a fault'} (a fault needs status, latency_ms or drop)`);
+      }
+      if (spec.operationId !== undefined && !operationIds.has(spec.operationId)) {
+        throw new TypeError(`faults.${api}.arm: spec.operationId: the ${api} API has no operation ${spec.operationId}`);
+      }
+      return { ...registry.add(spec) };
+    },
+    list: () => registry.list(),
+    clear: () => registry.clear(),
+  };
+}
 
 export interface ControlOptions {
   api: 'account' | 'manager';

@@ -1,9 +1,11 @@
 export type { AccountAuth } from './account/auth.js';
+export type { FaultControl } from './control.js';
 export { defaultSeed, SEED } from './domain/seed.js';
 export { validateSeed } from './domain/state.js';
 export type { StateData } from './domain/types.js';
 export { type ErrorDetail, HttpError } from './errors.js';
-export type { FaultSpec } from './router/faults.js';
+export type { AccountOperationId, ManagerOperationId } from './generated/operation-ids.js';
+export type { Fault, FaultSpec } from './router/faults.js';
 export type { Answer, Ctx, Handler } from './router/http.js';
 export { bundlePath, loadBundle } from './router/spec.js';
 export {

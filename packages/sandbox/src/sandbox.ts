@@ -3,12 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
-import { controlRoutes, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
+import { controlRoutes, type FaultControl, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
 import { lockDataFile, readState, removeStaleTemps, Saver } from './domain/persist.js';
 import { defaultSeed } from './domain/seed.js';
 import { Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import { HttpError } from './errors.js';
+import type { AccountOperationId, ManagerOperationId } from './generated/operation-ids.js';
 import { authenticateManager, managerErrorBody, managerHandlers } from './manager/index.js';
 import { accountAliases } from './router/aliases.js';
 import { FaultRegistry } from './router/faults.js';
@@ -70,6 +71,11 @@ export interface SandboxCredentials {
 }
 
 export interface Sandbox {
+  /**
+   * Fault injection per API, in process (what `/__sandbox/faults` does over HTTP), with typed
+   * operationIds: `sandbox.faults.account.arm({ operationId: 'getZone', status: 503, count: 1 })`.
+   */
+  faults: { account: FaultControl<AccountOperationId>; manager: FaultControl<ManagerOperationId> };
   /** The token `/__sandbox/*` requires (`X-Sandbox-Control-Token`), if any. */
   controlToken?: string;
   accountUrl: string;
@@ -179,6 +185,7 @@ async function startLocked(
 
   // Beyond loopback, the control endpoints need a token (given, or made here and shown in the banner).
   const controlToken = isLoopbackHost(host) ? options.controlToken : (options.controlToken ?? newControlToken());
+  const operationIds = (api: ApiName) => new Set(operationsOf(specs[api]).map((o) => o.operationId));
   const control = (api: ApiName) =>
     controlRoutes({
       api,
@@ -186,7 +193,7 @@ async function startLocked(
       seed,
       persist,
       faults: faults[api],
-      operationIds: new Set(operationsOf(specs[api]).map((o) => o.operationId)),
+      operationIds: operationIds(api),
       token: controlToken,
     });
   const allowHost = (h: string | undefined) => hostAllowed(host, h);
@@ -259,6 +266,10 @@ async function startLocked(
 
   return {
     controlToken,
+    faults: {
+      account: faultControl<AccountOperationId>('account', faults.account, operationIds('account')),
+      manager: faultControl<ManagerOperationId>('manager', faults.manager, operationIds('manager')),
+    },
     accountUrl: `http://${urlHost}:${listening[0]}`,
     managerUrl: `http://${urlHost}:${listening[1]}`,
     credentials: credentialsOf(store),

@@ -89,3 +89,29 @@ describe('reset and state dump', () => {
     expect(again.account.zones.map((z: { name: string }) => z.name)).not.toContain('dump_me');
   });
 });
+
+describe('faults from startSandbox(), typed', () => {
+  it('sandbox.faults.account.arm hits the named operation only, list shows it, clear disarms it', async () => {
+    const base = t.sandbox.accountUrl;
+    const armed = t.sandbox.faults.account.arm({ operationId: 'getZone', status: 503, count: 1 });
+    expect(armed).toMatchObject({ operationId: 'getZone', status: 503, remaining: 1 });
+    expect(t.sandbox.faults.account.list().map((f) => f.id)).toEqual([armed.id]);
+    expect((await raw(base, 'GET', '/api/customer/balance', { headers: bearer })).status).toBe(200);
+    expect((await raw(base, 'GET', zoneUrl, { headers: bearer })).status).toBe(503);
+    expect((await raw(base, 'GET', zoneUrl, { headers: bearer })).status).toBe(200);
+    t.sandbox.faults.manager.arm({ operationId: 'listProxies', status: 500 });
+    expect((await raw(t.sandbox.managerUrl, 'GET', '/api/proxies')).status).toBe(500);
+    expect(t.sandbox.faults.manager.clear()).toBe(1);
+    expect((await raw(t.sandbox.managerUrl, 'GET', '/api/proxies')).status).toBe(200);
+  });
+
+  it('a bad fault throws a TypeError naming the field; an operationId of the other API is refused', () => {
+    // @ts-expect-error listProxies is a manager operation: the account control does not take it.
+    expect(() => t.sandbox.faults.account.arm({ operationId: 'listProxies', status: 500 })).toThrow(
+      /spec\.operationId: the account API has no operation listProxies/,
+    );
+    expect(() => t.sandbox.faults.account.arm({ status: 99 })).toThrow(/spec\.status must be >= 100/);
+    expect(() => t.sandbox.faults.account.arm({ operationId: 'getZone' })).toThrow(/needs status, latency_ms or drop/);
+    expect(t.sandbox.faults.account.list()).toEqual([]);
+  });
+});
