@@ -78,6 +78,7 @@ export function createTransport(options: TransportOptions, secrets: readonly str
   const statuses = new Set(retry.statuses ?? DEFAULT_STATUSES);
 
   const deadlineMs = options.deadlineMs ?? 120_000;
+  const perAttempt = timeoutMs > 0 ? timeoutMs : Number.POSITIVE_INFINITY;
 
   return async function transport(input, init) {
     const original = new Request(input, init);
@@ -91,8 +92,8 @@ export function createTransport(options: TransportOptions, secrets: readonly str
 
     for (let attempt = 1; ; attempt++) {
       // The attempt's own timeout, or what is left of the call's deadline if that is shorter.
-      const limit = Math.min(timeoutMs > 0 ? timeoutMs : Number.POSITIVE_INFINITY, left());
-      const byDeadline = limit < (timeoutMs > 0 ? timeoutMs : Number.POSITIVE_INFINITY);
+      const limit = Math.min(perAttempt, left());
+      const byDeadline = limit < perAttempt;
       const timeoutSignal = Number.isFinite(limit) ? AbortSignal.timeout(Math.max(1, Math.floor(limit))) : undefined;
       const signal = timeoutSignal ? AbortSignal.any([callerSignal, timeoutSignal]) : callerSignal;
       const request = new Request(original.clone(), { signal });

@@ -48,16 +48,8 @@ function redactValue(value: unknown, secrets: readonly string[]): unknown {
   if (typeof value === 'string') return redact(value, secrets);
   if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      Object.defineProperty(out, redact(k, secrets), {
-        value: redactValue(v, secrets),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return out;
+    // fromEntries defines own properties: a `__proto__` key stays a key, as JSON.parse made it.
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k, secrets), redactValue(v, secrets)]));
   }
   return value;
 }

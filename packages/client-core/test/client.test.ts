@@ -173,6 +173,15 @@ describe('credentials never reach the caller in clear', () => {
     expect(error).toEqual({ error: 'bad token [REDACTED]', details: [{ field: '[REDACTED]', reason: 'x' }] });
   });
 
+  it('a __proto__ key of a JSON error body stays a key of the redacted body', async () => {
+    const raw = '{"error":"x","__proto__":{"token":"K3Y"}}';
+    const r = recorder(() => new Response(raw, { status: 400, headers: { 'Content-Type': 'application/json' } }));
+    const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, parts(['K3Y']));
+    const { error } = await client.getThing();
+    expect(Object.hasOwn(error as object, '__proto__')).toBe(true);
+    expect(JSON.stringify(error)).toBe('{"error":"x","__proto__":{"token":"[REDACTED]"}}');
+  });
+
   it.each([
     ['a trailing newline', 'sandbox-token-0001\n'],
     ['a CR/LF inside', 'sandbox\r\nX-Injected: 1'],

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from './domain/state.js';
 import type { StateData } from './domain/types.js';
@@ -61,20 +61,25 @@ export interface FaultControl<Id extends string> {
   clear(): number;
 }
 
-let checkFault: ((spec: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+let checkFault: ValidateFunction | undefined;
+
+/** Why `operationId` cannot be armed on this API (it names no operation of it), or undefined. */
+function unknownOperation(api: string, operationIds: ReadonlySet<string>, operationId: string | undefined): string | undefined {
+  return operationId !== undefined && !operationIds.has(operationId) ? `the ${api} API has no operation ${operationId}` : undefined;
+}
 
 export function faultControl<Id extends string>(api: string, registry: FaultRegistry, operationIds: ReadonlySet<string>): FaultControl<Id> {
   checkFault ??= new Ajv({ allErrors: true }).compile(faultSchema);
+  const check = checkFault;
   return {
     arm(spec) {
-      if (!checkFault(spec)) {
-        const e = checkFault.errors?.[0];
+      if (!check(spec)) {
+        const e = check.errors?.[0];
         const field = e?.instancePath ? `spec${e.instancePath.replaceAll('/', '.')}` : 'spec';
         throw new TypeError(`faults.${api}.arm: ${field} ${e?.message ?? 'is not a fault'} (a fault needs status, latency_ms or drop)`);
       }
-      if (spec.operationId !== undefined && !operationIds.has(spec.operationId)) {
-        throw new TypeError(`faults.${api}.arm: spec.operationId: the ${api} API has no operation ${spec.operationId}`);
-      }
+      const unknown = unknownOperation(api, operationIds, spec.operationId);
+      if (unknown) throw new TypeError(`faults.${api}.arm: spec.operationId: ${unknown}`);
       return { ...registry.add(spec) };
     },
     list: () => registry.list(),
@@ -125,9 +130,8 @@ export function controlRoutes(o: ControlOptions) {
     app.get('/__sandbox/faults', { onRequest: guard }, async () => ({ faults: o.faults.list() }));
     app.post('/__sandbox/faults', { onRequest: guard, schema: { body: faultSchema } }, async (req) => {
       const spec = req.body as FaultSpec;
-      if (spec.operationId !== undefined && !o.operationIds.has(spec.operationId)) {
-        throw badRequest('body.operationId', `the ${o.api} API has no operation ${spec.operationId}`);
-      }
+      const unknown = unknownOperation(o.api, o.operationIds, spec.operationId);
+      if (unknown) throw badRequest('body.operationId', unknown);
       return { fault: o.faults.add(spec) };
     });
     app.delete('/__sandbox/faults', { onRequest: guard }, async () => ({ cleared: o.faults.clear() }));

@@ -185,7 +185,8 @@ async function startLocked(
 
   // Beyond loopback, the control endpoints need a token (given, or made here and shown in the banner).
   const controlToken = isLoopbackHost(host) ? options.controlToken : (options.controlToken ?? newControlToken());
-  const operationIds = (api: ApiName) => new Set(operationsOf(specs[api]).map((o) => o.operationId));
+  const idsOf = (api: ApiName) => new Set(operationsOf(specs[api]).map((o) => o.operationId));
+  const operationIds = { account: idsOf('account'), manager: idsOf('manager') };
   const control = (api: ApiName) =>
     controlRoutes({
       api,
@@ -193,7 +194,7 @@ async function startLocked(
       seed,
       persist,
       faults: faults[api],
-      operationIds: operationIds(api),
+      operationIds: operationIds[api],
       token: controlToken,
     });
   const allowHost = (h: string | undefined) => hostAllowed(host, h);
@@ -267,8 +268,8 @@ async function startLocked(
   return {
     controlToken,
     faults: {
-      account: faultControl<AccountOperationId>('account', faults.account, operationIds('account')),
-      manager: faultControl<ManagerOperationId>('manager', faults.manager, operationIds('manager')),
+      account: faultControl<AccountOperationId>('account', faults.account, operationIds.account),
+      manager: faultControl<ManagerOperationId>('manager', faults.manager, operationIds.manager),
     },
     accountUrl: `http://${urlHost}:${listening[0]}`,
     managerUrl: `http://${urlHost}:${listening[1]}`,

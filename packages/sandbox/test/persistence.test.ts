@@ -112,11 +112,11 @@ describe('--data keeps the state across restarts', () => {
     });
   });
 
-  it('writeFileAtomic replaces the file in one step and leaves no temp file', () => {
+  it('writeFileAtomic replaces the file in one step and leaves no temp file', async () => {
     const dir = freshDir();
     const file = join(dir, 'x.json');
-    writeFileAtomic(file, '{"v":1}', 1);
-    writeFileAtomic(file, '{"v":2}', 2);
+    await writeFileAtomic(file, '{"v":1}', 1);
+    await writeFileAtomic(file, '{"v":2}', 2);
     expect(readFileSync(file, 'utf8')).toBe('{"v":2}');
     expect(readdirSync(dir)).toEqual(['x.json']);
   });

@@ -1,44 +1,11 @@
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
 const tempPrefix = (file: string) => `.${basename(file)}.tmp-`;
 
-/**
- * Writes `text` to `file` so that a crash at any moment leaves either the old or the new file,
- * never a torn one: write a temp file in the same directory, fsync it, rename it over the target
- * (atomic on POSIX within one file system), then fsync the directory so the rename itself survives.
- */
-export function writeFileAtomic(file: string, text: string, seq: number): void {
-  const dir = dirname(file);
-  const temp = join(dir, `${tempPrefix(file)}${process.pid}-${seq}`);
-  const fd = openSync(temp, 'w', 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(temp, file);
-  } catch (err) {
-    rmSync(temp, { force: true });
-    throw err;
-  }
-  try {
-    const dfd = openSync(dir, 'r');
-    try {
-      fsyncSync(dfd);
-    } finally {
-      closeSync(dfd);
-    }
-  } catch {
-    // Some file systems refuse to fsync a directory; the rename is still atomic there.
-  }
-}
-
-/** First half of writeFileAtomic off the event loop: the text in a fsynced temp file, whose path it returns. */
+/** First half of writeFileAtomic: the text in a fsynced temp file, whose path it returns. */
 async function writeTemp(file: string, text: string, seq: number): Promise<string> {
   const temp = join(dirname(file), `${tempPrefix(file)}${process.pid}-${seq}`);
   const fh = await open(temp, 'w', 0o600);
@@ -72,6 +39,16 @@ async function commitTemp(temp: string, file: string): Promise<void> {
   } catch {
     // Some file systems refuse to fsync a directory; the rename is still atomic there.
   }
+}
+
+/**
+ * Writes `text` to `file` so that a crash at any moment leaves either the old or the new file,
+ * never a torn one: write a temp file in the same directory, fsync it, rename it over the target
+ * (atomic on POSIX within one file system), then fsync the directory so the rename itself survives.
+ * Off the event loop: requests keep being served while it runs.
+ */
+export async function writeFileAtomic(file: string, text: string, seq: number): Promise<void> {
+  await commitTemp(await writeTemp(file, text, seq), file);
 }
 
 /** Temp files left by a crash mid-write: never read, removed at start-up. Returns their names. */
@@ -151,8 +128,7 @@ export class Saver {
     // Let the requests already read in this turn of the event loop make their changes first.
     await new Promise((resolve) => setImmediate(resolve));
     const text = this.snapshot();
-    const temp = await writeTemp(this.file, text, ++this.seq);
-    await commitTemp(temp, this.file);
+    await writeFileAtomic(this.file, text, ++this.seq);
     this.lastSaved = text;
   }
 }
