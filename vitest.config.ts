@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+const src = (pkg: string, file = 'index') => fileURLToPath(new URL(`./packages/${pkg}/src/${file}.ts`, import.meta.url));
 
 // Tests run against the sources of the workspace packages (no compile step needed for tests),
 // but against the built bundles in packages/spec/dist (`pnpm build` first).
@@ -10,6 +10,12 @@ const alias = {
   '@zone-api/account-client': src('account-client'),
   '@zone-api/manager-client': src('manager-client'),
   '@zone-api/sandbox': src('sandbox'),
+  // The test kit is private and read from its sources by every suite (the spec package's tests too,
+  // which cannot depend on it: the test kit depends on the spec package's operation model).
+  '@zone-api/testkit/fuzz': src('testkit', 'fuzz'),
+  '@zone-api/testkit/contract': src('testkit', 'contract'),
+  '@zone-api/testkit/real-manager': src('testkit', 'real-manager/index'),
+  '@zone-api/testkit': src('testkit'),
 };
 
 export default defineConfig({

@@ -7,10 +7,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { marked } from 'marked';
-import { apis, bundlePath, distDir, isMain, quiet, root, tool } from './lib.mjs';
+import { loadBundle, bundlePath as modelBundlePath, operations } from '../packages/spec/model/index.js';
+import { apis, distDir, isMain, quiet, root, tool } from './lib.mjs';
 
 export const docsDir = join(distDir, 'docs');
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
 const escapeHtml = (s) =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
@@ -19,9 +19,8 @@ export function buildDocs() {
   mkdirSync(docsDir, { recursive: true });
   const pages = [];
   for (const api of apis()) {
-    const bundle = bundlePath(api.name, 'yaml');
-    if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run pnpm bundle (or pnpm build) first`);
-    const doc = JSON.parse(readFileSync(bundlePath(api.name, 'json'), 'utf8'));
+    const bundle = modelBundlePath(api.name, { ext: 'yaml' });
+    const doc = loadBundle(api.name);
     const file = `${api.name}.html`;
     const title = `${doc.info.title} ${doc.info.version}`;
     const res = tool('redocly', ['build-docs', bundle, '--inlineBundle', '--title', title, '-o', join(docsDir, file)]);
@@ -80,7 +79,7 @@ ${marked.parse(markdown)}
 function indexPage(pages, extras = []) {
   const items = pages
     .map(({ file, doc }) => {
-      const ops = Object.values(doc.paths).reduce((n, item) => n + METHODS.filter((m) => item[m]).length, 0);
+      const ops = operations(doc).length;
       return `    <li><a href="${file}">${escapeHtml(doc.info.title)}</a> <span>${escapeHtml(doc.info.version)} · ${ops} operations</span>
       <p>${escapeHtml(doc.info.summary ?? '')}</p></li>`;
     })

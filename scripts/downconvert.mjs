@@ -5,11 +5,10 @@
 // is narrow, listed with its loss in packages/spec/README.md and unit-tested in
 // packages/spec/test/downconvert.test.ts. Whatever slips through fails the 3.0 lint in that test.
 import { createRequire } from 'node:module';
+import { operations } from '../packages/spec/model/index.js';
 
 // The package is CommonJS without an ESM entry.
 const { Converter } = createRequire(import.meta.url)('@apiture/openapi-down-convert');
-
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
 /** Converts a bundled (single-file) OpenAPI 3.1 document; the input is not modified. */
 export function downConvert(doc31) {
@@ -132,9 +131,7 @@ export function securityRoles(doc) {
     }
   };
   fix('root', doc.security);
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    for (const method of HTTP_METHODS) if (item[method]) fix(`${method.toUpperCase()} ${path}`, item[method].security);
-  }
+  for (const o of operations(doc)) fix(`${o.method.toUpperCase()} ${o.path}`, o.op.security);
   return dropped;
 }
 

@@ -1,43 +1,28 @@
 #!/usr/bin/env node
 // Writes each client's operation table (operationId -> method, path) from its bundle, next to the
 // openapi-typescript output named in redocly.types.yaml. Staleness is checked by check-generated.mjs.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { parse } from 'yaml';
-import { bundlePath, root } from './lib.mjs';
+import { loadBundle, operations } from '../packages/spec/model/index.js';
+import { root } from './lib.mjs';
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 const config = parse(readFileSync(join(root, 'redocly.types.yaml'), 'utf8'));
-
-const deref = (spec, node) => {
-  let n = node;
-  for (let i = 0; n?.$ref && i < 20; i++)
-    n = n.$ref
-      .slice(2)
-      .split('/')
-      .reduce((o, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
-  return n;
-};
 
 /**
  * What the code needs to know of one operation, as the spec states it: the behaviour extensions
  * (specs/README.md), the credential schemes of its security, and the media types of each 2xx.
  */
-function row(spec, path, method, op) {
+function row({ path, method, op, credentials, responses }) {
   const out = { method: method.toUpperCase(), path, idempotent: op['x-idempotent'], changesState: op['x-changes-state'] };
   if (typeof out.idempotent !== 'boolean' || typeof out.changesState !== 'boolean') {
     throw new Error(`${op.operationId}: x-idempotent and x-changes-state must be booleans (the zone-operation-behaviour rule)`);
   }
-  const schemes = [...new Set((op.security ?? spec.security ?? []).flatMap((req) => Object.keys(req)))];
-  if (schemes.length) out.credentials = schemes;
+  if (credentials.length) out.credentials = credentials;
   if (op['x-brand-prefix']) out.brandPrefix = op['x-brand-prefix'];
   if (op.deprecated) out.deprecated = true;
   if (op['x-pagination']) out.pagination = op['x-pagination'];
-  out.success = Object.fromEntries(
-    Object.entries(op.responses ?? {})
-      .filter(([status]) => /^2\d\d$/.test(status))
-      .map(([status, r]) => [status, Object.keys(deref(spec, r)?.content ?? {})]),
-  );
+  out.success = Object.fromEntries(responses.filter((r) => /^2\d\d$/.test(r.status)).map((r) => [r.status, r.media]));
   return out;
 }
 
@@ -56,18 +41,12 @@ function jsdoc(api, path, method, op) {
 const idsByApi = [];
 for (const [id, api] of Object.entries(config.apis)) {
   const name = id.split('@')[0];
-  const bundle = bundlePath(name, 'json');
-  if (!existsSync(bundle)) throw new Error(`${relative(root, bundle)} is missing: run pnpm bundle first`);
-  const spec = JSON.parse(readFileSync(bundle, 'utf8'));
+  const spec = loadBundle(name);
   const rows = [];
   const docs = [];
-  for (const [path, item] of Object.entries(spec.paths)) {
-    for (const method of METHODS) {
-      const op = item[method];
-      if (!op) continue;
-      rows.push(`  ${op.operationId}: ${JSON.stringify(row(spec, path, method, op))},`);
-      docs.push({ id: op.operationId, text: jsdoc(name, path, method, op) });
-    }
+  for (const o of operations(spec)) {
+    rows.push(`  ${o.operationId}: ${JSON.stringify(row(o))},`);
+    docs.push({ id: o.operationId, text: jsdoc(name, o.path, o.method, o.op) });
   }
   rows.sort();
   docs.sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -1,10 +1,10 @@
 // Build glue shared by the scripts: where things are, and running a tool with its output captured.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
+import { bundleDir, bundleFile } from '../packages/spec/model/index.js';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -22,7 +22,7 @@ export function isMain(moduleUrl) {
     return false;
   }
 }
-export const distDir = join(root, 'packages/spec/dist');
+export const distDir = bundleDir;
 const bin = (name) => join(root, 'node_modules/.bin', name);
 
 /** The APIs declared in redocly.yaml: [{ name: 'account', id: 'account@v1', root: 'specs/account/openapi.yaml' }] */
@@ -31,7 +31,8 @@ export function apis() {
   return Object.entries(config.apis).map(([id, api]) => ({ id, name: id.split('@')[0], root: api.root }));
 }
 
-export const bundlePath = (name, ext = 'yaml') => join(distDir, `${name}.openapi.${ext}`);
+/** Where a bundle is written (`packages/spec/dist/<name>.openapi.<ext>`); the YAML one unless told. */
+export const bundlePath = (name, ext = 'yaml') => bundleFile(name, { ext });
 
 /** Runs a node_modules/.bin tool; returns { ok, out } with stdout and stderr together. */
 export function tool(name, args) {
@@ -47,15 +48,3 @@ export const quiet = (out) =>
     .filter((l) => !/[║╔╚]/.test(l))
     .join('\n')
     .trim();
-
-/** A free TCP port on loopback. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}

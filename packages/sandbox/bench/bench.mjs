@@ -10,8 +10,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePort } from '@zone-api/testkit/ports';
 import autocannon from 'autocannon';
-import { freePort } from '../../../scripts/lib.mjs';
 
 const { values } = parseArgs({
   options: {

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { repoRoot } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// The package as a consumer gets it: `pnpm pack`, install the tarball into an empty project with npm
-// (no registry needed: the package has no dependencies), then import through the exports map.
+// The package as a consumer gets it: `pnpm pack`, install the tarball into an empty project (offline,
+// its dependencies from pnpm's store: no registry), then import through the exports map.
 
 const pkgDir = join(repoRoot, 'packages/spec');
 const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
@@ -22,8 +22,11 @@ beforeAll(() => {
   tarball = join(work, tgz);
   consumer = join(work, 'consumer');
   mkdirSync(consumer);
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', tarball], { cwd: consumer, stdio: 'pipe' });
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { '@zone-api/spec': `file:${tarball}` } }),
+  );
+  execFileSync('pnpm', ['install', '--offline'], { cwd: consumer, stdio: 'pipe' });
 }, 120_000);
 
 afterAll(() => {
@@ -38,9 +41,10 @@ function runModule(source: string) {
 }
 
 describe('@zone-api/spec as packed and installed', () => {
-  it('ships the bundles, the variants and the parity matrix, not the docs or tests', () => {
+  it('ships the bundles, the variants, the parity matrix and the operation model, not the docs or tests', () => {
     const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
     const expected = ['package/package.json', 'package/README.md', 'package/CHANGELOG.md', 'package/parity/manager.md'];
+    expected.push('package/model/index.js', 'package/types/index.d.ts');
     for (const api of ['account', 'manager'])
       for (const f of ['openapi.json', 'openapi.yaml', 'openapi.deref.json', 'openapi-3.0.json', 'openapi-3.0.yaml'])
         expected.push(`package/dist/${api}.${f}`);
@@ -89,6 +93,25 @@ describe('@zone-api/spec as packed and installed', () => {
       'manager.yaml': '3.1.0',
       'manager.3.0.yaml': '3.0.3',
     });
+  });
+
+  it('reads its own bundles through the operation model', () => {
+    const { status, stdout, stderr } = runModule(`
+      import { loadBundle, operations, schemaValidator } from '@zone-api/spec/model';
+      const doc = loadBundle('manager');
+      const ops = operations(doc);
+      const createProxy = ops.find((o) => o.operationId === 'createProxy');
+      const v = schemaValidator(doc);
+      console.log(JSON.stringify({
+        count: ops.length,
+        method: createProxy.method,
+        body: createProxy.requestBody.required,
+        refused: v.validate(createProxy.requestBody.content['application/json'].schemaPointer, 'not an object') !== null,
+      }));
+    `);
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ count: 36, method: 'post', body: true, refused: true });
   });
 
   it('refuses paths outside the exports map', () => {

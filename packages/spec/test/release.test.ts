@@ -5,9 +5,7 @@ import { dirname, join } from 'node:path';
 import { type OpenApiDoc, repoRoot } from '@zone-api/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-// @ts-expect-error: build glue in plain JS, no declarations
 import { checkBreaking, summarize } from '../../../scripts/breaking.mjs';
-// @ts-expect-error: build glue in plain JS, no declarations
 import { setInfoVersion } from '../../../scripts/release-version.mjs';
 
 // The breaking-change check (Optic's rules, last released bundle vs current) on deliberately changed
@@ -156,7 +154,7 @@ describe('release:version', () => {
     const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: repoRoot, encoding: 'utf8' })
       .split('\n')
       .filter((f) =>
-        /^(package\.json|pnpm-workspace\.yaml|redocly\.yaml|\.changeset\/|specs\/|scripts\/|packages\/[^/]+\/(package\.json|CHANGELOG\.md)$|packages\/spec\/released\/)/.test(
+        /^(package\.json|pnpm-workspace\.yaml|redocly\.yaml|\.changeset\/|specs\/|scripts\/|packages\/[^/]+\/(package\.json|CHANGELOG\.md)$|packages\/spec\/released\/|packages\/spec\/model\/)/.test(
           f,
         ),
       );

@@ -1,4 +1,4 @@
-import { deref as derefAt, HTTP_METHODS, type OpenApiDoc } from './index.js';
+import { deref as derefAt, type OpenApiDoc, operations } from '@zone-api/spec/model';
 
 // Requests derived from a bundle, valid and mutated, for fuzzing a server that implements it.
 // Valid requests come from the spec's own examples (and schema-derived values where there are none);
@@ -119,26 +119,19 @@ interface OpInfo {
   body?: { required: boolean; schema: Json; examples: Json[] };
 }
 
+/** The operations as the fuzzer uses them: parameters merged as the model merges them (the operation's win). */
 function operationsOf(doc: OpenApiDoc): OpInfo[] {
-  const out: OpInfo[] = [];
-  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
-    for (const method of HTTP_METHODS) {
-      const op = item[method];
-      if (!op) continue;
-      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => deref(doc, p));
-      let body: OpInfo['body'];
-      if (op.requestBody) {
-        const rb = deref(doc, op.requestBody);
-        const media = rb.content?.['application/json'];
-        if (media) {
-          const examples = Object.values<Json>(media.examples ?? {}).map((e) => deref(doc, e).value);
-          body = { required: rb.required === true, schema: media.schema, examples };
-        }
-      }
-      out.push({ operationId: op.operationId, method: method.toUpperCase(), path, params, ...(body ? { body } : {}) });
-    }
-  }
-  return out;
+  return operations(doc).map((o) => {
+    const json = o.requestBody?.content['application/json'];
+    const body = json && o.requestBody ? { required: o.requestBody.required, schema: json.schema, examples: json.examples } : undefined;
+    return {
+      operationId: o.operationId,
+      method: o.method.toUpperCase(),
+      path: o.path,
+      params: o.parameters.map((p) => p.definition),
+      ...(body ? { body } : {}),
+    };
+  });
 }
 
 function paramValue(doc: OpenApiDoc, p: Json, r: Rng, opts: FuzzOptions): Json {

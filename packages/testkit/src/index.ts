@@ -1,64 +1,30 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { type ApiName, deref, esc, type OpenApiDoc, bundlePath as pathOf, resolvePointer } from '@zone-api/spec/model';
+import { freePort } from './ports.js';
 
-// ajv-formats is CommonJS: under NodeNext its default import is the module object in types, the function at run time.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
+// Bundles, `$ref`s, operations and schema validation come from the operation model of
+// `@zone-api/spec/model`, the one the sandbox and the build scripts read the bundles with.
+export {
+  type ApiName,
+  deref,
+  esc,
+  HTTP_METHODS,
+  loadBundle,
+  type OpenApiDoc,
+  type Operation,
+  operations as listOperations,
+  resolvePointer,
+  schemaValidator,
+} from '@zone-api/spec/model';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-export type ApiName = 'account' | 'manager';
 
-export function bundlePath(api: ApiName, ext: 'yaml' | 'json' = 'json'): string {
-  const path = join(repoRoot, 'packages/spec/dist', `${api}.openapi.${ext}`);
-  if (!existsSync(path)) throw new Error(`${path} is missing: run \`pnpm build\` (or \`pnpm bundle\`) before the tests`);
-  return path;
-}
+/** The path of a bundle of this checkout (`packages/spec/dist`); Prism reads the YAML one. */
+export const bundlePath = (api: ApiName, ext: 'yaml' | 'json' = 'json'): string => pathOf(api, { ext });
 
-// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is walked generically
-export type OpenApiDoc = Record<string, any>;
-
-export function loadBundle(api: ApiName): OpenApiDoc {
-  return JSON.parse(readFileSync(bundlePath(api), 'utf8'));
-}
-
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
-
-export interface OperationRef {
-  operationId: string;
-  method: string;
-  path: string;
-  // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
-  op: Record<string, any>;
-}
-
-export function listOperations(doc: OpenApiDoc): OperationRef[] {
-  const out: OperationRef[] = [];
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    for (const method of HTTP_METHODS) {
-      // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
-      const op = (item as any)[method];
-      if (op) out.push({ operationId: op.operationId, method, path, op });
-    }
-  }
-  return out;
-}
-
-/** A free TCP port on loopback. Tests never use fixed ports. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './ports.js';
 
 export interface Running {
   url: string;
@@ -111,29 +77,6 @@ export async function startPrism(api: ApiName, extraArgs: string[] = []): Promis
   );
 }
 
-/** Ajv (JSON Schema 2020-12, the dialect of OpenAPI 3.1) loaded with a bundle, to validate by JSON pointer. */
-export function schemaValidator(doc: OpenApiDoc) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats(ajv);
-  const id = `https://zone-api.local/${encodeURIComponent(doc.info?.title ?? 'api')}.json`;
-  ajv.addSchema({ ...doc, $id: id });
-  const cache = new Map<string, ValidateFunction>();
-  return {
-    /** Validates `data` against the schema at `pointer` (e.g. `#/components/schemas/Zone`); returns error text or null. */
-    validate(pointer: string, data: unknown): string | null {
-      let fn = cache.get(pointer);
-      if (!fn) {
-        fn = ajv.compile({ $ref: `${id}#${encodeURI(pointer.replace(/^#/, ''))}` });
-        cache.set(pointer, fn);
-      }
-      return fn(data) ? null : ajv.errorsText(fn.errors, { dataVar: 'data' });
-    },
-  };
-}
-
-/** JSON pointer escaping of one segment. */
-export const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
 /**
  * Pointer of the body schema of one response, following a `$ref`'d response object
  * (e.g. to `#/components/responses/NotFound`), so the pointer resolves in Ajv.
@@ -148,35 +91,6 @@ export function responseSchemaPointer(
   const at = `#/paths/${esc(path)}/${method}/responses/${status}`;
   const base = doc ? deref(doc, resolvePointer(doc, at), at).pointer : at;
   return `${base}/content/${esc(media)}/schema`;
-}
-
-/**
- * Follows local `$ref`s from `node` (found at `pointer`) to what they name; returns that node and
- * its pointer, so a caller can both read it and hand Ajv a pointer that resolves.
- */
-// biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
-export function deref(doc: OpenApiDoc, node: any, pointer = ''): { node: any; pointer: string } {
-  let n = node;
-  let p = pointer;
-  for (let i = 0; n && typeof n === 'object' && typeof n.$ref === 'string' && i < 20; i++) {
-    p = n.$ref;
-    n = resolvePointer(doc, p);
-  }
-  return { node: n, pointer: p };
-}
-
-/** The node at a local JSON pointer (`#/a/b~1c`). */
-// biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
-export function resolvePointer(doc: OpenApiDoc, pointer: string): any {
-  return (
-    pointer
-      .replace(/^#\/?/, '')
-      .split('/')
-      .filter(Boolean)
-      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-      // biome-ignore lint/suspicious/noExplicitAny: see OpenApiDoc
-      .reduce((acc: any, key) => acc?.[key], doc)
-  );
 }
 
 export interface PrismViolation {

@@ -1,5 +1,5 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createAjv, schemaValidator } from '@zone-api/spec/model';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenApiDoc } from '../router/spec.js';
 import { release, releaseGips } from './ips.js';
 import { seedSchema } from './seed-schema.js';
@@ -21,8 +21,6 @@ import type {
   ZoneState,
 } from './types.js';
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
-
 let seedValidator: ValidateFunction | undefined;
 
 /** Day `YYYY-MM-DD` (UTC) `daysAgo` days before `now`. */
@@ -41,9 +39,7 @@ export function validateSeed(
   source = 'seed',
 ): asserts data is StateData {
   if (!seedValidator) {
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(ajv);
-    seedValidator = ajv.compile(seedSchema);
+    seedValidator = createAjv().compile(seedSchema);
   }
   const problems: string[] = [];
   if (!seedValidator(data)) {
@@ -54,12 +50,7 @@ export function validateSeed(
     throw new Error(`Invalid ${source}:\n  ${problems.slice(0, 30).join('\n  ')}`);
   }
   const d = data as StateData;
-  const specCheck = (doc: OpenApiDoc, name: string) => {
-    const ajv = new Ajv2020({ strict: false, allErrors: false });
-    addFormats(ajv);
-    ajv.addSchema({ ...doc, $id: 'https://zone-api.local/seed-check.json' });
-    return ajv.compile({ $ref: `https://zone-api.local/seed-check.json#/components/schemas/${name}` });
-  };
+  const specCheck = (doc: OpenApiDoc, name: string) => schemaValidator(doc, { allErrors: false }).compile(`#/components/schemas/${name}`);
   const plan = specCheck(specs.account, 'StoredPlan');
   const har = specCheck(specs.manager, 'HarEntry');
 

@@ -1,9 +1,6 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createAjv } from '@zone-api/spec/model';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenApiDoc } from './spec.js';
-
-// ajv-formats is CommonJS: under NodeNext its default import is the module object in types, the function at run time.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema nodes are walked generically
 type Json = any;
@@ -76,10 +73,8 @@ export class RequestChecker {
     private readonly id: string,
   ) {
     const options = { strict: false, allErrors: true, validateFormats: true, coerceTypes: false, useDefaults: false } as const;
-    this.closedAjv = new Ajv2020(options);
-    this.lenientAjv = new Ajv2020(options);
-    addFormats(this.closedAjv);
-    addFormats(this.lenientAjv);
+    this.closedAjv = createAjv(options);
+    this.lenientAjv = createAjv(options);
     // Only self-references that cannot be inlined point back into the bundle: both see it as it is.
     this.closedAjv.addSchema({ ...doc, $id: id });
     this.lenientAjv.addSchema({ ...doc, $id: id });

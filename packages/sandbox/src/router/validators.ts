@@ -1,13 +1,10 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createAjv } from '@zone-api/spec/model';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ErrorDetail } from '../errors.js';
 import type { OpenApiDoc } from './spec.js';
 
 // The request validators of a bundle (ajv, compiled once per bundle and shared), and ajv's errors as
 // the `{field, reason}` details every refusal names.
-
-// ajv-formats is CommonJS: under NodeNext its default import is the module object in types, the function at run time.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
 
 export interface Validators {
   id: string;
@@ -25,12 +22,9 @@ export function validatorsFor(doc: OpenApiDoc, name: string): Validators {
     const id = `https://zone-api.local/${name}.openapi.json`;
     const common = { strict: false, allErrors: true, validateFormats: true } as const;
     // Bodies are JSON: no coercion. Query and path values are strings on the wire: coerced to the schema's types.
-    const body = new Ajv2020({ ...common, coerceTypes: false, useDefaults: false });
-    const query = new Ajv2020({ ...common, coerceTypes: true, useDefaults: true });
-    for (const ajv of [body, query]) {
-      addFormats(ajv);
-      ajv.addSchema({ ...doc, $id: id });
-    }
+    const body = createAjv({ ...common, coerceTypes: false, useDefaults: false });
+    const query = createAjv({ ...common, coerceTypes: true, useDefaults: true });
+    for (const ajv of [body, query]) ajv.addSchema({ ...doc, $id: id });
     v = { id, body, query, cache: new Map() };
     validatorCache.set(doc, v);
   }
