@@ -24,71 +24,33 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 90_000,
     projects: [
-      { extends: true, test: { name: 'spec', include: ['packages/spec/test/**/*.test.ts'] } },
+      // The spec package's own tests, then its slow suites in folders of their own.
+      { extends: true, test: { name: 'spec', include: ['packages/spec/test/*.test.ts'] } },
       { extends: true, test: { name: 'client-core', include: ['packages/client-core/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'testkit', include: ['packages/testkit/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'account-client', include: ['packages/account-client/test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'manager-client', include: ['packages/manager-client/test/unit/**/*.test.ts'] } },
-      {
-        extends: true,
-        test: {
-          name: 'account-contract:prism',
-          include: ['packages/account-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/prism.ts'],
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'manager-contract:prism',
-          include: ['packages/manager-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/prism.ts'],
-        },
-      },
       // The sandbox's own tests (flows, persistence, faults, fuzz, concurrency).
       { extends: true, test: { name: 'sandbox', include: ['packages/sandbox/test/**/*.test.ts'] } },
-      // The same contract suites as above, run against the sandbox instead of Prism.
-      {
-        extends: true,
-        test: {
-          name: 'account-contract:sandbox',
-          include: ['packages/account-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/sandbox.ts'],
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'manager-contract:sandbox',
-          include: ['packages/manager-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/sandbox.ts'],
-        },
-      },
+      // Each API's contract suite against each server: Prism's mock, the sandbox, and the sandbox behind
+      // `prism proxy` (any response that breaks the spec fails).
+      ...['account', 'manager'].flatMap((api) =>
+        ['prism', 'sandbox', 'sandbox-via-prism'].map((server) => ({
+          extends: true as const,
+          test: {
+            name: `${api}-contract:${server}`,
+            include: [`packages/${api}-client/test/contract/**/*.test.ts`],
+            globalSetup: [`packages/testkit/src/setup/${server}.ts`],
+          },
+        })),
+      ),
       // Python and Go clients generated with openapi-generator and driven against Prism (Java 17, python3, Go).
       {
         extends: true,
-        test: { name: 'generators', include: ['packages/spec/test-generators/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000 },
+        test: { name: 'generators', include: ['packages/spec/test/generators/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000 },
       },
       // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it).
-      { extends: true, test: { name: 'docs', include: ['packages/spec/test-docs/**/*.test.ts'], testTimeout: 60_000 } },
-      // And once more through `prism proxy` in front of the sandbox: any response that breaks the spec fails.
-      {
-        extends: true,
-        test: {
-          name: 'account-contract:sandbox-via-prism',
-          include: ['packages/account-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/sandbox-via-prism.ts'],
-        },
-      },
-      // And once more through `prism proxy` in front of the sandbox: any response that breaks the spec fails.
-      {
-        extends: true,
-        test: {
-          name: 'manager-contract:sandbox-via-prism',
-          include: ['packages/manager-client/test/contract/**/*.test.ts'],
-          globalSetup: ['packages/testkit/src/setup/sandbox-via-prism.ts'],
-        },
-      },
+      { extends: true, test: { name: 'docs', include: ['packages/spec/test/docs/**/*.test.ts'], testTimeout: 60_000 } },
       // The manager contract against the real local proxy manager: only inside the namespace that
       // `pnpm test:real-manager` makes (it sets ZONE_API_REAL_MANAGER), never in a plain `pnpm test`.
       ...(process.env.ZONE_API_REAL_MANAGER === '1'

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { root } from './lib.mjs';
+import { root } from '../packages/spec/scripts/lib.mjs';
 
 const dirs = ['packages/account-client/src/generated', 'packages/manager-client/src/generated', 'packages/sandbox/src/generated'];
 const files = dirs.flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));

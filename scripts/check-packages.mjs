@@ -1,22 +1,23 @@
 #!/usr/bin/env node
 // Checks that each published package's `exports` map resolves with types, as a consumer's TypeScript
 // sees it after `npm pack` (arethetypeswrong). The packages are ESM-only, so CommonJS and node10
-// resolution are out of scope (`--profile esm-only`). Needs `pnpm compile` first.
-import { spawnSync } from 'node:child_process';
+// resolution are out of scope (`--profile esm-only`). Needs `pnpm compile` first. The packages are
+// checked at once (each check is its own process); results print in a stable order.
 import { join } from 'node:path';
-import { root } from './lib.mjs';
+import { root, tool } from '../packages/spec/scripts/lib.mjs';
 
 const published = ['client-core', 'account-client', 'manager-client'];
+const attw = async (pkg) => ({
+  pkg,
+  ...(await tool('attw', ['--pack', '.', '--profile', 'esm-only', '--format', 'ascii'], { cwd: join(root, 'packages', pkg) })),
+});
+
 let failed = 0;
-for (const pkg of published) {
-  const res = spawnSync(join(root, 'node_modules/.bin/attw'), ['--pack', '.', '--profile', 'esm-only', '--format', 'ascii'], {
-    cwd: join(root, 'packages', pkg),
-    encoding: 'utf8',
-  });
-  if (res.status === 0) console.log(`ok   exports of @zone-api/${pkg}`);
+for (const { pkg, ok, out } of await Promise.all(published.map(attw))) {
+  if (ok) console.log(`ok   exports of @zone-api/${pkg}`);
   else {
     failed++;
-    console.log(`FAIL exports of @zone-api/${pkg}\n${res.stdout}${res.stderr}`);
+    console.log(`FAIL exports of @zone-api/${pkg}\n${out}`);
   }
 }
 process.exit(failed ? 1 : 0);

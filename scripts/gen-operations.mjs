@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { loadBundle, operations } from '../packages/spec/model/index.js';
-import { root } from './lib.mjs';
+import { root } from '../packages/spec/scripts/lib.mjs';
 
 const config = parse(readFileSync(join(root, 'redocly.types.yaml'), 'utf8'));
 

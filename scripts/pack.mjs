@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { isMain, root } from './lib.mjs';
+import { isMain, root } from '../packages/spec/scripts/lib.mjs';
 
 /** Packs the published packages into `dest`; returns { name: tarball path }. */
 export function packAll(dest = join(root, 'artifacts/packs')) {

@@ -7,8 +7,8 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundle } from './bundle.mjs';
-import { apis, bundlePath, isMain, root } from './lib.mjs';
+import { bundle } from '../packages/spec/scripts/bundle.mjs';
+import { apis, bundlePath, isMain, root } from '../packages/spec/scripts/lib.mjs';
 
 const specPackage = join(root, 'packages/spec/package.json');
 const specVersion = () => JSON.parse(readFileSync(specPackage, 'utf8')).version;
@@ -41,7 +41,7 @@ if (isMain(import.meta.url)) {
     writeFileSync(file, setInfoVersion(readFileSync(file, 'utf8'), after));
     console.log(`${api.root}: info.version ${before} -> ${after}`);
   }
-  bundle();
+  await bundle();
   for (const api of apis()) {
     copyFileSync(bundlePath(api.name, 'json'), join(root, 'packages/spec/released', `${api.name}.openapi.json`));
   }

@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isMain, root } from './lib.mjs';
+import { isMain, root } from '../packages/spec/scripts/lib.mjs';
 
 function fail(message) {
   console.error(`test:real-manager: ${message}`);

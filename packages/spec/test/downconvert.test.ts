@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type ApiName, listOperations, loadBundle, type OpenApiDoc, repoRoot } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import * as dc from '../../../scripts/downconvert.mjs';
+import * as dc from '../scripts/downconvert.mjs';
 
 // biome-ignore lint/suspicious/noExplicitAny: OpenAPI documents are walked generically
 type Json = any;

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@zone-api/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 
-// The build scripts run their work only when started directly (`node scripts/x.mjs`). That test used
+// The build scripts run their work only when started directly (`node scripts/x.mjs`, `node packages/spec/scripts/x.mjs`). That test used
 // to be `import.meta.url === 'file://' + argv[1]`, false in a checkout whose path has a space or
 // non-ASCII characters: the script then did nothing and exited 0 (the release gate passed unchecked).
 
@@ -16,13 +16,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function probe(where: string) {
   mkdirSync(where, { recursive: true });
   const file = join(where, 'probe.mjs');
-  const lib = pathToFileURL(join(repoRoot, 'scripts/lib.mjs')).href;
+  const lib = pathToFileURL(join(repoRoot, 'packages/spec/scripts/lib.mjs')).href;
   writeFileSync(file, `import { isMain } from ${JSON.stringify(lib)};\nconsole.log(isMain(import.meta.url));\n`);
   return file;
 }
 const run = (file: string) => spawnSync(process.execPath, [file], { encoding: 'utf8' }).stdout.trim();
 
-describe('scripts/lib.mjs isMain', () => {
+describe('packages/spec/scripts/lib.mjs isMain', () => {
   it('is true for the started script in a path with a space and non-ASCII characters, and through a symlink', () => {
     const file = probe(join(dir, 'a b', 'é'));
     expect(run(file)).toBe('true');
@@ -38,13 +38,12 @@ describe('scripts/lib.mjs isMain', () => {
   });
 
   it('every script that runs on its own decides so with isMain', () => {
-    const scripts = readdirSync(join(repoRoot, 'scripts')).filter((f) => f.endsWith('.mjs'));
-    for (const f of scripts) {
-      const text = readFileSync(join(repoRoot, 'scripts', f), 'utf8');
-      expect(text, f).not.toMatch(/import\.meta\.url === /);
-    }
-    expect(
-      scripts.filter((f) => readFileSync(join(repoRoot, 'scripts', f), 'utf8').includes('isMain(import.meta.url)')).length,
-    ).toBeGreaterThan(5);
+    const scripts = ['scripts', 'packages/spec/scripts'].flatMap((d) =>
+      readdirSync(join(repoRoot, d))
+        .filter((f) => f.endsWith('.mjs'))
+        .map((f) => join(repoRoot, d, f)),
+    );
+    for (const f of scripts) expect(readFileSync(f, 'utf8'), f).not.toMatch(/import\.meta\.url === /);
+    expect(scripts.filter((f) => readFileSync(f, 'utf8').includes('isMain(import.meta.url)')).length).toBeGreaterThan(5);
   });
 });

@@ -5,8 +5,8 @@ import { dirname, join } from 'node:path';
 import { type OpenApiDoc, repoRoot } from '@zone-api/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { checkBreaking, summarize } from '../../../scripts/breaking.mjs';
 import { setInfoVersion } from '../../../scripts/release-version.mjs';
+import { checkBreaking, summarize } from '../scripts/breaking.mjs';
 
 // The breaking-change check (Optic's rules, last released bundle vs current) on deliberately changed
 // copies of the released account bundle, with and without a changeset that announces a major release;
@@ -110,7 +110,7 @@ describe('breaking-change check', { timeout: 60_000 }, () => {
     cpSync(join(released, 'manager.openapi.json'), join(s.current, 'manager.openapi.json'));
     const res = spawnSync(
       process.execPath,
-      [join(repoRoot, 'scripts/breaking.mjs'), '--current', s.current, '--changesets', s.changesets],
+      [join(repoRoot, 'packages/spec/scripts/breaking.mjs'), '--current', s.current, '--changesets', s.changesets],
       {
         encoding: 'utf8',
       },
@@ -127,7 +127,7 @@ describe('breaking-change check', { timeout: 60_000 }, () => {
     const before = execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repoRoot, encoding: 'utf8' });
     const res = spawnSync(
       process.execPath,
-      [join(repoRoot, 'scripts/breaking.mjs'), '--current', s.current, '--changesets', s.changesets],
+      [join(repoRoot, 'packages/spec/scripts/breaking.mjs'), '--current', s.current, '--changesets', s.changesets],
       {
         cwd: repoRoot,
         encoding: 'utf8',
@@ -154,7 +154,7 @@ describe('release:version', () => {
     const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: repoRoot, encoding: 'utf8' })
       .split('\n')
       .filter((f) =>
-        /^(package\.json|pnpm-workspace\.yaml|redocly\.yaml|\.changeset\/|specs\/|scripts\/|packages\/[^/]+\/(package\.json|CHANGELOG\.md)$|packages\/spec\/released\/|packages\/spec\/model\/)/.test(
+        /^(package\.json|pnpm-workspace\.yaml|redocly\.yaml|\.changeset\/|specs\/|scripts\/|packages\/[^/]+\/(package\.json|CHANGELOG\.md)$|packages\/spec\/released\/|packages\/spec\/model\/|packages\/spec\/scripts\/)/.test(
           f,
         ),
       );

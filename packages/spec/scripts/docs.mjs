@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { marked } from 'marked';
-import { loadBundle, bundlePath as modelBundlePath, operations } from '../packages/spec/model/index.js';
+import { loadBundle, bundlePath as modelBundlePath, operations } from '../model/index.js';
 import { apis, distDir, isMain, quiet, root, tool } from './lib.mjs';
 
 export const docsDir = join(distDir, 'docs');
@@ -15,7 +15,7 @@ export const docsDir = join(distDir, 'docs');
 const escapeHtml = (s) =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
-export function buildDocs() {
+export async function buildDocs() {
   mkdirSync(docsDir, { recursive: true });
   const pages = [];
   for (const api of apis()) {
@@ -23,7 +23,7 @@ export function buildDocs() {
     const doc = loadBundle(api.name);
     const file = `${api.name}.html`;
     const title = `${doc.info.title} ${doc.info.version}`;
-    const res = tool('redocly', ['build-docs', bundle, '--inlineBundle', '--title', title, '-o', join(docsDir, file)]);
+    const res = await tool('redocly', ['build-docs', bundle, '--inlineBundle', '--title', title, '-o', join(docsDir, file)]);
     if (!res.ok) {
       console.error(quiet(res.out));
       throw new Error(`docs of ${api.id} failed`);
@@ -107,7 +107,7 @@ ${items}
 
 if (isMain(import.meta.url)) {
   try {
-    buildDocs();
+    await buildDocs();
   } catch (e) {
     console.error(e.message);
     process.exit(1);

@@ -83,7 +83,7 @@ function goOneOfAliases(t) {
     for (const m of readFileSync(join(t.dir, f), 'utf8').matchAll(/\bOneOf[A-Za-z0-9]+\b/g)) names.add(m[0]);
   }
   const lines = [...names].sort().map((n) => `type ${n} = interface{}`);
-  return `// Written by scripts/gen-clients.mjs, not by openapi-generator: see goOneOfAliases there.\npackage ${t.go.package}\n\n${lines.join('\n')}\n`;
+  return `// Written by packages/spec/scripts/gen-clients.mjs, not by openapi-generator: see goOneOfAliases there.\npackage ${t.go.package}\n\n${lines.join('\n')}\n`;
 }
 
 /**

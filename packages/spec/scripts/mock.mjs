@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from '../packages/testkit/src/ports.js';
+import { freePort } from '../../testkit/src/ports.js';
 import { bundlePath, root } from './lib.mjs';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' } } });

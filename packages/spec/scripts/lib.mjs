@@ -1,12 +1,14 @@
-// Build glue shared by the scripts: where things are, and running a tool with its output captured.
-import { spawnSync } from 'node:child_process';
+// The spec package's tools (lint, bundle, variants, docs, generated clients, the breaking-change gate,
+// the mock) and the repository's scripts share this glue: where things are, and running a tool with its output captured.
+import { spawn } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
-import { bundleDir, bundleFile } from '../packages/spec/model/index.js';
+import { bundleDir, bundleFile } from '../model/index.js';
 
-export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository's root: the tools run its node_modules/.bin and read its redocly.yaml. */
+export const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /**
  * Whether the module at `moduleUrl` (its `import.meta.url`) is the script node was started with.
@@ -34,11 +36,22 @@ export function apis() {
 /** Where a bundle is written (`packages/spec/dist/<name>.openapi.<ext>`); the YAML one unless told. */
 export const bundlePath = (name, ext = 'yaml') => bundleFile(name, { ext });
 
-/** Runs a node_modules/.bin tool; returns { ok, out } with stdout and stderr together. */
-export function tool(name, args) {
-  const res = spawnSync(bin(name), args, { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-  if (res.error) throw res.error;
-  return { ok: res.status === 0, out: `${res.stdout}${res.stderr}` };
+/**
+ * Runs a node_modules/.bin tool as its own process, without blocking, so that independent runs go
+ * in parallel; resolves { ok, out } with stdout and stderr together. Runs in the repository's root unless told.
+ */
+export function tool(name, args, { cwd = root } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin(name), args, { cwd, env: { ...process.env, NO_COLOR: '1' } });
+    let out = '';
+    const add = (chunk) => {
+      out += chunk;
+    };
+    child.stdout.on('data', add);
+    child.stderr.on('data', add);
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ ok: code === 0, out }));
+  });
 }
 
 /** Drops Redocly's Node 20 end-of-support banner, which it prints on every run. */

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { type ApiName, listOperations, loadBundle, repoRoot } from '@zone-api/testkit';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docsDir } from '../../../scripts/docs.mjs';
+import { docsDir } from '../../scripts/docs.mjs';
 
 // The reference docs as a reader sees them: each page opened in headless Chromium with the network
 // cut off. Every request that is not file: or loopback is aborted and recorded.

@@ -11,8 +11,8 @@ import { apis, bundlePath, distDir, isMain, quiet, tool } from './lib.mjs';
 export const derefPath = (name) => `${distDir}/${name}.openapi.deref.json`;
 export const openapi30Path = (name, ext = 'json') => `${distDir}/${name}.openapi-3.0.${ext}`;
 
-export function writeArtifacts(name) {
-  const res = tool('redocly', ['bundle', bundlePath(name, 'json'), '--dereferenced', '--ext', 'json', '-o', derefPath(name)]);
+export async function writeArtifacts(name) {
+  const res = await tool('redocly', ['bundle', bundlePath(name, 'json'), '--dereferenced', '--ext', 'json', '-o', derefPath(name)]);
   if (!res.ok) {
     console.error(quiet(res.out));
     throw new Error(`dereferencing ${name} failed`);
@@ -26,7 +26,7 @@ export function writeArtifacts(name) {
 
 if (isMain(import.meta.url)) {
   try {
-    for (const api of apis()) writeArtifacts(api.name);
+    await Promise.all(apis().map((api) => writeArtifacts(api.name)));
   } catch (e) {
     console.error(e.message);
     process.exit(1);

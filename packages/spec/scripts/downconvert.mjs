@@ -5,7 +5,7 @@
 // is narrow, listed with its loss in packages/spec/README.md and unit-tested in
 // packages/spec/test/downconvert.test.ts. Whatever slips through fails the 3.0 lint in that test.
 import { createRequire } from 'node:module';
-import { operations } from '../packages/spec/model/index.js';
+import { operations } from '../model/index.js';
 
 // The package is CommonJS without an ESM entry.
 const { Converter } = createRequire(import.meta.url)('@apiture/openapi-down-convert');
