@@ -24,7 +24,8 @@ let dir: string;
 // universe on one of them; a linear-time one answers at once.
 function seedWithLongUrls() {
   const seed = defaultSeed();
-  const template = seed.manager.har[0] as Record<string, unknown> & { request: { url: string } };
+  const template = seed.manager.har[0];
+  if (!template) throw new Error('the built-in seed has no HAR entry');
   for (let i = 0; i < 20; i++) {
     const e = structuredClone(template);
     e.request.url = `https://example.com/${'a'.repeat(64 + i)}`;

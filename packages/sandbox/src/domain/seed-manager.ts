@@ -1,10 +1,10 @@
 import { lcg, SEED } from './seed-ids.js';
-import type { StateData } from './types.js';
+import type { HarEntry, StateData } from './types.js';
 
 // The manager's part of the built-in seed: its version and releases, settings, two ports, a user, and
 // HAR logs of past requests.
 
-function har(): Record<string, unknown>[] {
+function har(): HarEntry[] {
   const rnd = lcg(23);
   const hosts = ['example.com', 'example.org', 'api.example.net'];
   const statuses: Array<[number, string]> = [

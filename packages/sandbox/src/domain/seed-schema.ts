@@ -1,3 +1,25 @@
+import type {
+  AccountState,
+  Ban,
+  BasicCredential,
+  Charge,
+  City,
+  GeoExt,
+  ManagerSettings,
+  ManagerState,
+  Peer,
+  PoolGip,
+  PoolIp,
+  ProxyPortConfig,
+  Release,
+  ReqLog,
+  StateData,
+  StoredPlan,
+  TokenCredential,
+  UsageDay,
+  ZoneState,
+} from './types.js';
+
 /** JSON Schema (2020-12) of a seed / state file: a bad seed fails start-up with the path of each problem. */
 
 const str = { type: 'string' } as const;
@@ -7,23 +29,53 @@ const num = { type: 'number' } as const;
 const strings = { type: 'array', items: str } as const;
 const country = { type: 'string', pattern: '^[a-z]{2}$' } as const;
 const name = { type: 'string', pattern: '^[A-Za-z0-9_]{1,64}$' } as const;
-const obj = (properties: Record<string, unknown>, required: string[], extra = false) => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: extra,
-});
+type Schema = Record<string, unknown>;
+/** `T` without its index signature (an open object's `[key: string]: unknown`): the fields it names. */
+type Named<T> = { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+/** The named keys of `T` that are not optional. */
+type RequiredKeys<T> = { [K in keyof Named<T>]-?: object extends Pick<Named<T>, K> ? never : K }[keyof Named<T>];
+/** `L` when it names every required key of `T`; otherwise a type that says which are missing. */
+type AllRequired<T, L extends readonly PropertyKey[]> = [Exclude<RequiredKeys<T>, L[number]>] extends [never]
+  ? L
+  : { missing: Exclude<RequiredKeys<T>, L[number]> };
+
+/**
+ * The schema of an object of the state type `T`, tied to it: a schema for every field of `T` (no
+ * more, no fewer) and, as `required`, exactly the fields `T` does not make optional. A field added
+ * to a type and not here (or the other way round) fails the build.
+ */
+const obj =
+  <T>() =>
+  <const L extends readonly RequiredKeys<T>[]>(
+    properties: { [K in keyof Named<T>]-?: Schema },
+    required: L & AllRequired<T, L>,
+    extra = false,
+  ) => ({
+    type: 'object',
+    properties,
+    required,
+    additionalProperties: extra,
+  });
+
+/** Like `obj`, for a type the spec describes in full (a port, a plan): only the fields the seed insists on. */
+const open =
+  <T>() =>
+  <const L extends readonly RequiredKeys<T>[]>(properties: { [K in keyof Named<T>]?: Schema }, required: L & AllRequired<T, L>) => ({
+    type: 'object',
+    properties,
+    required,
+  });
 
 const credential = { admin: bool, perms: strings };
 
-const zone = obj(
+const zone = obj<ZoneState>()(
   {
     name,
     passwords: { type: 'array', items: { type: 'string', pattern: '^[^-]+$' } },
     perms: strings,
-    plans: { type: 'array', minItems: 1, items: { type: 'object', required: ['start'], properties: { start: str } } },
+    plans: { type: 'array', minItems: 1, items: open<StoredPlan>()({ start: str }, ['start']) },
     whitelist: strings,
-    domains: obj({ whitelist: strings, blacklist: strings }, ['whitelist']),
+    domains: obj<ZoneState['domains']>()({ whitelist: strings, blacklist: strings }, ['whitelist']),
     disabled: bool,
     uptime_100: bool,
     ips: strings,
@@ -34,35 +86,38 @@ const zone = obj(
   ['name', 'passwords', 'perms', 'plans', 'whitelist', 'domains', 'disabled', 'uptime_100', 'ips', 'gips', 'recent_ips', 'price_per_gb'],
 );
 
-export const seedSchema = obj(
+export const seedSchema = obj<StateData>()(
   {
     format: { const: 'zone-api-sandbox-state' },
     version: { const: 1 },
     saved_at: str,
-    account: obj(
+    account: obj<AccountState>()(
       {
         customer: { type: 'string', pattern: '^[^-]{1,64}$' },
         status: nonEmpty,
         balance: num,
         pending_costs: num,
         perms: strings,
-        tokens: { type: 'array', items: obj({ token: nonEmpty, ...credential }, ['token']) },
-        basic: { type: 'array', items: obj({ username: nonEmpty, password: nonEmpty, ...credential }, ['username', 'password']) },
+        tokens: { type: 'array', items: obj<TokenCredential>()({ token: nonEmpty, ...credential }, ['token']) },
+        basic: {
+          type: 'array',
+          items: obj<BasicCredential>()({ username: nonEmpty, password: nonEmpty, ...credential }, ['username', 'password']),
+        },
         zones: { type: 'array', items: zone },
       },
       ['customer', 'status', 'balance', 'pending_costs', 'perms', 'tokens', 'basic', 'zones'],
     ),
-    pools: obj(
+    pools: obj<StateData['pools']>()(
       {
         ips: {
           type: 'array',
-          items: obj(
+          items: obj<PoolIp>()(
             {
               ip: { type: 'string', format: 'ipv4' },
               country,
               city: nonEmpty,
               shared: bool,
-              ext: obj({ dbip: country, ip2location: country, google: country }, []),
+              ext: obj<GeoExt>()({ dbip: country, ip2location: country, google: country }, []),
               blocked_domains: strings,
               released_at: str,
             },
@@ -71,7 +126,7 @@ export const seedSchema = obj(
         },
         gips: {
           type: 'array',
-          items: obj({ vip: { type: 'string', pattern: '^[a-z]{2}_[0-9]+_[^_]+_[^_]+_[0-9]+$' }, country }, ['vip', 'country']),
+          items: obj<PoolGip>()({ vip: { type: 'string', pattern: '^[a-z]{2}_[0-9]+_[^_]+_[^_]+_[0-9]+$' }, country }, ['vip', 'country']),
         },
       },
       ['ips', 'gips'],
@@ -79,20 +134,20 @@ export const seedSchema = obj(
     cities: {
       type: 'object',
       propertyNames: country,
-      additionalProperties: { type: 'array', items: obj({ c_id: str, region: str, r_id: str, country: str, name: str }, ['name']) },
+      additionalProperties: { type: 'array', items: obj<City>()({ c_id: str, region: str, r_id: str, country: str, name: str }, ['name']) },
     },
-    peers: { type: 'array', items: obj({ ip: nonEmpty, country, asn: str, zone: name, vip: str }, ['ip', 'country', 'asn']) },
-    network_status: obj({ all: bool, res: bool, dc: bool, mobile: bool }, ['all', 'res', 'dc', 'mobile']),
+    peers: { type: 'array', items: obj<Peer>()({ ip: nonEmpty, country, asn: str, zone: name, vip: str }, ['ip', 'country', 'asn']) },
+    network_status: obj<StateData['network_status']>()({ all: bool, res: bool, dc: bool, mobile: bool }, ['all', 'res', 'dc', 'mobile']),
     req_logs: {
       type: 'array',
-      items: obj(
+      items: obj<ReqLog>()(
         {
           zone: name,
           ts: { type: 'string', format: 'date-time' },
-          status: obj({ code: { type: 'integer' }, message: str }, ['code', 'message']),
-          tun: obj({ session: str }, ['session']),
+          status: obj<ReqLog['status']>()({ code: { type: 'integer' }, message: str }, ['code', 'message']),
+          tun: obj<ReqLog['tun']>()({ session: str }, ['session']),
           ua: str,
-          dst: obj({ host: str, url: str }, ['host', 'url']),
+          dst: obj<ReqLog['dst']>()({ host: str, url: str }, ['host', 'url']),
           bw: { type: 'integer', minimum: 0 },
           ip: str,
         },
@@ -102,7 +157,7 @@ export const seedSchema = obj(
     usage: {
       type: 'array',
       items: {
-        ...obj(
+        ...obj<UsageDay>()(
           {
             zone: name,
             date: { type: 'string', format: 'date' },
@@ -115,20 +170,23 @@ export const seedSchema = obj(
         oneOf: [{ required: ['date'] }, { required: ['days_ago'] }],
       },
     },
-    charges: { type: 'array', items: obj({ zone: name, at: str, amount: num, reason: str }, ['zone', 'at', 'amount', 'reason']) },
-    manager: obj(
+    charges: { type: 'array', items: obj<Charge>()({ zone: name, at: str, amount: num, reason: str }, ['zone', 'at', 'amount', 'reason']) },
+    manager: obj<ManagerState>()(
       {
         version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+' },
         releases: {
           type: 'array',
           minItems: 1,
-          items: obj({ ver: nonEmpty, type: str, changes: { type: 'array', items: obj({ type: str, text: str }, ['text']) } }, [
-            'ver',
-            'type',
-            'changes',
-          ]),
+          items: obj<Release>()(
+            {
+              ver: nonEmpty,
+              type: str,
+              changes: { type: 'array', items: obj<Release['changes'][number]>()({ type: str, text: str }, ['text']) },
+            },
+            ['ver', 'type', 'changes'],
+          ),
         },
-        settings: obj(
+        settings: obj<ManagerSettings>()(
           {
             customer: nonEmpty,
             zone: name,
@@ -173,17 +231,17 @@ export const seedSchema = obj(
         token_issued: { type: 'array', items: num },
         ports: {
           type: 'array',
-          items: { type: 'object', required: ['port'], properties: { port: { type: 'integer', minimum: 1000, maximum: 65535 } } },
+          items: open<ProxyPortConfig>()({ port: { type: 'integer', minimum: 1000, maximum: 65535 } }, ['port']),
         },
         bans: {
           type: 'array',
-          items: obj(
+          items: obj<Ban>()(
             { port: { type: 'integer' }, ip: nonEmpty, domain: { type: ['string', 'null'] }, to: { type: 'number', minimum: 0 } },
             ['port', 'ip', 'domain', 'to'],
           ),
         },
         sessions: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
-        users: { type: 'array', items: obj({ email: nonEmpty, password: str }, ['email']) },
+        users: { type: 'array', items: obj<ManagerState['users'][number]>()({ email: nonEmpty, password: str }, ['email']) },
         har: { type: 'array', items: { type: 'object' } },
         general_log: strings,
       },

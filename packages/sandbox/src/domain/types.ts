@@ -1,11 +1,21 @@
+import type { components as AccountComponents } from '@zone-api/account-client';
+import type { components as ManagerComponents } from '@zone-api/manager-client';
+
 // The shape of the sandbox's state. A seed file, a `--data` file and the dump of
 // `GET /__sandbox/state` all carry this shape, so a dump can be used as a seed.
+//
+// What the specs describe is declared there, once: those types come from the generated types of the
+// clients (type-only imports), narrowed where the state always holds a field the API leaves optional.
+// What only the sandbox keeps (the pools, usage, credentials, bans) is declared here, and the seed's
+// JSON Schema (seed-schema.ts) is checked against these types when it compiles.
 
-export interface GeoExt {
-  dbip?: string;
-  ip2location?: string;
-  google?: string;
-}
+type AccountSchemas = AccountComponents['schemas'];
+type ManagerSchemas = ManagerComponents['schemas'];
+/** `T` with the keys `K` always present: the state holds what an answer may leave out. */
+type Holding<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: Exclude<T[P], undefined> };
+
+/** Country codes of an IP by the other location databases (the spec's `DatacenterIpExt`). */
+export type GeoExt = AccountSchemas['DatacenterIpExt'];
 
 /** A datacenter IP of the provider's pool; allocated to at most one Zone at a time. */
 export interface PoolIp {
@@ -29,26 +39,8 @@ export interface PoolGip {
   country: string;
 }
 
-export interface StoredPlan {
-  start: string;
-  type?: 'static' | 'resident';
-  ips_type?: 'shared' | 'dedicated' | 'selective';
-  ip_alloc_preset?: string;
-  bandwidth?: 'payperusage' | 'unlimited';
-  mobile?: boolean;
-  city?: boolean;
-  asn?: boolean;
-  vip?: boolean;
-  vips_type?: 'shared' | 'vip' | 'domain' | 'domain_p';
-  vips?: number;
-  domain_whitelist?: string;
-  not_country?: string | null;
-  vip_country?: string;
-  exclusive_sec?: number;
-  exclusive_type?: string;
-  exclusive_num?: number;
-  ips?: number;
-}
+/** A Zone's plan as `GET /api/zone` shows it (the spec's `StoredPlan`), with its start always set. */
+export type StoredPlan = Holding<AccountSchemas['StoredPlan'], 'start'>;
 
 export interface ZoneState {
   name: string;
@@ -95,16 +87,14 @@ export interface AccountState {
   zones: ZoneState[];
 }
 
-export interface ReqLog {
-  zone: string;
-  ts: string;
+/** One request log record (the spec's `RequestLog`), with the fields the sandbox always writes. */
+export type ReqLog = Holding<AccountSchemas['RequestLog'], 'zone' | 'ts' | 'ua' | 'bw'> & {
   status: { code: number; message: string };
   tun: { session: string };
-  ua: string;
   dst: { host: string; url: string };
-  bw: number;
+  /** The client IP the sandbox saw (an open field of the record: the seed does not name it). */
   ip?: string;
-}
+};
 
 export interface UsageDay {
   zone: string;
@@ -130,16 +120,11 @@ export interface Peer {
   vip?: string;
 }
 
-export interface City {
-  c_id: string;
-  region: string;
-  r_id: string;
-  country: string;
-  name: string;
-}
+/** One city of `GET /api/cities` (the spec's `City`); a seed must name it, the other fields are optional. */
+export type City = Holding<AccountSchemas['City'], 'name'>;
 
-// biome-ignore lint/suspicious/noExplicitAny: a port configuration is the spec's open ProxyPort object
-export type ProxyPortConfig = Record<string, any> & { port: number };
+/** A proxy port's configuration (the spec's `ProxyPort`), its port always set. */
+export type ProxyPortConfig = Holding<ManagerSchemas['ProxyPort'], 'port'>;
 
 export interface Ban {
   port: number;
@@ -149,32 +134,33 @@ export interface Ban {
   to: number;
 }
 
-export interface ManagerSettings {
-  customer: string;
-  zone: string;
-  password?: string;
-  www_whitelist_ips: string[];
-  whitelist_ips: string[];
-  fixed_whitelist_ips: string[];
-  pending_ips: string[];
-  pending_www_ips: string[];
-  read_only: boolean;
-  config: string;
-  test_url: string;
-  logs: number;
-  log: string;
-  har_limit: number;
-  request_stats: boolean;
-  dropin: boolean;
-  zagent: boolean;
-  sync_config: boolean;
-}
+/** The manager's settings (the spec's `Settings`), every field but the password present. */
+export type ManagerSettings = Holding<
+  ManagerSchemas['Settings'],
+  | 'customer'
+  | 'zone'
+  | 'www_whitelist_ips'
+  | 'whitelist_ips'
+  | 'fixed_whitelist_ips'
+  | 'pending_ips'
+  | 'pending_www_ips'
+  | 'read_only'
+  | 'config'
+  | 'test_url'
+  | 'logs'
+  | 'log'
+  | 'har_limit'
+  | 'request_stats'
+  | 'dropin'
+  | 'zagent'
+  | 'sync_config'
+>;
 
-export interface Release {
-  ver: string;
-  type: string;
-  changes: { type: string; text: string }[];
-}
+/** A release of the manager (the spec's `VersionRelease`), with its type and changes. */
+export type Release = Holding<ManagerSchemas['VersionRelease'], 'type' | 'changes'>;
+
+/** One HAR 1.2 entry of `GET /api/logs` (the spec's `HarEntry`). */
+export type HarEntry = ManagerSchemas['HarEntry'];
 
 export interface ManagerState {
   version: string;
@@ -189,14 +175,15 @@ export interface ManagerState {
   /** Port -> number of session refreshes. */
   sessions: Record<string, number>;
   users: { email: string; password?: string }[];
-  // biome-ignore lint/suspicious/noExplicitAny: HAR 1.2 entries, validated against the spec's HarEntry
-  har: Record<string, any>[];
+  har: HarEntry[];
   general_log: string[];
 }
 
 export interface StateData {
   format?: 'zone-api-sandbox-state';
   version?: 1;
+  /** When a data file was written (absent in a seed). */
+  saved_at?: string;
   account: AccountState;
   pools: { ips: PoolIp[]; gips: PoolGip[] };
   cities: Record<string, City[]>;

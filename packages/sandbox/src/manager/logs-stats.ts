@@ -1,11 +1,9 @@
 import { RE2JS } from 're2js';
+import type { HarEntry } from '../domain/types.js';
 import { badRequest } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Logs and stats: the HAR log of requests, recent stats, the general log.
-
-// biome-ignore lint/suspicious/noExplicitAny: HAR 1.2 entries are read generically
-type HarEntry = Record<string, any>;
 
 const harField: Record<string, (e: HarEntry) => string | number> = {
   uuid: (e) => e.uuid ?? '',
