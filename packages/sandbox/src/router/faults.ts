@@ -1,3 +1,7 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { declaresOnlyText, textType } from './answers.js';
+import type { OperationDef } from './spec.js';
+
 /** A fault injected through `POST /__sandbox/faults`. */
 export interface FaultSpec {
   /** Only requests to this operation; any operation of the API when absent. */
@@ -57,4 +61,31 @@ export class FaultRegistry {
     }
     return fault;
   }
+}
+
+/**
+ * Acts out a fault on one request: after its latency, drops the connection, answers its status (with
+ * its body, or a text or JSON one as the operation declares), or lets the request go on (`next`).
+ */
+export function runFault(op: OperationDef, fault: Fault, req: FastifyRequest, reply: FastifyReply, next: () => void, textMedia?: string) {
+  const act = () => {
+    if (fault.drop) {
+      reply.hijack();
+      req.raw.socket.destroy();
+      return;
+    }
+    if (fault.status !== undefined) {
+      const status = fault.status;
+      if (status === 429 || status === 503) reply.header('Retry-After', '1');
+      reply.code(status);
+      if (typeof fault.body === 'string') return reply.type(textType(op, status, textMedia)).send(fault.body);
+      if (fault.body !== undefined) return reply.send(fault.body);
+      if (declaresOnlyText(op, status)) return reply.type(textType(op, status, textMedia)).send(`Injected fault ${fault.id}`);
+      if (status === 204 || status === 304) return reply.send();
+      return reply.send({ error: `Injected fault ${fault.id}` });
+    }
+    next();
+  };
+  if (fault.latency_ms) setTimeout(act, fault.latency_ms);
+  else act();
 }

@@ -3,10 +3,10 @@ import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
 import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
-import type { Fault, FaultRegistry } from './faults.js';
+import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, operationsOf } from './spec.js';
-import { compileCached, detailsFromAjv, PART_PREFIX, validatorsFor } from './validators.js';
+import { compileCached, decimalOnly, detailsFromAjv, PART_PREFIX, validatorsFor } from './validators.js';
 
 /** What a handler answers. Nothing at all means the operation's first declared 2xx without a body. */
 export interface Answer {
@@ -72,39 +72,6 @@ type Req = FastifyRequest & { [kAuth]?: unknown; [kUnsupportedMedia]?: string; [
 
 // What the body validator accepted leniently, keyed by the body it checked (a validator sees no request).
 const bodyLeniency = new WeakMap<object, Leniency>();
-
-const DECIMAL = { integer: /^[+-]?\d+$/, number: /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/ } as const;
-
-/**
- * Numbers in a query or path are written in decimal: ajv's coercion alone would also read `0x5DC0`,
- * `1e3` or ` 24000` as a number (so `/api/proxies/0x5DC0` addressed port 24000). The raw strings of
- * number-only parameters are checked before it coerces them.
- */
-function decimalOnly(params: OperationDef['params'], fn: ValidateFunction): ValidateFunction {
-  const numeric = params.filter((p) => p.numeric);
-  if (!numeric.length) return fn;
-  const wrapped = ((data: Record<string, unknown>) => {
-    for (const p of numeric) {
-      const raw = data?.[p.name];
-      if (typeof raw === 'string' && !DECIMAL[p.numeric as 'integer' | 'number'].test(raw)) {
-        wrapped.errors = [
-          {
-            keyword: 'type',
-            instancePath: `/${p.name}`,
-            schemaPath: '#',
-            params: {},
-            message: `must be ${p.numeric === 'integer' ? 'an integer' : 'a number'} in decimal`,
-          },
-        ];
-        return false;
-      }
-    }
-    const ok = fn(data);
-    wrapped.errors = fn.errors;
-    return ok;
-  }) as ValidateFunction;
-  return wrapped;
-}
 
 export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   const { doc, name, faults } = options;
@@ -200,29 +167,6 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     });
   }
 
-  const runFault = (op: OperationDef, fault: Fault, req: FastifyRequest, reply: FastifyReply, next: () => void) => {
-    const act = () => {
-      if (fault.drop) {
-        reply.hijack();
-        req.raw.socket.destroy();
-        return;
-      }
-      if (fault.status !== undefined) {
-        const status = fault.status;
-        if (status === 429 || status === 503) reply.header('Retry-After', '1');
-        reply.code(status);
-        if (typeof fault.body === 'string') return reply.type(textType(op, status, options.textMedia)).send(fault.body);
-        if (fault.body !== undefined) return reply.send(fault.body);
-        if (declaresOnlyText(op, status)) return reply.type(textType(op, status, options.textMedia)).send(`Injected fault ${fault.id}`);
-        if (status === 204 || status === 304) return reply.send();
-        return reply.send({ error: `Injected fault ${fault.id}` });
-      }
-      next();
-    };
-    if (fault.latency_ms) setTimeout(act, fault.latency_ms);
-    else act();
-  };
-
   for (const op of ops) {
     const handler = options.handlers[op.operationId] as Handler<A>;
     const query = op.params.filter((p) => p.in === 'query');
@@ -292,7 +236,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         };
         if (faults.active) {
           const fault = faults.take(op.operationId);
-          if (fault) return runFault(op, fault, req, reply, proceed);
+          if (fault) return runFault(op, fault, req, reply, proceed, options.textMedia);
         }
         proceed();
       },

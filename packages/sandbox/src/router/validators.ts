@@ -1,7 +1,7 @@
 import { createAjv } from '@zone-api/spec/model';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ErrorDetail } from '../errors.js';
-import type { OpenApiDoc } from './spec.js';
+import type { OpenApiDoc, OperationDef } from './spec.js';
 
 // The request validators of a bundle (ajv, compiled once per bundle and shared), and ajv's errors as
 // the `{field, reason}` details every refusal names.
@@ -82,4 +82,37 @@ export function detailsFromAjv(errors: ErrorObject[] | null | undefined, prefix:
     if (out.length >= 50) break;
   }
   return out;
+}
+
+const DECIMAL = { integer: /^[+-]?\d+$/, number: /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/ } as const;
+
+/**
+ * Numbers in a query or path are written in decimal: ajv's coercion alone would also read `0x5DC0`,
+ * `1e3` or ` 24000` as a number (so `/api/proxies/0x5DC0` addressed port 24000). The raw strings of
+ * number-only parameters are checked before it coerces them.
+ */
+export function decimalOnly(params: OperationDef['params'], fn: ValidateFunction): ValidateFunction {
+  const numeric = params.filter((p) => p.numeric);
+  if (!numeric.length) return fn;
+  const wrapped = ((data: Record<string, unknown>) => {
+    for (const p of numeric) {
+      const raw = data?.[p.name];
+      if (typeof raw === 'string' && !DECIMAL[p.numeric as 'integer' | 'number'].test(raw)) {
+        wrapped.errors = [
+          {
+            keyword: 'type',
+            instancePath: `/${p.name}`,
+            schemaPath: '#',
+            params: {},
+            message: `must be ${p.numeric === 'integer' ? 'an integer' : 'a number'} in decimal`,
+          },
+        ];
+        return false;
+      }
+    }
+    const ok = fn(data);
+    wrapped.errors = fn.errors;
+    return ok;
+  }) as ValidateFunction;
+  return wrapped;
 }
