@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { isLoopbackHost } from './control.js';
 import { defaultSeed, SEED } from './domain/seed.js';
 import { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, startSandbox } from './sandbox.js';
+import { DEFAULT_NETWORK_PORT } from './traffic/index.js';
 
 const HELP = `zone-api-sandbox: the account API and the proxy manager API, stateful, on loopback
 
@@ -16,6 +17,14 @@ Usage: zone-api-sandbox [options]
   --data FILE        keep the state in FILE across restarts (env ZONE_API_SANDBOX_DATA; default: memory)
   --seed FILE        start from this seed instead of the built-in one (env ZONE_API_SANDBOX_SEED)
   --spec-dir DIR     read the bundles from DIR (env ZONE_API_SANDBOX_SPEC_DIR; default: @zone-api/spec)
+  --network-port N   the emulated proxy network (the provider's super proxy) on port N (env
+                     ZONE_API_SANDBOX_NETWORK_PORT, default ${DEFAULT_NETWORK_PORT}, the real upstream's; 0 = free port)
+  --no-proxy-ports   manager proxy ports do not listen (default: each port of the state is an HTTP proxy
+                     on its iface, loopback by default, forwarding through the network)
+  --no-traffic       neither the network nor listening ports (env ZONE_API_SANDBOX_TRAFFIC=off)
+  --egress-allow L   targets beyond loopback that traffic may reach, comma-separated: *, host names,
+                     .domain suffixes, IPs, ranges, subnets (env ZONE_API_SANDBOX_EGRESS_ALLOW; default
+                     none: traffic stays on this machine's loopback)
   --print-seed       print the built-in seed as JSON (a starting point for --seed) and exit
   --strict           refuse request fields the seed does not name (default: accept, ignore and list them
                      in the X-Sandbox-Ignored-Fields response header) and a proxy port created for a
@@ -42,6 +51,10 @@ async function main(): Promise<void> {
       seed: { type: 'string' },
       'spec-dir': { type: 'string' },
       'print-seed': { type: 'boolean' },
+      'network-port': { type: 'string' },
+      'no-proxy-ports': { type: 'boolean' },
+      'no-traffic': { type: 'boolean' },
+      'egress-allow': { type: 'string' },
       'exit-on-shutdown': { type: 'boolean' },
       strict: { type: 'boolean' },
       log: { type: 'boolean' },
@@ -60,6 +73,12 @@ async function main(): Promise<void> {
   const env = process.env;
   const accountPort = port(values['account-port'] ?? env.ZONE_API_SANDBOX_ACCOUNT_PORT, '--account-port', DEFAULT_ACCOUNT_PORT);
   const managerPort = port(values['manager-port'] ?? env.ZONE_API_SANDBOX_MANAGER_PORT, '--manager-port', DEFAULT_MANAGER_PORT);
+  const traffic = !(values['no-traffic'] || env.ZONE_API_SANDBOX_TRAFFIC === 'off');
+  const networkPort = port(values['network-port'] ?? env.ZONE_API_SANDBOX_NETWORK_PORT, '--network-port', DEFAULT_NETWORK_PORT);
+  const egressAllow = (values['egress-allow'] ?? env.ZONE_API_SANDBOX_EGRESS_ALLOW ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   let stopping = false;
   const sandbox = await startSandbox({
     host: values.host ?? env.ZONE_API_SANDBOX_HOST ?? DEFAULT_HOST,
@@ -72,6 +91,8 @@ async function main(): Promise<void> {
     strict: values.strict === true,
     logger: values.log === true,
     argv: process.argv.slice(2).join(' '),
+    ...(traffic ? { networkPort, proxyPorts: !values['no-proxy-ports'] } : {}),
+    egressAllow,
     onShutdown: values['exit-on-shutdown'] ? () => void stop('POST /api/shutdown') : undefined,
   });
   // Before the banner: a caller that stops the sandbox as soon as it reads the banner gets a clean stop.
@@ -99,6 +120,14 @@ async function main(): Promise<void> {
         : []),
       `  account API  ${sandbox.accountUrl}   Authorization: Bearer ${shown(c.token)}   customer ${c.customer}`,
       `  manager API  ${sandbox.managerUrl}`,
+      ...(sandbox.networkUrl
+        ? [
+            `  network      ${sandbox.networkUrl}   proxy user lum-customer-${c.customer}-zone-<ZONE>[-session-<ID>], password: the Zone's`,
+            `               curl -x ${sandbox.networkUrl} -U lum-customer-${c.customer}-zone-dc_zone_2:<password> http://127.0.0.1:<port>/`,
+          ]
+        : ['  network      off (--network-port N starts the emulated proxy network)']),
+      `  proxy ports  ${traffic && !values['no-proxy-ports'] ? `${sandbox.listeningPorts().join(' ') || '(none yet)'} listening; created ports listen too` : 'not listening (--no-proxy-ports / --no-traffic)'}`,
+      `  egress       ${egressAllow.length ? `loopback and ${egressAllow.join(', ')}` : 'loopback only (--egress-allow widens it)'}`,
       `  basic        ${c.basic.map((b) => `${b.username}:${shown(b.password)}`).join('  ') || '(none)'}   (deprecated scheme)`,
       `  zones        ${zones}`,
       `  requests     ${values.strict ? 'strict: fields the seed does not name are refused (400)' : 'lenient: fields the seed does not name are ignored and listed in X-Sandbox-Ignored-Fields (--strict refuses them)'}`,

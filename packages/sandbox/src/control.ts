@@ -4,7 +4,6 @@ import { hostname } from 'node:os';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from './domain/state.js';
-import type { StateData } from './domain/types.js';
 import { badRequest, HttpError } from './errors.js';
 import type { Fault, FaultRegistry, FaultSpec } from './router/faults.js';
 
@@ -90,8 +89,8 @@ export function faultControl<Id extends string>(api: string, registry: FaultRegi
 export interface ControlOptions {
   api: 'account' | 'manager';
   store: Store;
-  seed: StateData;
-  persist: () => Promise<void>;
+  /** Back to the seed: the state, the listening ports, the data file. */
+  reset: () => Promise<void>;
   faults: FaultRegistry;
   operationIds: ReadonlySet<string>;
   /** Required in `X-Sandbox-Control-Token` when set (the sandbox listens beyond loopback). */
@@ -123,8 +122,7 @@ export function controlRoutes(o: ControlOptions) {
     };
     app.get('/__sandbox/state', { onRequest: guard }, async () => o.store.toData());
     app.post('/__sandbox/reset', { onRequest: guard }, async () => {
-      o.store.load(o.seed);
-      await o.persist();
+      await o.reset();
       return { reset: true };
     });
     app.get('/__sandbox/faults', { onRequest: guard }, async () => ({ faults: o.faults.list() }));

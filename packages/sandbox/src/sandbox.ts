@@ -15,6 +15,7 @@ import { accountAliases } from './router/aliases.js';
 import { FaultRegistry } from './router/faults.js';
 import { buildApi, type Handler } from './router/http.js';
 import { type ApiName, loadBundle, type OpenApiDoc, type OperationDef, operationsOf } from './router/spec.js';
+import { startTraffic } from './traffic/index.js';
 
 export const DEFAULT_ACCOUNT_PORT = 8787;
 export const DEFAULT_MANAGER_PORT = 22999;
@@ -58,6 +59,18 @@ export interface SandboxOptions {
    * loopback; beyond loopback (`host` 0.0.0.0 or an interface address) a random one is made.
    */
   controlToken?: string;
+  /**
+   * The emulated proxy network (the provider's super proxy) on this port: 22225 is the real upstream's,
+   * 0 a free one. Default: none (the CLI starts it on 22225).
+   */
+  networkPort?: number;
+  /**
+   * Manager proxy ports listen and forward (each an HTTP proxy on its `iface`, loopback by default).
+   * Default off, so that many sandboxes can run side by side (the CLI turns it on).
+   */
+  proxyPorts?: boolean;
+  /** Traffic targets beyond loopback that the network and the ports may reach: `*`, host names, `.domains`, IPs, subnets. */
+  egressAllow?: string[];
 }
 
 export interface SandboxCredentials {
@@ -80,6 +93,10 @@ export interface Sandbox {
   controlToken?: string;
   accountUrl: string;
   managerUrl: string;
+  /** The proxy network (`http://127.0.0.1:22225`), when it runs: send `curl -x` traffic here with a Zone's credentials. */
+  networkUrl?: string;
+  /** The manager ports that listen now. */
+  listeningPorts(): number[];
   credentials: SandboxCredentials;
   /** Where the state is kept: the data file, or undefined for memory. */
   dataFile?: string;
@@ -191,13 +208,27 @@ async function startLocked(
     controlRoutes({
       api,
       store,
-      seed,
-      persist,
+      reset: () => reload(seed),
       faults: faults[api],
       operationIds: operationIds[api],
       token: controlToken,
     });
   const allowHost = (h: string | undefined) => hostAllowed(host, h);
+  const traffic = await startTraffic({
+    store,
+    host,
+    networkPort: options.networkPort,
+    proxyPorts: options.proxyPorts === true,
+    egressAllow: options.egressAllow ?? [],
+    persist,
+  });
+  /** Back to `data` (the seed): the ports that listen follow the state. */
+  const reload = async (data: StateData) => {
+    store.load(data);
+    const failed = (await traffic.ports?.sync()) ?? [];
+    for (const f of failed) console.error(`[zone-api sandbox] port ${f.port} cannot listen (${f.error})`);
+    await persist();
+  };
 
   const merge = <A>(api: ApiName, base: Record<string, Handler<A>>): Record<string, Handler<A>> => {
     const out = { ...base };
@@ -230,7 +261,8 @@ async function startLocked(
     handlers: merge(
       'manager',
       managerHandlers(store, {
-        reservedPorts: () => listening,
+        reservedPorts: () => (traffic.network ? [...listening, traffic.network.port] : listening),
+        ports: traffic.ports,
         strict: options.strict,
         argv: options.argv ?? `--port ${options.managerPort ?? DEFAULT_MANAGER_PORT}`,
         onShutdown: options.onShutdown,
@@ -259,8 +291,11 @@ async function startLocked(
   try {
     listening.push(await listen(account, options.accountPort ?? DEFAULT_ACCOUNT_PORT));
     listening.push(await listen(manager, options.managerPort ?? DEFAULT_MANAGER_PORT));
+    // The ports of the seed or the data file listen from the start; one that cannot is a failed start.
+    const failed = (await traffic.ports?.sync()) ?? [];
+    if (failed.length) throw new Error(`Proxy ports cannot listen: ${failed.map((f) => `${f.port} (${f.error})`).join(', ')}`);
   } catch (err) {
-    await Promise.allSettled([account.close(), manager.close()]);
+    await Promise.allSettled([account.close(), manager.close(), traffic.close()]);
     throw err;
   }
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
@@ -273,15 +308,14 @@ async function startLocked(
     },
     accountUrl: `http://${urlHost}:${listening[0]}`,
     managerUrl: `http://${urlHost}:${listening[1]}`,
+    ...(traffic.network ? { networkUrl: `http://${urlHost}:${traffic.network.port}` } : {}),
+    listeningPorts: () => traffic.ports?.listening() ?? [],
     credentials: credentialsOf(store),
     dataFile,
     state: () => store.toData(),
-    async reset() {
-      store.load(seed);
-      await persist();
-    },
+    reset: () => reload(seed),
     async close() {
-      await Promise.allSettled([account.close(), manager.close()]);
+      await Promise.allSettled([account.close(), manager.close(), traffic.close()]);
       try {
         await saver?.save();
       } finally {

@@ -1,8 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@zone-api/testkit';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { validateSeed } from '../src/index.js';
 import { docs } from './helpers.js';
@@ -10,14 +13,18 @@ import { docs } from './helpers.js';
 // The bin as a user runs it (`pnpm sandbox`): the compiled dist/cli.js, so `pnpm build` comes first.
 const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
+// The bin listens on the proxy network's and the seed's proxy ports by default: fixed ports that
+// parallel tests would fight over. These runs turn traffic off unless a test asks for it.
+const quiet = { ZONE_API_SANDBOX_TRAFFIC: 'off' };
+
 function run(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
+  return spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, ...quiet, ...env }, timeout: 20_000 });
 }
 
 /** Starts the bin and resolves with its banner once it is ready. */
 function start(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; banner: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...quiet, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout?.on('data', (d) => {
       out += d;
@@ -121,5 +128,50 @@ describe('the zone-api-sandbox bin', () => {
     const port = run(['--account-port', 'x']);
     expect(port.status).toBe(1);
     expect(port.stderr).toMatch(/--account-port must be a port number/);
+  });
+});
+
+describe('zone-api-sandbox carries traffic', () => {
+  it('starts the proxy network and the seed ports, shows them in the banner, and forwards through both', async () => {
+    const target = createServer((req, res) => res.end(`hello ${req.url}`));
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+    const seed = JSON.parse(run(['--print-seed']).stdout);
+    const proxyPort = await freePort();
+    seed.manager.ports = [{ port: proxyPort, zone: 'dc_zone_2' }];
+    const file = join(mkdtempSync(join(tmpdir(), 'zone-api-sandbox-cli-')), 'seed.json');
+    writeFileSync(file, JSON.stringify(seed));
+    const { child, banner } = await start(['--seed', file, '--account-port', '0', '--manager-port', '0', '--network-port', '0'], {
+      ZONE_API_SANDBOX_TRAFFIC: 'on',
+    });
+    try {
+      const network = /network {6}(http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
+      expect(network, banner).toBeDefined();
+      expect(banner).toContain(`proxy ports  ${proxyPort} listening`);
+      expect(banner).toContain('egress       loopback only');
+      const get = (proxy: string, auth?: string) =>
+        new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const p = new URL(proxy);
+          const headers: Record<string, string> = auth ? { 'proxy-authorization': `Basic ${Buffer.from(auth).toString('base64')}` } : {};
+          const req = httpRequest({ host: p.hostname, port: p.port, path: `${targetUrl}/x`, headers, agent: false }, (res) => {
+            let text = '';
+            res.on('data', (c) => {
+              text += c;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      expect(await get(network as string, 'lum-customer-hl_1a2b3c4d-zone-dc_zone_2:d4c2z6n8q1p0')).toEqual({
+        status: 200,
+        text: 'hello /x',
+      });
+      expect(await get(`http://127.0.0.1:${proxyPort}`)).toEqual({ status: 200, text: 'hello /x' });
+    } finally {
+      child.kill('SIGTERM');
+      target.close();
+    }
+    await exited(child);
   });
 });

@@ -105,7 +105,7 @@ describe('beyond loopback (bound to 0.0.0.0; the test only talks to 127.0.0.1)',
 
   it('the bin warns in its banner, prints the addresses as bound and the token once', async () => {
     const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-    const child = spawn(process.execPath, [cli, '--host', '0.0.0.0', '--account-port', '0', '--manager-port', '0'], {
+    const child = spawn(process.execPath, [cli, '--no-traffic', '--host', '0.0.0.0', '--account-port', '0', '--manager-port', '0'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const banner = await new Promise<string>((resolve, reject) => {

@@ -38,7 +38,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'zone-api-hardening-'));
   const seedFile = join(dir, 'seed.json');
   writeFileSync(seedFile, JSON.stringify(seedWithLongUrls()));
-  const proc = spawn(process.execPath, [cli, '--account-port', '0', '--manager-port', '0', '--seed', seedFile], {
+  const proc = spawn(process.execPath, [cli, '--no-traffic', '--account-port', '0', '--manager-port', '0', '--seed', seedFile], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child = proc;
@@ -285,9 +285,13 @@ describe('persistence: acknowledged only once on disk, one sandbox per data file
     const work = mkdtempSync(join(tmpdir(), 'zone-api-finalsave-'));
     const dir = join(work, 'data');
     mkdirSync(dir);
-    const proc = spawn(process.execPath, [cli, '--account-port', '0', '--manager-port', '0', '--data', join(dir, 'state.json')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      [cli, '--no-traffic', '--account-port', '0', '--manager-port', '0', '--data', join(dir, 'state.json')],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let err = '';
     proc.stderr?.on('data', (d) => (err += d));
     await new Promise<void>((resolve) => proc.stdout?.on('data', (d) => String(d).includes('control') && resolve()));

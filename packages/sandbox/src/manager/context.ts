@@ -22,6 +22,8 @@ export interface ManagerOptions {
   argv: string;
   /** Called after `POST /api/shutdown` has been answered (the CLI may exit; tests keep running). */
   onShutdown?: () => void;
+  /** The listening proxy ports, when ports carry traffic: a created port listens, a deleted one closes. */
+  ports?: { open(cfg: ProxyPortConfig): Promise<void>; close(port: number): Promise<void> };
 }
 
 /** Defaults the manager applies to a port (what `proxies_running` shows beside the stored fields). */

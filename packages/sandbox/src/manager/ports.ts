@@ -35,6 +35,26 @@ export function portsHandlers(c: ManagerContext): ManagerHandlers {
     delete m().sessions[String(port)];
   }
 
+  /**
+   * Opens the listeners of new ports (when ports carry traffic). A port that cannot bind is refused
+   * at create, naming the port and why; the ports opened before it close again.
+   */
+  async function listen(configs: ProxyPortConfig[]): Promise<void> {
+    const traffic = options.ports;
+    if (!traffic) return;
+    const opened: number[] = [];
+    for (const cfg of configs) {
+      try {
+        await traffic.open(cfg);
+        opened.push(cfg.port);
+      } catch (err) {
+        await Promise.allSettled(opened.map((p) => traffic.close(p)));
+        const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+        throw portErrors(`port ${cfg.port} cannot be opened on ${(cfg as { iface?: string }).iface ?? '127.0.0.1'}: ${why}`, 'port');
+      }
+    }
+  }
+
   function refreshSession(ctx: ManagerCtx) {
     const cfg = portOf(ctx);
     if (cfg.rotate_session === true) return { status: 204 };
@@ -49,7 +69,7 @@ export function portsHandlers(c: ManagerContext): ManagerHandlers {
 
     listProxies: () => ({ body: [...store.ports.values()] }),
 
-    createProxy: (ctx) => {
+    createProxy: async (ctx) => {
       const { multiply, ...given } = ctx.body.proxy as ProxyPortConfig & { multiply?: number };
       const first = given.port ?? nextPort();
       const count = multiply && multiply > 1 ? multiply : 1;
@@ -60,34 +80,49 @@ export function portsHandlers(c: ManagerContext): ManagerHandlers {
       }
       if (options.strict) checkZone(given);
       const configs = ports.map((port) => ({ ...structuredClone(given), port }));
+      await listen(configs);
       for (const cfg of configs) store.ports.set(cfg.port, cfg);
       log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
       return { body: { data: effective(configs[0] as ProxyPortConfig) } };
     },
 
-    deleteProxies: (ctx) => {
+    deleteProxies: async (ctx) => {
       const ports = [...new Set(ctx.body.ports as number[])];
       if (ports.some((p) => !store.ports.has(p))) throw noSuchProxy();
       for (const p of ports) dropPort(p);
+      await Promise.all(ports.map((p) => options.ports?.close(p)));
       log(`ports ${ports.join(', ')} deleted`);
       return { status: 204 };
     },
 
-    deleteProxy: (ctx) => {
+    deleteProxy: async (ctx) => {
       const cfg = store.ports.get(ctx.params.port as number);
       if (!cfg) throw noSuchProxy();
       dropPort(cfg.port);
+      await options.ports?.close(cfg.port);
       log(`port ${cfg.port} deleted`);
       return { status: 204 };
     },
 
-    updateProxy: (ctx) => {
+    updateProxy: async (ctx) => {
       const old = portOf(ctx);
       const given = ctx.body.proxy as ProxyPortConfig;
       const port = given.port ?? old.port;
       checkPort(port, old.port);
       checkZone(given);
       const cfg = { ...old, ...structuredClone(given), port };
+      // A move or a new interface listens anew (refused, with the old port kept, if it cannot); other changes apply to the next request.
+      const iface = (c: ProxyPortConfig) => (c as { iface?: string }).iface;
+      if (options.ports && (port !== old.port || iface(cfg) !== iface(old))) {
+        if (port === old.port) await options.ports.close(old.port);
+        try {
+          await listen([cfg]);
+        } catch (err) {
+          if (port === old.port) await options.ports.open(old).catch(() => undefined);
+          throw err;
+        }
+        if (port !== old.port) await options.ports.close(old.port);
+      }
       if (port !== old.port) {
         // A move keeps the port's running state (bans, sessions) with it.
         const sessions = m().sessions[String(old.port)];

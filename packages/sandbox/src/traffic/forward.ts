@@ -1,0 +1,96 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+// One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
+// upstream HTTP proxy (a proxy port), its answer read whole: the sandbox logs, bills and bans on it.
+
+/** Headers of one hop that a proxy does not pass on (RFC 9110 7.6.1), with the proxy's own credential. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+export interface Forwarded {
+  status: number;
+  statusText: string;
+  /** Response headers as received, names in lower case (hop-by-hop ones left out). */
+  headers: Record<string, string>;
+  rawHeaders: string[];
+  body: Buffer;
+}
+
+export interface ForwardOptions {
+  method: string;
+  url: URL;
+  /** The client's headers (hop-by-hop ones are dropped here). */
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+  /** An upstream HTTP proxy to send the request through, with its `Proxy-Authorization`. */
+  via?: { host: string; port: number; authorization: string };
+  timeoutMs?: number;
+}
+
+/** The client's request body, read whole. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new Error(`the request body is larger than ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function passHeaders(headers: IncomingMessage['headers']): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  return out;
+}
+
+export function forward(o: ForwardOptions): Promise<Forwarded> {
+  return new Promise((resolve, reject) => {
+    const headers = passHeaders(o.headers);
+    headers['content-length'] = String(o.body.length);
+    let req: ReturnType<typeof httpRequest>;
+    if (o.via) {
+      headers['proxy-authorization'] = o.via.authorization;
+      headers.host = o.url.host;
+      req = httpRequest({ host: o.via.host, port: o.via.port, method: o.method, path: o.url.href, headers });
+    } else {
+      const send = o.url.protocol === 'https:' ? httpsRequest : httpRequest;
+      req = send(o.url, { method: o.method, headers });
+    }
+    req.setTimeout(o.timeoutMs ?? 30_000, () =>
+      req.destroy(Object.assign(new Error('the target did not answer in time'), { code: 'ETIMEDOUT' })),
+    );
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) {
+          if (v === undefined || HOP_BY_HOP.has(k)) continue;
+          out[k] = Array.isArray(v) ? v.join(', ') : v;
+        }
+        resolve({
+          status: res.statusCode ?? 502,
+          statusText: res.statusMessage ?? '',
+          headers: out,
+          rawHeaders: res.rawHeaders,
+          body: Buffer.concat(chunks),
+        });
+      });
+    });
+    req.end(o.body);
+  });
+}

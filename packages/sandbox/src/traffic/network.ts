@@ -1,0 +1,206 @@
+import { isIP } from 'node:net';
+import { type PrepareRequestFunctionOpts, RequestError, Server } from 'proxy-chain';
+import { ipInList, isLoopback } from '../domain/net.js';
+import type { Store } from '../domain/state.js';
+import type { ZoneState } from '../domain/types.js';
+import { bill, headBytes } from './billing.js';
+import { forward, readBody } from './forward.js';
+import { headerBrand, parseUsername } from './username.js';
+
+// The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
+// CONNECT, by proxy-chain) that authenticates the provider's username and a Zone password, enforces
+// the account's state, picks an exit peer from the Zone's own IPs, forwards, and bills the Zone.
+// Its refusals are each a distinct error, named in `x-<brand>-error` / `x-<brand>-err-code` and in an
+// RFC 9209 `Proxy-Status`.
+
+export const DEFAULT_NETWORK_PORT = 22225;
+const BODY_LIMIT = 64 * 1024 * 1024;
+const STICKY_LIMIT = 10_000;
+
+export interface NetworkOptions {
+  store: Store;
+  host: string;
+  port: number;
+  /** Targets beyond loopback that traffic may reach: `*`, host names, `.suffix` domains, IPs, ranges, subnets. */
+  egressAllow: readonly string[];
+  /** Called after a request changed the state (its usage), to persist it. */
+  changed: () => void;
+  now: () => number;
+}
+
+export interface ProxyNetwork {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The refusals of the network: code, status, RFC 9209 error type. */
+const REFUSALS = {
+  auth_failed: [407, 'http_request_denied'],
+  account_suspended: [403, 'http_request_denied'],
+  zone_disabled: [403, 'http_request_denied'],
+  client_ip_forbidden: [403, 'http_request_denied'],
+  domain_forbidden: [403, 'http_request_denied'],
+  egress_refused: [403, 'destination_ip_prohibited'],
+  no_peers: [502, 'destination_unavailable'],
+  target_unreachable: [502, 'connection_refused'],
+} as const;
+export type RefusalCode = keyof typeof REFUSALS;
+
+function refuse(brand: string, code: RefusalCode, message: string): RequestError {
+  const [status, type] = REFUSALS[code];
+  const b = headerBrand(brand);
+  const headers: Record<string, string> = {
+    [`x-${b}-error`]: message,
+    [`x-${b}-err-code`]: code,
+    'proxy-status': `zone-api-sandbox; error=${type}; details="${code}"`,
+  };
+  if (status === 407) headers['proxy-authenticate'] = 'Basic realm="zone-api sandbox proxy network"';
+  return new RequestError(message, status, headers);
+}
+
+const matchesDomain = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);
+
+/** Whether traffic may go to `host`: loopback always, anything else only when `--egress-allow` names it. */
+export function egressAllowed(host: string, allow: readonly string[]): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || (isIP(h) && isLoopback(h))) return true;
+  for (const entry of allow) {
+    if (entry === '*' || entry.toLowerCase() === h) return true;
+    if (entry.startsWith('.') && h.endsWith(entry.toLowerCase())) return true;
+  }
+  return (
+    isIP(h) !== 0 &&
+    ipInList(
+      h,
+      allow.filter((e) => e !== '*'),
+    )
+  );
+}
+
+interface Exit {
+  ip: string;
+  country: string;
+}
+
+/** The exit peers of a Zone: its datacenter IPs, the peers of its gIPs, and its residential peers. */
+function exitsOf(store: Store, zone: ZoneState): Exit[] {
+  const out = new Map<string, Exit>();
+  for (const ip of zone.ips) out.set(ip, { ip, country: store.pool.get(ip)?.country ?? '' });
+  for (const p of store.peers) {
+    if (p.zone === zone.name || (p.vip !== undefined && zone.gips.includes(p.vip))) out.set(p.ip, { ip: p.ip, country: p.country });
+  }
+  return [...out.values()];
+}
+
+export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
+  const { store } = o;
+  /** `<zone>:<session>` -> exit IP: a session keeps its peer while the peer serves the Zone. */
+  const sticky = new Map<string, string>();
+  let turn = 0;
+  /** CONNECT tunnels by connection, billed when they close. */
+  const tunnels = new Map<number, Omit<Parameters<typeof bill>[1], 'up' | 'down'>>();
+
+  function pickExit(brand: string, zone: ZoneState, options: Record<string, string>): Exit {
+    let exits = exitsOf(store, zone);
+    if (options.ip) exits = exits.filter((e) => e.ip === options.ip);
+    if (options.gip || options.vip) {
+      const vip = options.gip ?? options.vip;
+      const ips = new Set(store.peers.filter((p) => p.vip === vip && zone.gips.includes(vip as string)).map((p) => p.ip));
+      exits = exits.filter((e) => ips.has(e.ip));
+    }
+    if (options.country) exits = exits.filter((e) => e.country === options.country?.toLowerCase());
+    if (!exits.length) {
+      const asked = Object.entries(options)
+        .filter(([k]) => ['ip', 'gip', 'vip', 'country'].includes(k))
+        .map(([k, v]) => `${k} ${v}`);
+      throw refuse(brand, 'no_peers', `No peer of Zone ${zone.name}${asked.length ? ` for ${asked.join(', ')}` : ''}`);
+    }
+    const key = options.session ? `${zone.name}:${options.session}` : undefined;
+    const kept = key ? sticky.get(key) : undefined;
+    const keptExit = kept ? exits.find((e) => e.ip === kept) : undefined;
+    if (keptExit) return keptExit;
+    const exit = exits[turn++ % exits.length] as Exit;
+    if (key) {
+      if (sticky.size >= STICKY_LIMIT) sticky.delete(sticky.keys().next().value as string);
+      sticky.set(key, exit.ip);
+    }
+    return exit;
+  }
+
+  async function prepare({ connectionId, request, username, password, hostname, port, isHttp }: PrepareRequestFunctionOpts) {
+    const clientIp = request.socket.remoteAddress ?? '';
+    const user = username ? parseUsername(username) : { error: 'no Proxy-Authorization: Basic credential was sent' };
+    const brand = 'brand' in user ? user.brand : 'zone-api';
+    if ('error' in user) throw refuse(brand, 'auth_failed', `Proxy authentication failed: ${user.error}`);
+    const zone = store.zones.get(user.zone);
+    if (user.customer !== store.account.customer || !zone || !zone.passwords.includes(password))
+      throw refuse(brand, 'auth_failed', 'Proxy authentication failed: wrong customer, Zone or password');
+    if (store.account.status !== 'active') throw refuse(brand, 'account_suspended', `The account is ${store.account.status}`);
+    if (zone.disabled) throw refuse(brand, 'zone_disabled', `Zone ${zone.name} is disabled`);
+    if (!ipInList(clientIp, zone.whitelist))
+      throw refuse(brand, 'client_ip_forbidden', `Client IP ${clientIp} is not in the whitelist of Zone ${zone.name}`);
+    const host = hostname.toLowerCase();
+    const { whitelist, blacklist = [] } = zone.domains;
+    if ((whitelist.length && !whitelist.some((d) => matchesDomain(host, d))) || blacklist.some((d) => matchesDomain(host, d)))
+      throw refuse(brand, 'domain_forbidden', `Domain ${host} is not allowed for Zone ${zone.name}`);
+    if (!egressAllowed(host, o.egressAllow))
+      throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback targets; allow ${host} with --egress-allow`);
+    const exit = pickExit(brand, zone, user.options);
+    const session = user.options.session ?? '';
+    const ua = String(request.headers['user-agent'] ?? '');
+    if (!isHttp) {
+      tunnels.set(connectionId, {
+        zone,
+        clientIp,
+        session,
+        ua,
+        host,
+        url: `${host}:${port}`,
+        status: 200,
+        message: 'Connection established',
+      });
+      return {};
+    }
+    return {
+      customResponseFunction: async () => {
+        const url = new URL(request.url as string);
+        const body = await readBody(request, BODY_LIMIT);
+        let res: Awaited<ReturnType<typeof forward>>;
+        try {
+          res = await forward({ method: request.method as string, url, headers: request.headers, body });
+        } catch (err) {
+          throw refuse(
+            brand,
+            'target_unreachable',
+            `The target ${url.host} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+          );
+        }
+        const up = headBytes(`${request.method} ${request.url} HTTP/1.1`, request.rawHeaders) + body.length;
+        const down = headBytes(`HTTP/1.1 ${res.status} ${res.statusText}`, res.rawHeaders) + res.body.length;
+        bill(store, { zone, clientIp, session, ua, host, url: url.href, status: res.status, message: res.statusText, up, down }, o.now());
+        o.changed();
+        return { statusCode: res.status, headers: { ...res.headers, [`x-${headerBrand(brand)}-ip`]: exit.ip }, body: res.body };
+      },
+    };
+  }
+
+  const server = new Server({ port: o.port, host: o.host, prepareRequestFunction: prepare, authRealm: 'zone-api sandbox proxy network' });
+  server.on(
+    'connectionClosed',
+    ({ connectionId, stats }: { connectionId: number; stats?: { trgTxBytes: number | null; trgRxBytes: number | null } }) => {
+      const t = tunnels.get(connectionId);
+      if (!t) return;
+      tunnels.delete(connectionId);
+      bill(store, { ...t, up: stats?.trgTxBytes ?? 0, down: stats?.trgRxBytes ?? 0 }, o.now());
+      o.changed();
+    },
+  );
+  await server.listen();
+  const port = server.port;
+  return {
+    port,
+    url: `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`,
+    close: () => server.close(true),
+  };
+}

@@ -1,0 +1,55 @@
+import type { ProxyPortConfig } from '../domain/types.js';
+
+// The provider's proxy username: `<brand>-customer-<CUSTOMER>-zone-<ZONE>[-<key>-<value>…]`, as a
+// proxy port sends it upstream and the proxy network reads it. The brand word varies (the seeds write
+// `service`, the real manager sends `lum`); the network answers in headers named after it.
+
+export interface ProxyUser {
+  brand: string;
+  customer: string;
+  zone: string;
+  /** The targeting and session options, e.g. `{country: 'us', session: 'abc'}`. */
+  options: Record<string, string>;
+}
+
+/** Options the network honours; any other key is refused, as an unknown option is a client's mistake. */
+export const USER_OPTIONS = ['country', 'state', 'city', 'zip', 'asn', 'os', 'session', 'ip', 'gip', 'dns', 'mobile', 'vip', 'route_err'];
+
+/** The parsed username, or a reason it is not one (for the 407 the network answers). */
+export function parseUsername(username: string): ProxyUser | { error: string } {
+  const parts = username.split('-');
+  if (parts.length < 5 || parts[1] !== 'customer' || parts[3] !== 'zone')
+    return { error: 'the username is not <brand>-customer-<CUSTOMER>-zone-<ZONE>[-<key>-<value>...]' };
+  const [brand, , customer, , zone, ...rest] = parts as [string, string, string, string, string, ...string[]];
+  if (!/^[a-z0-9]+$/i.test(brand)) return { error: 'the brand word of the username is not alphanumeric' };
+  if (rest.length % 2) return { error: `the option ${rest.at(-1)} of the username has no value` };
+  const options: Record<string, string> = {};
+  for (let i = 0; i < rest.length; i += 2) {
+    const key = (rest[i] as string).toLowerCase();
+    const value = rest[i + 1] as string;
+    if (!USER_OPTIONS.includes(key)) return { error: `the username option ${key} is not one of ${USER_OPTIONS.join(', ')}` };
+    if (!value) return { error: `the username option ${key} is empty` };
+    if (key === 'session' && !/^[A-Za-z0-9_]+$/.test(value)) return { error: 'a session id is alphanumeric (no - or *)' };
+    options[key] = value;
+  }
+  return { brand, customer, zone, options };
+}
+
+/** The name of the network's response headers for a brand: the real network answers `lum` users as `luminati`. */
+export const headerBrand = (brand: string): string => (brand.toLowerCase() === 'lum' ? 'luminati' : brand.toLowerCase());
+
+/** The options a port's configuration puts into its upstream username, in the real manager's order. */
+const PORT_OPTIONS = ['country', 'state', 'city', 'zip', 'asn', 'os', 'ip', 'vip', 'dns', 'mobile'] as const;
+
+/** The username a proxy port sends upstream for one request. */
+export function portUsername(cfg: ProxyPortConfig, customer: string, zone: string, session: string | undefined, brand = 'lum'): string {
+  let out = `${brand}-customer-${customer}-zone-${zone}`;
+  const c = cfg as Record<string, unknown>;
+  for (const key of PORT_OPTIONS) {
+    const v = c[key];
+    if (v === undefined || v === null || v === '' || v === false || v === '*') continue;
+    out += `-${key}-${v === true ? 'true' : String(v).toLowerCase()}`;
+  }
+  if (session) out += `-session-${session}`;
+  return out;
+}

@@ -1,0 +1,256 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { freePort } from '@zone-api/testkit';
+import { ProxyAgent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultSeed, validateSeed } from '../src/index.js';
+import { C, docs, RES, type Rec, STATIC, useSandbox } from './helpers.js';
+
+// Traffic through the sandbox, offline: the emulated proxy network and listening proxy ports, sending
+// requests only to a loopback target this file starts. Usage shows up in the account API, each request
+// through a port in the manager's HAR log and stats, bans and sessions change the exit peer.
+
+const DC = 'dc_zone_2';
+const DC_PW = 'd4c2z6n8q1p0';
+const RES_PW = 'r3s1d3nt9x7w';
+const seed = defaultSeed();
+seed.manager.ports = [];
+const t = useSandbox({ networkPort: 0, proxyPorts: true, seed });
+
+let target: Server;
+let targetUrl: string;
+const seen: { url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+
+beforeAll(async () => {
+  target = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      seen.push({ url: req.url ?? '', headers: req.headers, body });
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ path: req.url, echo: body }));
+    });
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
+
+const basic = (user: string, pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`;
+const user = (zone: string, extra = '') => `lum-customer-${C}-zone-${zone}${extra}`;
+
+/**
+ * One request through a proxy: in absolute-URI form (node's http client, which shows the proxy's own
+ * answers whole), or through a CONNECT tunnel (`tunnel: true`, undici's ProxyAgent).
+ */
+async function via(proxy: string, url: string, o: { auth?: string; tunnel?: boolean; method?: string; body?: string } = {}) {
+  if (!o.tunnel) return plain(proxy, url, o);
+  const agent = new ProxyAgent({ uri: proxy, ...(o.auth ? { token: o.auth } : {}) });
+  try {
+    const res = await request(url, { dispatcher: agent, method: (o.method ?? 'GET') as 'GET', body: o.body });
+    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+  } catch (err) {
+    // undici reports a refused tunnel as an error carrying the proxy's status.
+    const e = err as Error & { cause?: Error };
+    return { status: Number(/\b(\d{3})\b/.exec(`${e.message} ${e.cause?.message ?? ''}`)?.[1] ?? 0), headers: {}, text: e.message };
+  } finally {
+    await agent.close();
+  }
+}
+
+function plain(proxy: string, url: string, o: { auth?: string; method?: string; body?: string }) {
+  const p = new URL(proxy);
+  return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve) => {
+    const headers: Record<string, string> = { host: new URL(url).host };
+    if (o.auth) headers['proxy-authorization'] = o.auth;
+    const req = httpRequest({ host: p.hostname, port: p.port, method: o.method ?? 'GET', path: url, headers, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c) => {
+        text += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', (err) => resolve({ status: 0, headers: {}, text: err.message }));
+    req.end(o.body);
+  });
+}
+
+const peerOf = (headers: Record<string, unknown>) => headers['x-luminati-ip'] as string | undefined;
+
+describe('the proxy network', () => {
+  it('forwards an absolute-URI request, names the exit peer, and keeps it for the session', async () => {
+    const a = await via(t.sandbox.networkUrl as string, `${targetUrl}/hello?x=1`, { auth: basic(user(DC, '-session-s1'), DC_PW) });
+    expect(a.status).toBe(200);
+    expect(JSON.parse(a.text)).toEqual({ path: '/hello?x=1', echo: '' });
+    expect(['192.0.2.121', '192.0.2.122']).toContain(peerOf(a.headers));
+    const again = await via(t.sandbox.networkUrl as string, `${targetUrl}/again`, { auth: basic(user(DC, '-session-s1'), DC_PW) });
+    expect(peerOf(again.headers)).toBe(peerOf(a.headers));
+    const other = await via(t.sandbox.networkUrl as string, `${targetUrl}/other`, { auth: basic(user(DC, '-session-s2'), DC_PW) });
+    expect(peerOf(other.headers)).not.toBe(peerOf(a.headers));
+    // A country the Zone has no peer in.
+    const none = await via(t.sandbox.networkUrl as string, targetUrl, { auth: basic(user(DC, '-country-zz'), DC_PW) });
+    expect(none.status).toBe(502);
+    expect(none.headers['x-luminati-err-code']).toBe('no_peers');
+  });
+
+  it('tunnels CONNECT and bills the tunnel when it closes', async () => {
+    const res = await via(t.sandbox.networkUrl as string, `${targetUrl}/tunnelled`, {
+      auth: basic(user(RES, '-session-t1'), RES_PW),
+      tunnel: true,
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).path).toBe('/tunnelled');
+    await expect
+      .poll(async () => (await t.account.listRequestLogs({ params: { query: { zone: RES, 'tun.session': 't1' } } })).data?.length)
+      .toBe(1);
+  });
+
+  it('refuses each broken rule with its own error, in x-<brand>-error and Proxy-Status', async () => {
+    const refused = async (u: string, pw: string, url = targetUrl) => {
+      const r = await via(t.sandbox.networkUrl as string, url, { auth: basic(u, pw) });
+      return { status: r.status, code: r.headers['x-luminati-err-code'], proxyStatus: r.headers['proxy-status'] };
+    };
+    expect(await refused(user(DC), 'wrong')).toEqual({
+      status: 407,
+      code: 'auth_failed',
+      proxyStatus: 'zone-api-sandbox; error=http_request_denied; details="auth_failed"',
+    });
+    expect((await refused('not-a-provider-username', DC_PW)).status).toBe(407);
+    expect((await refused(user(DC, '-session-a*b'), DC_PW)).status).toBe(407);
+    // static_zone's whitelist does not hold loopback.
+    expect((await refused(user(STATIC), 'z8x7c6v5b4n3')).code).toBe('client_ip_forbidden');
+    // res_zone blacklists blocked.example.com; any other name than loopback stays inside the sandbox.
+    expect((await refused(user(RES), RES_PW, 'http://blocked.example.com/')).code).toBe('domain_forbidden');
+    const egress = await via(t.sandbox.networkUrl as string, 'http://example.org/', { auth: basic(user(RES), RES_PW) });
+    expect(egress.status).toBe(403);
+    expect(egress.headers['proxy-status']).toBe('zone-api-sandbox; error=destination_ip_prohibited; details="egress_refused"');
+    expect(egress.text).toMatch(/--egress-allow/);
+
+    await t.account.changeZoneDisable({ body: { zone: DC, disable: 1 } });
+    expect(await refused(user(DC), DC_PW)).toMatchObject({ status: 403, code: 'zone_disabled' });
+    await t.account.changeZoneDisable({ body: { zone: DC, disable: 0 } });
+    await t.account.setAccountStatus({ body: { status: 'suspend_manual' } });
+    expect(await refused(user(DC), DC_PW)).toMatchObject({ status: 403, code: 'account_suspended' });
+    await t.account.setAccountStatus({ body: { status: 'active' } });
+    expect((await refused(user(DC), DC_PW)).status).toBe(200);
+  });
+
+  it('bills every request to its Zone: request logs, bandwidth, cost and pending costs', async () => {
+    const before = (await t.account.getBalance()).data?.pending_costs as number;
+    const bwBefore = (await t.account.getZoneBandwidth({ params: { query: { zone: RES } } })).data as Rec;
+    const body = 'x'.repeat(10_000);
+    for (let i = 0; i < 3; i++) {
+      const r = await via(t.sandbox.networkUrl as string, `${targetUrl}/billed/${i}`, {
+        auth: basic(user(RES, '-session-bill'), RES_PW),
+        method: 'POST',
+        body,
+      });
+      expect(r.status).toBe(200);
+    }
+    const logs = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'tun.session': 'bill' } } })).data as Rec[];
+    expect(logs.map((l) => l.dst.url).sort()).toEqual([0, 1, 2].map((i) => `${targetUrl}/billed/${i}`));
+    expect(logs[0]).toMatchObject({ zone: RES, status: { code: 200 }, dst: { host: '127.0.0.1' }, ua: expect.any(String) });
+    expect(logs.every((l) => l.bw > 20_000)).toBe(true);
+    const sum = (bw: Rec) => (bw[C].data[RES].bw_sum as number[]).reduce((n, x) => n + x, 0);
+    const bwAfter = (await t.account.getZoneBandwidth({ params: { query: { zone: RES } } })).data as Rec;
+    expect(sum(bwAfter)).toBeGreaterThanOrEqual(sum(bwBefore) + 60_000);
+    const after = (await t.account.getBalance()).data?.pending_costs as number;
+    expect(after).toBeGreaterThan(before);
+  });
+});
+
+describe('proxy ports that carry traffic', () => {
+  it('create -> requests -> HAR log, stats -> ban -> the next request avoids the peer -> refresh -> delete closes', async () => {
+    const { manager } = t;
+    const port = await freePort();
+    const created = await manager.createProxy({ body: { proxy: { port, zone: RES, headers: [{ name: 'x-from-port', value: 'yes' }] } } });
+    expect(created.response.status).toBe(200);
+    expect(t.sandbox.listeningPorts()).toContain(port);
+    const proxy = `http://127.0.0.1:${port}`;
+
+    const first = await via(proxy, `${targetUrl}/through-port?q=1`);
+    expect(first.status).toBe(200);
+    expect(seen.at(-1)?.headers['x-from-port']).toBe('yes');
+    const peer = peerOf(first.headers);
+    expect(peerOf((await via(proxy, `${targetUrl}/same-session`)).headers)).toBe(peer);
+
+    const logs = (await manager.getLogs({ params: { query: { search: 'through-port', limit: 10 } } })).data as Rec;
+    expect(logs.log.entries).toHaveLength(1);
+    expect(logs.log.entries[0]).toMatchObject({
+      request: { method: 'GET', url: `${targetUrl}/through-port?q=1`, queryString: [{ name: 'q', value: '1' }] },
+      response: { status: 200, content: { mimeType: 'application/json', text: '{"path":"/through-port?q=1","echo":""}' } },
+      details: { port, proxy_peer: peer, protocol: 'http', success: true, remote_address: '127.0.0.1' },
+    });
+    const stats = (await manager.getRecentStats()).data as Rec;
+    expect(stats.ports[String(port)].reqs).toBeGreaterThanOrEqual(2);
+
+    // The peer banned for this port: the port takes a new session, and the next request exits elsewhere.
+    await manager.banIp({ params: { path: { port } }, body: { ip: peer as string } });
+    const afterBan = await via(proxy, `${targetUrl}/after-ban`);
+    expect(afterBan.status).toBe(200);
+    expect(peerOf(afterBan.headers)).not.toBe(peer);
+    await manager.unbanIp({ params: { path: { port } }, body: { ip: peer as string } });
+
+    // refresh_sessions: the next request comes from another peer.
+    const before = peerOf((await via(proxy, `${targetUrl}/before-refresh`)).headers);
+    await manager.refreshSessions({ params: { path: { port } } });
+    expect(peerOf((await via(proxy, `${targetUrl}/after-refresh`)).headers)).not.toBe(before);
+
+    // The usage of the port's requests is the Zone's, in the account API: the request the banned peer
+    // answered was billed too (the network served it; the port dropped it and took a new session).
+    const billed = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'dst.url': `${targetUrl}/after-ban` } } }))
+      .data as Rec[];
+    expect(billed).toHaveLength(2);
+    expect(new Set(billed.map((l) => l.tun.session)).size).toBe(2);
+
+    await manager.deleteProxy({ params: { path: { port } } });
+    expect(t.sandbox.listeningPorts()).not.toContain(port);
+    expect((await via(proxy, targetUrl)).status).toBe(0);
+    // What traffic wrote still loads as a state (HAR entries, request logs).
+    expect(() => validateSeed(t.sandbox.state(), docs)).not.toThrow();
+  });
+
+  it('a port that cannot bind is refused at create, naming the port; a move listens anew', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const taken = (busy.address() as AddressInfo).port;
+    try {
+      const res = await t.manager.createProxy({ body: { proxy: { port: taken, zone: RES } } });
+      expect(res.response.status).toBe(400);
+      expect(JSON.stringify(res.error)).toMatch(new RegExp(`port ${taken} cannot be opened on 127.0.0.1: EADDRINUSE`));
+      expect((await t.manager.listProxies()).data?.map((p) => p.port)).not.toContain(taken);
+    } finally {
+      busy.close();
+    }
+    const from = await freePort();
+    const to = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port: from, zone: RES } } });
+    await t.manager.updateProxy({ params: { path: { port: from } }, body: { proxy: { port: to } } });
+    expect(t.sandbox.listeningPorts()).toContain(to);
+    expect(t.sandbox.listeningPorts()).not.toContain(from);
+    expect((await via(`http://127.0.0.1:${to}`, `${targetUrl}/moved`)).status).toBe(200);
+    await t.manager.deleteProxy({ params: { path: { port: to } } });
+  });
+
+  it('a CONNECT through a port is logged as the real manager logs a tunnel it does not open', async () => {
+    const port = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port, zone: RES } } });
+    const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/tunnel-through-port`, { tunnel: true });
+    expect(res.status).toBe(200);
+    await expect
+      .poll(
+        async () => ((await t.manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries.length,
+      )
+      .toBe(1);
+    const entry = ((await t.manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries[0];
+    expect(entry).toMatchObject({
+      request: { method: 'CONNECT' },
+      response: { status: 0, statusText: 'unknown' },
+      details: { port, protocol: 'https' },
+    });
+    expect(entry.details.in_bw).toBeGreaterThan(0);
+    await t.manager.deleteProxy({ params: { path: { port } } });
+  });
+});
