@@ -132,7 +132,7 @@ async function main(): Promise<void> {
       `  zones        ${zones}`,
       `  requests     ${values.strict ? 'strict: fields the seed does not name are refused (400)' : 'lenient: fields the seed does not name are ignored and listed in X-Sandbox-Ignored-Fields (--strict refuses them)'}`,
       `  state        ${sandbox.dataFile ? `kept in ${sandbox.dataFile}` : 'in memory (use --data FILE to keep it)'}`,
-      '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults (on both ports)',
+      '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults, GET|POST|DELETE /__sandbox/clock (on both ports)',
       ...(sandbox.controlToken ? [`               with header X-Sandbox-Control-Token: ${sandbox.controlToken}`] : []),
       '',
     ].join('\n'),

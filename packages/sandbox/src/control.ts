@@ -50,6 +50,27 @@ const faultSchema = {
   anyOf: [{ required: ['status'] }, { required: ['latency_ms'] }, { required: ['drop'] }],
 };
 
+const clockSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    advance_ms: { type: 'integer', minimum: 0, maximum: 100 * 365 * 86_400_000 },
+    set: { type: 'string', format: 'date-time' },
+  },
+  oneOf: [{ required: ['advance_ms'] }, { required: ['set'] }],
+};
+
+/** Moves the clock as a control request asks; a refusal is a 400 naming the field. */
+function moveClock(store: Store, body: { advance_ms?: number; set?: string }) {
+  try {
+    if (body.advance_ms !== undefined) store.clock.advance(body.advance_ms);
+    else store.clock.set(body.set as string);
+  } catch (err) {
+    throw badRequest(body.advance_ms !== undefined ? 'body.advance_ms' : 'body.set', (err as Error).message);
+  }
+  return store.clock.state();
+}
+
 /** The fault control of one API, in process: what `/__sandbox/faults` does, typed. */
 export interface FaultControl<Id extends string> {
   /** Arms a fault (as `POST /__sandbox/faults`) and returns it with its id; a bad spec throws a TypeError naming the field. */
@@ -124,6 +145,14 @@ export function controlRoutes(o: ControlOptions) {
     app.post('/__sandbox/reset', { onRequest: guard }, async () => {
       await o.reset();
       return { reset: true };
+    });
+    app.get('/__sandbox/clock', { onRequest: guard }, async () => o.store.clock.state());
+    app.post('/__sandbox/clock', { onRequest: guard, schema: { body: clockSchema } }, async (req) =>
+      moveClock(o.store, req.body as { advance_ms?: number; set?: string }),
+    );
+    app.delete('/__sandbox/clock', { onRequest: guard }, async () => {
+      o.store.clock.reset();
+      return o.store.clock.state();
     });
     app.get('/__sandbox/faults', { onRequest: guard }, async () => ({ faults: o.faults.list() }));
     app.post('/__sandbox/faults', { onRequest: guard, schema: { body: faultSchema } }, async (req) => {

@@ -89,6 +89,11 @@ export interface Sandbox {
    * operationIds: `sandbox.faults.account.arm({ operationId: 'getZone', status: 503, count: 1 })`.
    */
   faults: { account: FaultControl<AccountOperationId>; manager: FaultControl<ManagerOperationId> };
+  /**
+   * The sandbox's clock (ban expiry, usage days, cooling periods, the token rate limit), as
+   * `/__sandbox/clock` moves it: `advance(ms)`, `set(isoDate)` (forward only), `reset()` to real time.
+   */
+  clock: { now(): Date; advance(ms: number): void; set(at: string): void; reset(): void };
   /** The token `/__sandbox/*` requires (`X-Sandbox-Control-Token`), if any. */
   controlToken?: string;
   accountUrl: string;
@@ -221,6 +226,7 @@ async function startLocked(
     proxyPorts: options.proxyPorts === true,
     egressAllow: options.egressAllow ?? [],
     persist,
+    now: () => store.clock.now(),
   });
   /** Back to `data` (the seed): the ports that listen follow the state. */
   const reload = async (data: StateData) => {
@@ -310,6 +316,12 @@ async function startLocked(
     managerUrl: `http://${urlHost}:${listening[1]}`,
     ...(traffic.network ? { networkUrl: `http://${urlHost}:${traffic.network.port}` } : {}),
     listeningPorts: () => traffic.ports?.listening() ?? [],
+    clock: {
+      now: () => new Date(store.clock.now()),
+      advance: (ms) => store.clock.advance(ms),
+      set: (at) => store.clock.set(at),
+      reset: () => store.clock.reset(),
+    },
     credentials: credentialsOf(store),
     dataFile,
     state: () => store.toData(),

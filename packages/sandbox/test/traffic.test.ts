@@ -254,3 +254,65 @@ describe('proxy ports that carry traffic', () => {
     await t.manager.deleteProxy({ params: { path: { port } } });
   });
 });
+
+describe('time under control', () => {
+  it('ban -> the next request avoids the peer -> advance the clock -> the ban has expired; usage lands on the sandbox day', async () => {
+    const { manager } = t;
+    const port = await freePort();
+    await manager.createProxy({ body: { proxy: { port, zone: RES } } });
+    const proxy = `http://127.0.0.1:${port}`;
+    try {
+      const peer = peerOf((await via(proxy, `${targetUrl}/clock-1`)).headers);
+      await manager.banIp({ params: { path: { port } }, body: { ip: peer as string, ms: 60_000 } });
+      expect(peerOf((await via(proxy, `${targetUrl}/clock-2`)).headers)).not.toBe(peer);
+      t.sandbox.clock.advance(59_000);
+      expect(peerOf((await via(proxy, `${targetUrl}/clock-3`)).headers)).not.toBe(peer);
+      t.sandbox.clock.advance(2_000);
+      expect(peerOf((await via(proxy, `${targetUrl}/clock-4`)).headers)).toBe(peer);
+
+      // Two days on: a request is billed on the sandbox's day, and the reports show it there.
+      t.sandbox.clock.advance(2 * 86_400_000);
+      const day = t.sandbox.clock.now().toISOString().slice(0, 10);
+      expect(day).not.toBe(new Date().toISOString().slice(0, 10));
+      const r = await via(t.sandbox.networkUrl as string, `${targetUrl}/later`, { auth: basic(user(RES, '-session-later'), RES_PW) });
+      expect(r.status).toBe(200);
+      const logs = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'tun.session': 'later' } } })).data as Rec[];
+      expect(logs.map((l) => (l.ts as string).slice(0, 10))).toEqual([day]);
+      const bw = (await t.account.getZoneBandwidth({ params: { query: { zone: RES, from: day, to: day } } })).data as Rec;
+      expect(bw[C].data[RES].bw_sum[0]).toBeGreaterThan(0);
+    } finally {
+      t.sandbox.clock.reset();
+      await manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
+
+  it("the manager's token rate limit counts on the sandbox's clock", async () => {
+    await t.sandbox.reset();
+    try {
+      for (let i = 0; i < 5; i++) expect((await t.manager.getNewToken()).response.status).toBe(200);
+      expect((await t.manager.getNewToken()).response.status).toBe(429);
+      t.sandbox.clock.advance(3_600_000);
+      expect((await t.manager.getNewToken()).response.status).toBe(200);
+    } finally {
+      t.sandbox.clock.reset();
+      await t.sandbox.reset();
+    }
+  });
+
+  it('the clock moves over HTTP too, forward only, and refuses what it cannot do by field', async () => {
+    const base = t.sandbox.managerUrl;
+    const post = (body: unknown) =>
+      fetch(`${base}/__sandbox/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const before = Date.parse(((await (await fetch(`${base}/__sandbox/clock`)).json()) as Rec).now);
+    const moved = (await (await post({ advance_ms: 3_600_000 })).json()) as Rec;
+    expect(moved.offset_ms).toBe(3_600_000);
+    expect(Date.parse(moved.now) - before).toBeGreaterThanOrEqual(3_600_000);
+    const back = await post({ set: '2020-01-01T00:00:00Z' });
+    expect(back.status).toBe(400);
+    expect(((await back.json()) as Rec).details).toEqual([{ field: 'body.set', reason: expect.stringMatching(/only moves forward/) }]);
+    expect((await post({ advance_ms: -1 })).status).toBe(400);
+    expect((await post({ advance_ms: 1, set: '2030-01-01T00:00:00Z' })).status).toBe(400);
+    const reset = (await (await fetch(`${base}/__sandbox/clock`, { method: 'DELETE' })).json()) as Rec;
+    expect(reset.offset_ms).toBe(0);
+  });
+});

@@ -33,7 +33,7 @@ export function statisticsHandlers(c: AccountContext): AccountHandlers {
       if (Number.isNaN(t)) throw badRequest(`query.${name}`, 'must be a calendar date (YYYY-MM-DD or ISO 8601)');
       return new Date(t).toISOString().slice(0, 10);
     };
-    const now = Date.now();
+    const now = store.clock.now();
     const to = parse('to') ?? dayString(now);
     const from = parse('from') ?? dayString(Date.parse(to), defaultDays - 1);
     if (from > to) throw badRequest('query.from', 'must not be after to');
@@ -124,7 +124,7 @@ export function statisticsHandlers(c: AccountContext): AccountHandlers {
         const { from, to } = dayRange(ctx, 30);
         body.custom = periodCost(zone, from, to);
       } else {
-        const now = new Date();
+        const now = new Date(store.clock.now());
         const y = now.getUTCFullYear();
         const m = now.getUTCMonth();
         const month = (k: number) => new Date(Date.UTC(y, m - k, 1)).toISOString().slice(0, 10);

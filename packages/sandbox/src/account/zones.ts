@@ -74,7 +74,7 @@ export function zonesHandlers(c: AccountContext): AccountHandlers {
           throw badRequest(field, 'must be non-empty and free of "-" (the separator of X-Service-Auth)');
       });
       const whitelist = b.zone.ips === undefined ? ['any'] : parseWhitelist(b.zone.ips, 'body.zone.ips');
-      const plan: StoredPlan = { type: 'static', ...b.plan, start: new Date().toISOString() };
+      const plan: StoredPlan = { type: 'static', ...b.plan, start: new Date(store.clock.now()).toISOString() };
       const zone: ZoneState = {
         name,
         passwords,

@@ -30,7 +30,7 @@ export function countryOf(p: PoolIp, db: string): string {
   return p.ext?.[db as 'dbip' | 'ip2location' | 'google'] ?? p.country;
 }
 
-export function freeIps(store: Store, f: IpFilter, now = Date.now()): PoolIp[] {
+export function freeIps(store: Store, f: IpFilter, now = store.clock.now()): PoolIp[] {
   const out: PoolIp[] = [];
   const dbs = f.geoDb?.length ? f.geoDb : ['maxmind'];
   let cityCountry: string | undefined;
@@ -78,7 +78,7 @@ export function allocate(store: Store, zone: ZoneState, ips: PoolIp[]): void {
   syncPlanIps(zone);
 }
 
-export function release(store: Store, zone: ZoneState, ips: readonly string[], now = Date.now()): void {
+export function release(store: Store, zone: ZoneState, ips: readonly string[], now = store.clock.now()): void {
   const gone = new Set(ips);
   zone.ips = zone.ips.filter((ip) => !gone.has(ip));
   const at = new Date(now).toISOString();
@@ -131,7 +131,7 @@ export function replaceGips(store: Store, zone: ZoneState, targets: readonly str
   }
   const cost = money(unique.length * GIP_REFRESH_COST);
   store.account.pending_costs = money(store.account.pending_costs + cost);
-  store.charges.push({ zone: zone.name, at: new Date().toISOString(), amount: cost, reason: `gip_refresh x${unique.length}` });
+  store.charges.push({ zone: zone.name, at: new Date(store.clock.now()).toISOString(), amount: cost, reason: `gip_refresh x${unique.length}` });
 }
 
 export function releaseGips(store: Store, zone: ZoneState, vips: readonly string[]): void {

@@ -1,6 +1,7 @@
 import { createAjv, schemaValidator } from '@zone-api/spec/model';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenApiDoc } from '../router/spec.js';
+import { Clock } from './clock.js';
 import { release, releaseGips } from './ips.js';
 import { seedSchema } from './seed-schema.js';
 import type {
@@ -137,13 +138,15 @@ export class Store {
   ports = new Map<number, ProxyPortConfig>();
   /** Port -> bans keyed by IP and domain (see banKey): adding or lifting one is O(1), whatever the list. */
   bans = new Map<number, Map<string, Ban>>();
+  /** The sandbox's time (tests move it); not part of the state. */
+  readonly clock = new Clock();
 
-  constructor(data: StateData, now = Date.now()) {
-    this.load(data, now);
+  constructor(data: StateData) {
+    this.load(data);
   }
 
   /** Replaces everything with `data` (a validated seed or saved state); the data is copied. */
-  load(input: StateData, now = Date.now()): void {
+  load(input: StateData, now = this.clock.now()): void {
     const data = structuredClone(input);
     const { zones, tokens, basic, ...account } = data.account;
     this.account = account;
@@ -208,7 +211,7 @@ export class Store {
   }
 
   /** The bans of a port that have not expired (expired ones are dropped). */
-  activeBans(port: number, now = Date.now()): Ban[] {
+  activeBans(port: number, now = this.clock.now()): Ban[] {
     const map = this.bans.get(port);
     if (!map) return [];
     const live: Ban[] = [];

@@ -14,7 +14,7 @@ function validIps(list: string[], field: string): void {
 export function banningHandlers(c: ManagerContext): ManagerHandlers {
   const { store, log, portOf } = c;
   function ban(ports: number[], ips: string[], domain: string | undefined, ms: number | undefined): void {
-    const to = ms ? Date.now() + ms : 0;
+    const to = ms ? store.clock.now() + ms : 0;
     for (const port of ports) for (const ip of ips) store.addBan({ port, ip, domain: domain ?? null, to });
     log(`banned ${ips.join(', ')} on port${ports.length === 1 ? '' : 's'} ${ports.join(', ')}${ms ? ` for ${ms} ms` : ''}`);
   }

@@ -64,7 +64,7 @@ export function managerContext(store: Store, options: ManagerOptions) {
    */
   function log(line: string): void {
     const lines = m().general_log;
-    const text = `${new Date().toISOString()} NOTICE:Manager: ${line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX)}…` : line}`;
+    const text = `${new Date(store.clock.now()).toISOString()} NOTICE:Manager: ${line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX)}…` : line}`;
     lines.push(text);
     let size = (logSize.get(lines) ?? lines.reduce((n, l) => n + l.length, 0) - text.length) + text.length;
     let drop = 0;

@@ -14,10 +14,10 @@ function addToList(list: string[], ip: string): void {
 }
 
 export function usersAccessHandlers(c: ManagerContext): ManagerHandlers {
-  const { m, log } = c;
+  const { m, log, store } = c;
   return {
     getNewToken: () => {
-      const now = Date.now();
+      const now = store.clock.now();
       const recent = m().token_issued.filter((t) => now - t < HOUR);
       if (recent.length >= TOKEN_LIMIT) {
         const wait = Math.ceil(((recent[0] as number) + HOUR - now) / 1000);
