@@ -21,7 +21,8 @@ export class Clock {
   set(at: string | number): void {
     const t = typeof at === 'number' ? at : Date.parse(at);
     if (!Number.isFinite(t)) throw new RangeError(`set must be an ISO 8601 date-time, not ${JSON.stringify(at)}`);
-    if (t < this.now()) throw new RangeError(`the clock only moves forward: ${new Date(t).toISOString()} is before ${new Date(this.now()).toISOString()}`);
+    if (t < this.now())
+      throw new RangeError(`the clock only moves forward: ${new Date(t).toISOString()} is before ${new Date(this.now()).toISOString()}`);
     this.offset = t - Date.now();
   }
 

@@ -131,7 +131,12 @@ export function replaceGips(store: Store, zone: ZoneState, targets: readonly str
   }
   const cost = money(unique.length * GIP_REFRESH_COST);
   store.account.pending_costs = money(store.account.pending_costs + cost);
-  store.charges.push({ zone: zone.name, at: new Date(store.clock.now()).toISOString(), amount: cost, reason: `gip_refresh x${unique.length}` });
+  store.charges.push({
+    zone: zone.name,
+    at: new Date(store.clock.now()).toISOString(),
+    amount: cost,
+    reason: `gip_refresh x${unique.length}`,
+  });
 }
 
 export function releaseGips(store: Store, zone: ZoneState, vips: readonly string[]): void {
