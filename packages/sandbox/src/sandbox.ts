@@ -225,6 +225,7 @@ async function startLocked(
     networkPort: options.networkPort,
     proxyPorts: options.proxyPorts === true,
     egressAllow: options.egressAllow ?? [],
+    strict: options.strict,
     persist,
     now: () => store.clock.now(),
   });

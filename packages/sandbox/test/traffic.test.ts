@@ -4,6 +4,7 @@ import { freePort } from '@zone-api/testkit';
 import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, validateSeed } from '../src/index.js';
+import { parseUsername } from '../src/traffic/username.js';
 import { C, docs, RES, type Rec, STATIC, useSandbox } from './helpers.js';
 
 // Traffic through the sandbox, offline: the emulated proxy network and listening proxy ports, sending
@@ -119,6 +120,11 @@ describe('the proxy network', () => {
     });
     expect((await refused('not-a-provider-username', DC_PW)).status).toBe(407);
     expect((await refused(user(DC, '-session-a*b'), DC_PW)).status).toBe(407);
+    // An option the network does not know is ignored, as the provider's is (the real manager sends
+    // `-debug-full`); --strict refuses it.
+    expect((await refused(user(DC, '-debug-full-session-ok'), DC_PW)).status).toBe(200);
+    expect(parseUsername(user(DC, '-debug-full'), true)).toEqual({ error: expect.stringMatching(/option debug .*--strict/) });
+    expect(parseUsername(user(DC, '-country-us-debug-full'))).toMatchObject({ zone: DC, options: { country: 'us', debug: 'full' } });
     // static_zone's whitelist does not hold loopback.
     expect((await refused(user(STATIC), 'z8x7c6v5b4n3')).code).toBe('client_ip_forbidden');
     // res_zone blacklists blocked.example.com; any other name than loopback stays inside the sandbox.

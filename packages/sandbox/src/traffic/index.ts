@@ -13,6 +13,7 @@ export interface TrafficOptions {
   /** Whether manager proxy ports listen. */
   proxyPorts: boolean;
   egressAllow: readonly string[];
+  strict?: boolean;
   /** Persists the state after traffic changed it (usage, logs); failures are reported, not thrown. */
   persist: () => Promise<void>;
   now?: () => number;
@@ -33,7 +34,15 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
   const network =
     o.networkPort === undefined
       ? undefined
-      : await startNetwork({ store: o.store, host: o.host, port: o.networkPort, egressAllow: o.egressAllow, changed, now });
+      : await startNetwork({
+          store: o.store,
+          host: o.host,
+          port: o.networkPort,
+          egressAllow: o.egressAllow,
+          strict: o.strict,
+          changed,
+          now,
+        });
   // Ports reach the network on loopback when it listens on every interface.
   const networkHost = o.host === '0.0.0.0' ? '127.0.0.1' : o.host === '::' ? '::1' : o.host;
   const ports = o.proxyPorts

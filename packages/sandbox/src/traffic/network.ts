@@ -23,6 +23,8 @@ export interface NetworkOptions {
   port: number;
   /** Targets beyond loopback that traffic may reach: `*`, host names, `.suffix` domains, IPs, ranges, subnets. */
   egressAllow: readonly string[];
+  /** Refuse username options the network does not know (default: ignore them, as the provider does). */
+  strict?: boolean;
   /** Called after a request changed the state (its usage), to persist it. */
   changed: () => void;
   now: () => number;
@@ -130,7 +132,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
 
   async function prepare({ connectionId, request, username, password, hostname, port, isHttp }: PrepareRequestFunctionOpts) {
     const clientIp = request.socket.remoteAddress ?? '';
-    const user = username ? parseUsername(username) : { error: 'no Proxy-Authorization: Basic credential was sent' };
+    const user = username ? parseUsername(username, o.strict) : { error: 'no Proxy-Authorization: Basic credential was sent' };
     const brand = 'brand' in user ? user.brand : 'zone-api';
     if ('error' in user) throw refuse(brand, 'auth_failed', `Proxy authentication failed: ${user.error}`);
     const zone = store.zones.get(user.zone);

@@ -12,11 +12,14 @@ export interface ProxyUser {
   options: Record<string, string>;
 }
 
-/** Options the network honours; any other key is refused, as an unknown option is a client's mistake. */
+/**
+ * Options the network knows. Others are accepted and ignored, as the provider's network accepts them
+ * (the real manager sends `debug-full`, for one); `strict` refuses them.
+ */
 export const USER_OPTIONS = ['country', 'state', 'city', 'zip', 'asn', 'os', 'session', 'ip', 'gip', 'dns', 'mobile', 'vip', 'route_err'];
 
 /** The parsed username, or a reason it is not one (for the 407 the network answers). */
-export function parseUsername(username: string): ProxyUser | { error: string } {
+export function parseUsername(username: string, strict = false): ProxyUser | { error: string } {
   const parts = username.split('-');
   if (parts.length < 5 || parts[1] !== 'customer' || parts[3] !== 'zone')
     return { error: 'the username is not <brand>-customer-<CUSTOMER>-zone-<ZONE>[-<key>-<value>...]' };
@@ -27,7 +30,9 @@ export function parseUsername(username: string): ProxyUser | { error: string } {
   for (let i = 0; i < rest.length; i += 2) {
     const key = (rest[i] as string).toLowerCase();
     const value = rest[i + 1] as string;
-    if (!USER_OPTIONS.includes(key)) return { error: `the username option ${key} is not one of ${USER_OPTIONS.join(', ')}` };
+    if (!/^[a-z][a-z0-9_]*$/.test(key)) return { error: `the username option ${JSON.stringify(key)} is not a name` };
+    if (strict && !USER_OPTIONS.includes(key))
+      return { error: `the username option ${key} is not one of ${USER_OPTIONS.join(', ')} (--strict)` };
     if (!value) return { error: `the username option ${key} is empty` };
     if (key === 'session' && !/^[A-Za-z0-9_]+$/.test(value)) return { error: 'a session id is alphanumeric (no - or *)' };
     options[key] = value;

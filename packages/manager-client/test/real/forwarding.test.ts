@@ -1,0 +1,108 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Sandbox, startSandbox } from '@zone-api/sandbox';
+import { freePort } from '@zone-api/testkit';
+import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The real local proxy manager forwards through the sandbox's proxy network (run by
+// `pnpm test:real-manager`, inside a network namespace with only loopback): the real program is
+// started with `--proxy 127.0.0.1 --proxy_port <the network>`, one of its ports carries a request to a
+// loopback target, and the request arrives, shows in the real manager's own HAR log with the exit
+// peer the network named, and is billed in the sandbox's account API. This proves the network reads
+// the username the real program builds and answers in the headers the real program reads.
+
+const CUSTOMER = 'hl_1a2b3c4d';
+const ZONE = 'res_zone';
+const PASSWORD = 'r3s1d3nt9x7w';
+
+let sandbox: Sandbox;
+let manager: RunningRealManager;
+let target: Server;
+let targetUrl: string;
+const arrived: { url: string; headers: IncomingHttpHeaders }[] = [];
+// biome-ignore lint/suspicious/noExplicitAny: HAR entries of the real program, read field by field
+type HarLog = { log: { entries: Array<Record<string, any>> } };
+
+beforeAll(async () => {
+  target = createServer((req, res) => {
+    arrived.push({ url: req.url ?? '', headers: req.headers });
+    res.setHeader('content-type', 'text/plain');
+    res.end(`hello from the target: ${req.url}`);
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0 });
+  manager = await startRealManager({
+    wwwPort: await freePort(),
+    customer: CUSTOMER,
+    zone: ZONE,
+    password: PASSWORD,
+    zones: { [ZONE]: { password: [PASSWORD], plan: { type: 'resident', vip: true }, perm: 'vip city asn' } },
+    proxy: '127.0.0.1',
+    proxyPort: Number(new URL(sandbox.networkUrl as string).port),
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await manager?.stop();
+  await sandbox?.close();
+  await new Promise<void>((resolve) => (target ? target.close(() => resolve()) : resolve()));
+});
+
+/** One request through a proxy in absolute-URI form. */
+function through(proxyPort: number, url: string): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port: proxyPort, path: url, headers: { host: new URL(url).host }, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the real manager through the sandbox', () => {
+  it('forwards a request of its port through the proxy network: it arrives, the real HAR log and the sandbox usage show it', async () => {
+    const port = await freePort();
+    const created = await fetch(`${manager.url}/api/proxies`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ proxy: { port, zone: ZONE } }),
+    });
+    expect(created.status, await created.clone().text()).toBe(200);
+
+    const url = `${targetUrl}/through-the-real-manager?n=1`;
+    const res = await through(port, url);
+    expect(res.status, `${res.text}\n${manager.output().slice(-2000)}`).toBe(200);
+    expect(res.text).toBe('hello from the target: /through-the-real-manager?n=1');
+    expect(arrived.at(-1)?.url).toBe('/through-the-real-manager?n=1');
+
+    // The real manager's HAR log: the request, and the exit peer the network named in x-luminati-ip.
+    const peers = sandbox
+      .state()
+      .peers.filter((p) => p.zone === ZONE)
+      .map((p) => p.ip);
+    await expect
+      .poll(async () => {
+        const logs = (await (await fetch(`${manager.url}/api/logs?limit=50`)).json()) as HarLog;
+        return logs.log.entries.find((e) => e.request?.url === url);
+      })
+      .toMatchObject({ response: { status: 200 }, details: { port } });
+    const logs = (await (await fetch(`${manager.url}/api/logs?limit=50`)).json()) as HarLog;
+    const entry = logs.log.entries.find((e) => e.request?.url === url);
+    expect(peers).toContain(entry?.details?.proxy_peer);
+
+    // The sandbox billed it to the Zone the real manager named in its username.
+    const state = sandbox.state();
+    const billed = state.req_logs.filter((r) => r.zone === ZONE && r.dst.url === url);
+    expect(billed).toHaveLength(1);
+    expect(billed[0]?.status.code).toBe(200);
+  });
+});
