@@ -3,7 +3,7 @@
 // against a plain node:http server answering the same JSON and against Prism mocking the same
 // operation, all measured in one run so that the ratios carry the machine's noise equally. Then the
 // 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
-// Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz]
+// Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz] [--no-traffic]
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort } from '@zone-api/testkit/ports';
 import autocannon from 'autocannon';
+import { ProxyAgent, request as undiciRequest } from 'undici';
 
 const { values } = parseArgs({
   options: {
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     check: { type: 'string' },
     'no-fuzz': { type: 'boolean', default: false },
+    'no-traffic': { type: 'boolean', default: false },
   },
 });
 const duration = Number(values.duration);
@@ -160,6 +162,57 @@ console.log('targets: sandbox >= 0.5 x node:http and >= 10 x prism');
 console.log(
   `\npersistence: POST addZoneDomainPermission with --data ${Math.round(persisted.rps)} req/s, in memory ${Math.round(results[1]?.sandboxRps ?? 0)} req/s: ${persisted.vsMemory.toFixed(2)} x (target >= 0.5 x)`,
 );
+
+/** MB/s of one download of `url` (directly, or through `proxy` in a CONNECT tunnel): the best of three. */
+async function download(url, proxy) {
+  let best = 0;
+  for (let i = 0; i < 3; i++) {
+    const dispatcher = proxy ? new ProxyAgent({ uri: proxy }) : undefined;
+    const started = process.hrtime.bigint();
+    const res = await undiciRequest(url, dispatcher ? { dispatcher } : {});
+    let bytes = 0;
+    for await (const chunk of res.body) bytes += chunk.length;
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    await dispatcher?.close();
+    if (res.statusCode !== 200 || bytes !== 50 * 1024 * 1024)
+      throw new Error(`${url} via ${proxy ?? 'nothing'}: ${res.statusCode}, ${bytes} bytes`);
+    best = Math.max(best, bytes / 1024 / 1024 / seconds);
+  }
+  return best;
+}
+
+// Traffic: requests/s through a sandbox port (client -> port -> network -> loopback target) against
+// the target direct and against a bare two-hop proxy-chain with no logic; MB/s of a 50 MB download
+// through a CONNECT tunnel (client -> port -> network -> target) against direct.
+if (!values['no-traffic']) {
+  const origin = await start(['origin']);
+  try {
+    const sbx = await start(['sandbox-traffic', String(await freePort())]);
+    const bare = await start(['bare-chain']);
+    try {
+      const small = { method: 'GET', path: `${origin.url}/small` };
+      const direct = await measure(origin.url, { method: 'GET', path: '/small' });
+      const port = await measure(sbx.url, small);
+      const chain = await measure(bare.url, small);
+      const tunnelDirect = await download(`${origin.url}/big`);
+      const tunnelPort = await download(`${origin.url}/big`, sbx.url);
+      const tunnelBare = await download(`${origin.url}/big`, bare.url);
+      console.log(
+        `
+traffic: GET 1 KB through a sandbox port (port -> network -> target) ${Math.round(port)} req/s; a bare two-hop proxy-chain ${Math.round(chain)} req/s; the target direct ${Math.round(direct)} req/s`,
+      );
+      console.log(`  vs the bare chain ${(port / chain).toFixed(2)} x (target >= 0.7 x); vs direct ${(port / direct).toFixed(2)} x`);
+      console.log(
+        `  50 MB through a CONNECT tunnel (port -> network -> target) ${tunnelPort.toFixed(0)} MB/s, direct ${tunnelDirect.toFixed(0)} MB/s: ${(tunnelPort / tunnelDirect).toFixed(2)} x (target >= 0.8 x); the bare chain ${tunnelBare.toFixed(0)} MB/s (${(tunnelBare / tunnelDirect).toFixed(2)} x)`,
+      );
+    } finally {
+      sbx.stop();
+      bare.stop();
+    }
+  } finally {
+    origin.stop();
+  }
+}
 
 if (!values['no-fuzz']) {
   console.log('\nfuzz: 5,000 spec-derived requests per API against the sandbox (no 5xx, broken ones refused, answers as declared)');
