@@ -1,5 +1,5 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { freePort } from '@zone-api/testkit';
 import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -320,5 +320,78 @@ describe('time under control', () => {
     expect((await post({ advance_ms: 1, set: '2030-01-01T00:00:00Z' })).status).toBe(400);
     const reset = (await (await fetch(`${base}/__sandbox/clock`, { method: 'DELETE' })).json()) as Rec;
     expect(reset.offset_ms).toBe(0);
+  });
+});
+
+describe("a port's upstream settings", () => {
+  it('throttle: at most N requests of the port at once reach the upstream', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow = createServer((_req, res) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.end('slow');
+      }, 100);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`;
+    const port = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port, zone: RES, throttle: 1 } } });
+    try {
+      const three = await Promise.all([1, 2, 3].map(() => via(`http://127.0.0.1:${port}`, slowUrl)));
+      expect(three.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(most).toBe(1);
+      most = 0;
+      await t.manager.updateProxy({ params: { path: { port } }, body: { proxy: { throttle: 0 } } });
+      await Promise.all([1, 2, 3].map(() => via(`http://127.0.0.1:${port}`, slowUrl)));
+      expect(most).toBeGreaterThan(1);
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
+      slow.close();
+    }
+  });
+
+  it('proxy_retry: an upstream that cannot be reached is tried 1 + proxy_retry times, then 502; proxy_status says so', async () => {
+    let connections = 0;
+    const broken = createNetServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    const brokenPort = (broken.address() as AddressInfo).port;
+    const port = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port, zone: RES, proxy: '127.0.0.1', proxy_port: brokenPort, proxy_retry: 3 } } });
+    try {
+      const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/retry`);
+      expect(res.status).toBe(502);
+      expect(res.headers['x-lpm-error']).toMatch(/cannot be reached \(ECONNRESET\)/);
+      expect(connections).toBe(4);
+      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toMatchObject({ status: 'ok' });
+      broken.close();
+      await new Promise((r) => setTimeout(r, 50));
+      const status = (await t.manager.getProxyStatus({ params: { path: { port } } })).data as Rec;
+      expect(status.status).toBe(`Upstream 127.0.0.1:${brokenPort} unreachable (ECONNREFUSED)`);
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
+      broken.close();
+    }
+  });
+
+  it('ext_proxies: requests go through the external proxies in turn, with their credentials', async () => {
+    const port = await freePort();
+    const network = new URL(t.sandbox.networkUrl as string);
+    const ext = `${user(DC)}:${DC_PW}@127.0.0.1:${network.port}`;
+    const created = await t.manager.createProxy({ body: { proxy: { port, zone: RES, ext_proxies: [{ proxy: ext }] } } });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(200);
+    try {
+      const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/ext`);
+      expect(res.status).toBe(200);
+      // The external proxy's credential, not the port's Zone: the exit is a dc_zone_2 IP.
+      expect(['192.0.2.121', '192.0.2.122']).toContain(peerOf(res.headers));
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
+    }
   });
 });

@@ -23,7 +23,12 @@ export interface ManagerOptions {
   /** Called after `POST /api/shutdown` has been answered (the CLI may exit; tests keep running). */
   onShutdown?: () => void;
   /** The listening proxy ports, when ports carry traffic: a created port listens, a deleted one closes. */
-  ports?: { open(cfg: ProxyPortConfig): Promise<void>; close(port: number): Promise<void> };
+  ports?: {
+    open(cfg: ProxyPortConfig): Promise<void>;
+    close(port: number): Promise<void>;
+    /** What is wrong with the port's upstream, checked for real; undefined when it answers. */
+    upstreamProblem(cfg: ProxyPortConfig): Promise<string | undefined>;
+  };
 }
 
 /** Defaults the manager applies to a port (what `proxies_running` shows beside the stored fields). */

@@ -135,11 +135,14 @@ export function portsHandlers(c: ManagerContext): ManagerHandlers {
       return { body: { data: effective(cfg) } };
     },
 
-    getProxyStatus: (ctx) => {
+    getProxyStatus: async (ctx) => {
       const cfg = store.ports.get(ctx.params.port as number);
       if (!cfg) return { body: { status: 'Unknown proxy' } };
       // The real manager adds the details of its port check to the answer for `persist` ports only.
-      const s = status(cfg);
+      let s = status(cfg);
+      // When ports carry traffic, the upstream is checked for real.
+      const problem = s.status === 'ok' ? await options.ports?.upstreamProblem(cfg) : undefined;
+      if (problem) s = { status: problem, status_details: [{ msg: problem, field: 'proxy' }] };
       return { body: cfg.proxy_type === 'persist' ? { status_details: [], ...s } : s };
     },
 

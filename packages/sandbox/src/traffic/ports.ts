@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError, Server } from 'proxy-chain';
 import { ipInList } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
@@ -28,10 +29,47 @@ export interface PortTrafficOptions {
 
 const portError = (status: number, message: string) => new RequestError(message, status, { 'x-lpm-error': message });
 
+/** At most `limit` at once; the others wait their turn (a port's `throttle`). */
+class Gate {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  async run<T>(limit: number, work: () => Promise<T>): Promise<T> {
+    if (this.active >= limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await work();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+interface ExtDefaults {
+  ext_proxy_username?: string;
+  ext_proxy_password?: string;
+  ext_proxy_port?: number;
+}
+
+/** An external proxy of `ext_proxies` (`{proxy: "[username:password@]host[:port]"}`), with the port's defaults. */
+function extProxy(entry: { proxy: string }, d: ExtDefaults): { host: string; port: number; authorization?: string } {
+  const at = entry.proxy.lastIndexOf('@');
+  const given = at >= 0 ? entry.proxy.slice(0, at) : undefined;
+  const [host, port] = (at >= 0 ? entry.proxy.slice(at + 1) : entry.proxy).split(':');
+  const cred = given ?? (d.ext_proxy_username !== undefined ? `${d.ext_proxy_username}:${d.ext_proxy_password ?? ''}` : undefined);
+  return {
+    host: host as string,
+    port: Number(port) || d.ext_proxy_port || 24000,
+    ...(cred ? { authorization: `Basic ${Buffer.from(cred).toString('base64')}` } : {}),
+  };
+}
+
 export class PortTraffic {
   private readonly servers = new Map<number, { server: Server; iface: string }>();
   private readonly tunnels = new Map<string, Exchange>();
+  private readonly gates = new Map<number, Gate>();
   private rotation = 0;
+  private extTurn = 0;
 
   constructor(private readonly o: PortTrafficOptions) {}
 
@@ -65,7 +103,32 @@ export class PortTraffic {
     const s = this.servers.get(port);
     if (!s) return;
     this.servers.delete(port);
+    this.gates.delete(port);
     await s.server.close(true);
+  }
+
+  /**
+   * The state of a port's upstream, checked for real: a TCP connection to it (the proxy it names, an
+   * external proxy, or the sandbox's network). Undefined when it answers.
+   */
+  async upstreamProblem(cfg: ProxyPortConfig): Promise<string | undefined> {
+    let up: { host: string; port: number };
+    try {
+      up = this.upstreamOf(cfg);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return new Promise((resolve) => {
+      const socket = connect({ host: up.host, port: up.port });
+      socket.setTimeout(3000, () => socket.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(undefined);
+      });
+      socket.once('error', (err: NodeJS.ErrnoException) =>
+        resolve(`Upstream ${up.host}:${up.port} unreachable (${err.code ?? err.message})`),
+      );
+    });
   }
 
   /** Listens on exactly the ports of the state (after a reset or a load); returns the ports that could not bind. */
@@ -102,8 +165,15 @@ export class PortTraffic {
   }
 
   /** The port's upstream: the proxy it names (which egress must allow), else the sandbox's network. */
-  private upstreamOf(cfg: ProxyPortConfig): { host: string; port: number } {
-    const c = cfg as { proxy?: string; proxy_port?: number };
+  private upstreamOf(cfg: ProxyPortConfig): { host: string; port: number; authorization?: string } {
+    const c = cfg as { proxy?: string; proxy_port?: number; ext_proxies?: { proxy: string }[] } & ExtDefaults;
+    if (c.ext_proxies?.length) {
+      // External proxies take turns, each request the next; egress must allow each.
+      const ext = extProxy(c.ext_proxies[this.extTurn++ % c.ext_proxies.length] as { proxy: string }, c);
+      if (!egressAllowed(ext.host, this.o.egressAllow))
+        throw portError(502, `The sandbox sends traffic only to loopback; allow the external proxy ${ext.host} with --egress-allow`);
+      return ext;
+    }
     if (c.proxy) {
       if (!egressAllowed(c.proxy, this.o.egressAllow))
         throw portError(502, `The sandbox sends traffic only to loopback; allow the upstream ${c.proxy} with --egress-allow`);
@@ -150,24 +220,35 @@ export class PortTraffic {
         for (const h of (cfg as { headers?: { name: string; value: string }[] }).headers ?? []) headers[h.name.toLowerCase()] = h.value;
         const host = url.hostname;
         const retries = (cfg as { max_ban_retries?: number }).max_ban_retries ?? 10;
+        const upstreamRetries = (cfg as { proxy_retry?: number }).proxy_retry ?? 2;
+        const throttle = Number((cfg as { throttle?: number | string }).throttle) || 0;
+        const gate = throttle > 0 ? (this.gates.get(port) ?? this.gates.set(port, new Gate()).get(port)) : undefined;
+        const send = (authorization: string) =>
+          forward({
+            method: request.method as string,
+            url,
+            headers,
+            body,
+            via: { ...upstream, authorization: upstream.authorization ?? authorization },
+          });
+        /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
+        const attemptOnce = async (authorization: string) => {
+          for (let tries = 0; ; tries++) {
+            try {
+              return await (gate ? gate.run(throttle, () => send(authorization)) : send(authorization));
+            } catch (err) {
+              if (tries >= upstreamRetries)
+                throw portError(
+                  502,
+                  `The upstream ${upstream.host}:${upstream.port} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+                );
+            }
+          }
+        };
         let attempt = 0;
         let current = session;
         for (;;) {
-          let res: Awaited<ReturnType<typeof forward>>;
-          try {
-            res = await forward({
-              method: request.method as string,
-              url,
-              headers,
-              body,
-              via: { ...upstream, authorization: credential(current) },
-            });
-          } catch (err) {
-            throw portError(
-              502,
-              `The upstream ${upstream.host}:${upstream.port} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-            );
-          }
+          const res = await attemptOnce(credential(current));
           const peer = res.headers[`x-${headerBrand(BRAND)}-ip`] ?? null;
           const banned =
             peer !== null && store.activeBans(port, this.o.now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
