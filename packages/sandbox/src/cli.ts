@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isLoopbackHost } from './control.js';
 import { defaultSeed, SEED } from './domain/seed.js';
@@ -25,6 +26,8 @@ Usage: zone-api-sandbox [options]
   --egress-allow L   targets beyond loopback that traffic may reach, comma-separated: *, host names,
                      .domain suffixes, IPs, ranges, subnets (env ZONE_API_SANDBOX_EGRESS_ALLOW; default
                      none: traffic stays on this machine's loopback)
+  --target-ca FILE   CA certificates (PEM) the network trusts for HTTPS targets beside the system's
+                     (env ZONE_API_SANDBOX_TARGET_CA), e.g. a local HTTPS service's own CA
   --print-seed       print the built-in seed as JSON (a starting point for --seed) and exit
   --strict           refuse request fields the seed does not name (default: accept, ignore and list them
                      in the X-Sandbox-Ignored-Fields response header) and a proxy port created for a
@@ -55,6 +58,7 @@ async function main(): Promise<void> {
       'no-proxy-ports': { type: 'boolean' },
       'no-traffic': { type: 'boolean' },
       'egress-allow': { type: 'string' },
+      'target-ca': { type: 'string' },
       'exit-on-shutdown': { type: 'boolean' },
       strict: { type: 'boolean' },
       log: { type: 'boolean' },
@@ -79,6 +83,7 @@ async function main(): Promise<void> {
     .split(',')
     .map((e) => e.trim())
     .filter(Boolean);
+  const targetCaFile = values['target-ca'] ?? env.ZONE_API_SANDBOX_TARGET_CA;
   let stopping = false;
   const sandbox = await startSandbox({
     host: values.host ?? env.ZONE_API_SANDBOX_HOST ?? DEFAULT_HOST,
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
     argv: process.argv.slice(2).join(' '),
     ...(traffic ? { networkPort, proxyPorts: !values['no-proxy-ports'] } : {}),
     egressAllow,
+    ...(targetCaFile ? { targetCa: [readFileSync(targetCaFile, 'utf8')] } : {}),
     onShutdown: values['exit-on-shutdown'] ? () => void stop('POST /api/shutdown') : undefined,
   });
   // Before the banner: a caller that stops the sandbox as soon as it reads the banner gets a clean stop.
@@ -132,7 +138,8 @@ async function main(): Promise<void> {
       `  zones        ${zones}`,
       `  requests     ${values.strict ? 'strict: fields the seed does not name are refused (400)' : 'lenient: fields the seed does not name are ignored and listed in X-Sandbox-Ignored-Fields (--strict refuses them)'}`,
       `  state        ${sandbox.dataFile ? `kept in ${sandbox.dataFile}` : 'in memory (use --data FILE to keep it)'}`,
-      '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults, GET|POST|DELETE /__sandbox/clock (on both ports)',
+      '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults, GET|POST|DELETE /__sandbox/clock,',
+      '               GET /__sandbox/ca (the CA of ssl: true ports; on both ports)',
       ...(sandbox.controlToken ? [`               with header X-Sandbox-Control-Token: ${sandbox.controlToken}`] : []),
       '',
     ].join('\n'),

@@ -112,6 +112,8 @@ export interface ControlOptions {
   store: Store;
   /** Back to the seed: the state, the listening ports, the data file. */
   reset: () => Promise<void>;
+  /** The CA certificate of SSL analyzing, when ports listen. */
+  caCertificate: () => Promise<string | undefined>;
   faults: FaultRegistry;
   operationIds: ReadonlySet<string>;
   /** Required in `X-Sandbox-Control-Token` when set (the sandbox listens beyond loopback). */
@@ -145,6 +147,11 @@ export function controlRoutes(o: ControlOptions) {
     app.post('/__sandbox/reset', { onRequest: guard }, async () => {
       await o.reset();
       return { reset: true };
+    });
+    app.get('/__sandbox/ca', { onRequest: guard }, async (_req, reply) => {
+      const pem = await o.caCertificate();
+      if (!pem) throw new HttpError(404, 'SSL analyzing needs listening proxy ports: start without --no-proxy-ports / --no-traffic');
+      return reply.type('application/x-pem-file').send(pem);
     });
     app.get('/__sandbox/clock', { onRequest: guard }, async () => o.store.clock.state());
     app.post('/__sandbox/clock', { onRequest: guard, schema: { body: clockSchema } }, async (req) =>

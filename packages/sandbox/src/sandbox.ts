@@ -71,6 +71,8 @@ export interface SandboxOptions {
   proxyPorts?: boolean;
   /** Traffic targets beyond loopback that the network and the ports may reach: `*`, host names, `.domains`, IPs, subnets. */
   egressAllow?: string[];
+  /** CA certificates (PEM) the network trusts for HTTPS targets beside the system's (e.g. a local HTTPS service's own CA). */
+  targetCa?: string[];
 }
 
 export interface SandboxCredentials {
@@ -102,6 +104,8 @@ export interface Sandbox {
   networkUrl?: string;
   /** The manager ports that listen now. */
   listeningPorts(): number[];
+  /** The CA certificate (PEM) of SSL analyzing (`ssl: true` ports), as `GET /__sandbox/ca` gives it; undefined when ports do not listen. */
+  caCertificate(): Promise<string | undefined>;
   credentials: SandboxCredentials;
   /** Where the state is kept: the data file, or undefined for memory. */
   dataFile?: string;
@@ -214,6 +218,7 @@ async function startLocked(
       api,
       store,
       reset: () => reload(seed),
+      caCertificate: () => traffic.caCertificate(),
       faults: faults[api],
       operationIds: operationIds[api],
       token: controlToken,
@@ -226,6 +231,7 @@ async function startLocked(
     proxyPorts: options.proxyPorts === true,
     egressAllow: options.egressAllow ?? [],
     strict: options.strict,
+    targetCa: options.targetCa,
     persist,
     now: () => store.clock.now(),
   });
@@ -317,6 +323,7 @@ async function startLocked(
     managerUrl: `http://${urlHost}:${listening[1]}`,
     ...(traffic.network ? { networkUrl: `http://${urlHost}:${traffic.network.port}` } : {}),
     listeningPorts: () => traffic.ports?.listening() ?? [],
+    caCertificate: () => traffic.caCertificate(),
     clock: {
       now: () => new Date(store.clock.now()),
       advance: (ms) => store.clock.advance(ms),

@@ -1,5 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls';
 
 // One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
 // upstream HTTP proxy (a proxy port), its answer read whole: the sandbox logs, bills and bans on it.
@@ -34,6 +36,10 @@ export interface ForwardOptions {
   body: Buffer;
   /** An upstream HTTP proxy to send the request through, with its `Proxy-Authorization`. */
   via?: { host: string; port: number; authorization: string };
+  /** CA certificates (PEM) trusted for an HTTPS target beside the system's. */
+  ca?: readonly string[];
+  /** Accept an HTTPS target's certificate unchecked (a port's `insecure`). */
+  insecure?: boolean;
   timeoutMs?: number;
 }
 
@@ -55,18 +61,63 @@ export function passHeaders(headers: IncomingMessage['headers']): Record<string,
   return out;
 }
 
-export function forward(o: ForwardOptions): Promise<Forwarded> {
+/**
+ * A tunnel to `url`'s host through the proxy `via` (CONNECT), with TLS to the target on top: how an
+ * HTTPS request reaches its target through an HTTP proxy.
+ */
+function tunnel(o: ForwardOptions & { via: NonNullable<ForwardOptions['via']> }): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const authority = `${o.url.hostname}:${o.url.port || 443}`;
+    const req = httpRequest({
+      host: o.via.host,
+      port: o.via.port,
+      method: 'CONNECT',
+      path: authority,
+      headers: { host: authority, 'proxy-authorization': o.via.authorization },
+    });
+    req.setTimeout(o.timeoutMs ?? 30_000, () =>
+      req.destroy(Object.assign(new Error('the proxy did not answer in time'), { code: 'ETIMEDOUT' })),
+    );
+    req.on('error', reject);
+    req.on('connect', (res, socket) => {
+      if (res.statusCode !== 200) {
+        socket.destroy();
+        reject(Object.assign(new Error(`the proxy refused the tunnel: ${res.statusCode}`), { code: 'ETUNNEL', status: res.statusCode }));
+        return;
+      }
+      const name = o.url.hostname.replace(/^\[|\]$/g, '');
+      const tls = tlsConnect({
+        socket,
+        host: name,
+        ...(isIP(name) ? {} : { servername: name }),
+        ...(o.ca?.length ? { ca: [...rootCertificates, ...o.ca] } : {}),
+        rejectUnauthorized: o.insecure !== true,
+      });
+      tls.once('secureConnect', () => resolve(tls));
+      tls.once('error', reject);
+    });
+    req.end();
+  });
+}
+
+export async function forward(o: ForwardOptions): Promise<Forwarded> {
+  const socket = o.via && o.url.protocol === 'https:' ? await tunnel({ ...o, via: o.via }) : undefined;
   return new Promise((resolve, reject) => {
     const headers = passHeaders(o.headers);
     headers['content-length'] = String(o.body.length);
     let req: ReturnType<typeof httpRequest>;
-    if (o.via) {
+    if (socket) {
+      headers.host = o.url.host;
+      req = httpRequest({ method: o.method, path: `${o.url.pathname}${o.url.search}`, headers, createConnection: () => socket });
+    } else if (o.via) {
       headers['proxy-authorization'] = o.via.authorization;
       headers.host = o.url.host;
       req = httpRequest({ host: o.via.host, port: o.via.port, method: o.method, path: o.url.href, headers });
     } else {
-      const send = o.url.protocol === 'https:' ? httpsRequest : httpRequest;
-      req = send(o.url, { method: o.method, headers });
+      req =
+        o.url.protocol === 'https:'
+          ? httpsRequest(o.url, { method: o.method, headers, ...(o.ca?.length ? { ca: [...rootCertificates, ...o.ca] } : {}) })
+          : httpRequest(o.url, { method: o.method, headers });
     }
     req.setTimeout(o.timeoutMs ?? 30_000, () =>
       req.destroy(Object.assign(new Error('the target did not answer in time'), { code: 'ETIMEDOUT' })),

@@ -1,4 +1,5 @@
 import type { Store } from '../domain/state.js';
+import { SandboxCa } from './ca.js';
 import { type ProxyNetwork, startNetwork } from './network.js';
 import { PortTraffic } from './ports.js';
 
@@ -14,6 +15,8 @@ export interface TrafficOptions {
   proxyPorts: boolean;
   egressAllow: readonly string[];
   strict?: boolean;
+  /** CA certificates (PEM) the network trusts for HTTPS targets, beside the system's (a test target's own CA). */
+  targetCa?: string[];
   /** Persists the state after traffic changed it (usage, logs); failures are reported, not thrown. */
   persist: () => Promise<void>;
   now?: () => number;
@@ -22,6 +25,8 @@ export interface TrafficOptions {
 export interface Traffic {
   network?: ProxyNetwork;
   ports?: PortTraffic;
+  /** The CA certificate (PEM) of SSL analyzing, when ports listen. */
+  caCertificate(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -40,11 +45,15 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
           port: o.networkPort,
           egressAllow: o.egressAllow,
           strict: o.strict,
+          targetCa: o.targetCa ?? [],
           changed,
           now,
         });
   // Ports reach the network on loopback when it listens on every interface.
   const networkHost = o.host === '0.0.0.0' ? '127.0.0.1' : o.host === '::' ? '::1' : o.host;
+  // The CA of SSL analyzing is made at start (in the background: about half a second of key generation).
+  const ca = o.proxyPorts ? SandboxCa.create(now()) : undefined;
+  ca?.catch(() => undefined);
   const ports = o.proxyPorts
     ? new PortTraffic({
         store: o.store,
@@ -52,11 +61,14 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
         egressAllow: o.egressAllow,
         changed,
         now,
+        ca: () => ca as Promise<SandboxCa>,
+        targetCa: o.targetCa ?? [],
       })
     : undefined;
   return {
     network,
     ports,
+    caCertificate: async () => (ca ? (await ca).certificate : undefined),
     async close() {
       await Promise.allSettled([ports?.closeAll(), network?.close()]);
     },

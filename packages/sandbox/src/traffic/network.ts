@@ -25,6 +25,8 @@ export interface NetworkOptions {
   egressAllow: readonly string[];
   /** Refuse username options the network does not know (default: ignore them, as the provider does). */
   strict?: boolean;
+  /** CA certificates (PEM) trusted for HTTPS targets beside the system's. */
+  targetCa?: readonly string[];
   /** Called after a request changed the state (its usage), to persist it. */
   changed: () => void;
   now: () => number;
@@ -170,7 +172,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
         const body = await readBody(request, BODY_LIMIT);
         let res: Awaited<ReturnType<typeof forward>>;
         try {
-          res = await forward({ method: request.method as string, url, headers: request.headers, body });
+          res = await forward({ method: request.method as string, url, headers: request.headers, body, ca: o.targetCa });
         } catch (err) {
           throw refuse(
             brand,

@@ -1,22 +1,21 @@
+import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError, Server } from 'proxy-chain';
 import { ipInList } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { headBytes } from './billing.js';
-import { forward, passHeaders, readBody } from './forward.js';
+import type { SandboxCa } from './ca.js';
+import { passHeaders } from './forward.js';
 import { type Exchange, harEntry } from './har.js';
 import { egressAllowed } from './network.js';
-import { headerBrand, portUsername } from './username.js';
+import { BRAND, type PortRequest, portError, servePortRequest } from './port-request.js';
+import { type ExtDefaults, extProxy, Gate } from './upstream.js';
+import { portUsername } from './username.js';
 
 // Manager proxy ports that listen: each port of the state is an HTTP proxy (proxy-chain) on its
 // `iface` (loopback by default) that forwards to its upstream (`proxy`:`proxy_port`, the sandbox's
 // proxy network by default) with the username built from its configuration, applies its headers,
-// client whitelist, sessions and bans, and logs each request into the HAR log.
-
-const BODY_LIMIT = 64 * 1024 * 1024;
-/** The brand word the real manager sends upstream, and reads its answers by (`x-luminati-ip`). */
-const BRAND = 'lum';
+// client whitelist, sessions and bans, and logs each request into the HAR log (port-request.ts).
 
 export interface PortTrafficOptions {
   store: Store;
@@ -25,43 +24,10 @@ export interface PortTrafficOptions {
   egressAllow: readonly string[];
   changed: () => void;
   now: () => number;
-}
-
-const portError = (status: number, message: string) => new RequestError(message, status, { 'x-lpm-error': message });
-
-/** At most `limit` at once; the others wait their turn (a port's `throttle`). */
-class Gate {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  async run<T>(limit: number, work: () => Promise<T>): Promise<T> {
-    if (this.active >= limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
-    try {
-      return await work();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
-    }
-  }
-}
-
-interface ExtDefaults {
-  ext_proxy_username?: string;
-  ext_proxy_password?: string;
-  ext_proxy_port?: number;
-}
-
-/** An external proxy of `ext_proxies` (`{proxy: "[username:password@]host[:port]"}`), with the port's defaults. */
-function extProxy(entry: { proxy: string }, d: ExtDefaults): { host: string; port: number; authorization?: string } {
-  const at = entry.proxy.lastIndexOf('@');
-  const given = at >= 0 ? entry.proxy.slice(0, at) : undefined;
-  const [host, port] = (at >= 0 ? entry.proxy.slice(at + 1) : entry.proxy).split(':');
-  const cred = given ?? (d.ext_proxy_username !== undefined ? `${d.ext_proxy_username}:${d.ext_proxy_password ?? ''}` : undefined);
-  return {
-    host: host as string,
-    port: Number(port) || d.ext_proxy_port || 24000,
-    ...(cred ? { authorization: `Basic ${Buffer.from(cred).toString('base64')}` } : {}),
-  };
+  /** The sandbox's CA, for SSL analyzing (`ssl: true` ports). */
+  ca: () => Promise<SandboxCa>;
+  /** CA certificates trusted for HTTPS targets beside the system's. */
+  targetCa?: readonly string[];
 }
 
 export class PortTraffic {
@@ -204,6 +170,22 @@ export class PortTraffic {
       `Basic ${Buffer.from(`${portUsername(cfg, s.customer, zoneName, session, BRAND)}:${password}`).toString('base64')}`;
     const session = this.session(cfg, clientIp);
     const started = this.o.now();
+    const ctx: PortRequest = {
+      store,
+      cfg,
+      port,
+      clientIp,
+      session,
+      upstream,
+      credential,
+      started,
+      now: this.o.now,
+      gate: this.gateOf(cfg),
+      targetCa: this.o.targetCa,
+      exchange: (method, url) => this.exchange(cfg, started, method, url, request, upstream, clientIp),
+      log: (x) => this.log(x),
+    };
+    if (!isHttp && (cfg as { ssl?: boolean }).ssl === true) return this.mitm(ctx, hostname, targetPort);
     if (!isHttp) {
       const user = portUsername(cfg, s.customer, zoneName, session, BRAND);
       this.tunnels.set(
@@ -212,68 +194,44 @@ export class PortTraffic {
       );
       return { upstreamProxyUrl: `http://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${upstream.host}:${upstream.port}` };
     }
-    return {
-      customResponseFunction: async () => {
-        const url = new URL(request.url as string);
-        const body = await readBody(request, BODY_LIMIT);
-        const headers = { ...request.headers };
-        for (const h of (cfg as { headers?: { name: string; value: string }[] }).headers ?? []) headers[h.name.toLowerCase()] = h.value;
-        const host = url.hostname;
-        const retries = (cfg as { max_ban_retries?: number }).max_ban_retries ?? 10;
-        const upstreamRetries = (cfg as { proxy_retry?: number }).proxy_retry ?? 2;
-        const throttle = Number((cfg as { throttle?: number | string }).throttle) || 0;
-        const gate = throttle > 0 ? (this.gates.get(port) ?? this.gates.set(port, new Gate()).get(port)) : undefined;
-        const send = (authorization: string) =>
-          forward({
-            method: request.method as string,
-            url,
-            headers,
-            body,
-            via: { ...upstream, authorization: upstream.authorization ?? authorization },
-          });
-        /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
-        const attemptOnce = async (authorization: string) => {
-          for (let tries = 0; ; tries++) {
-            try {
-              return await (gate ? gate.run(throttle, () => send(authorization)) : send(authorization));
-            } catch (err) {
-              if (tries >= upstreamRetries)
-                throw portError(
-                  502,
-                  `The upstream ${upstream.host}:${upstream.port} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-                );
-            }
-          }
-        };
-        let attempt = 0;
-        let current = session;
-        for (;;) {
-          const res = await attemptOnce(credential(current));
-          const peer = res.headers[`x-${headerBrand(BRAND)}-ip`] ?? null;
-          const banned =
-            peer !== null && store.activeBans(port, this.o.now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
-          if (banned && attempt < retries) {
-            attempt++;
-            current = `${session}_b${attempt}`;
-            continue;
-          }
-          if (banned) throw portError(502, 'Too many banned IPs');
-          const x = this.exchange(cfg, started, request.method as string, url.href, request, upstream, clientIp);
-          x.requestHeaders = passHeaders(headers);
-          x.requestBody = body;
-          x.status = res.status;
-          x.statusText = res.statusText;
-          x.responseHeaders = res.headers;
-          x.responseBody = res.body;
-          x.peer = peer;
-          x.outBw = headBytes(`${request.method} ${request.url} HTTP/1.1`, request.rawHeaders) + body.length;
-          x.inBw = headBytes(`HTTP/1.1 ${res.status} ${res.statusText}`, res.rawHeaders) + res.body.length;
-          x.time = this.o.now() - started;
-          this.log(x);
-          return { statusCode: res.status, headers: res.headers, body: res.body };
-        }
+    return { customResponseFunction: () => servePortRequest(ctx, request, new URL(request.url as string)) };
+  }
+
+  private gateOf(cfg: ProxyPortConfig): Gate | undefined {
+    const throttle = Number((cfg as { throttle?: number | string }).throttle) || 0;
+    if (throttle <= 0) return undefined;
+    let gate = this.gates.get(cfg.port);
+    if (!gate || gate.limit !== throttle) {
+      gate = new Gate(throttle);
+      this.gates.set(cfg.port, gate);
+    }
+    return gate;
+  }
+
+  /**
+   * SSL analyzing (`ssl: true`): the port answers the CONNECT itself, terminates TLS with a
+   * certificate for the target signed by the sandbox's CA, and serves each request inside as an
+   * HTTPS request, logged in full.
+   */
+  private async mitm(ctx: PortRequest, hostname: string, targetPort: number) {
+    const ca = await this.o.ca();
+    const origin = `https://${hostname.includes(':') ? `[${hostname}]` : hostname}${targetPort === 443 ? '' : `:${targetPort}`}`;
+    const server = createHttpsServer(
+      { ...ca.pemFor(hostname), SNICallback: (name, done) => done(null, ca.contextFor(name)) },
+      (req, res) => {
+        servePortRequest(ctx, req, new URL(req.url ?? '/', origin)).then(
+          (r) => {
+            res.writeHead(r.statusCode, r.headers);
+            res.end(r.body);
+          },
+          (err: Error & { statusCode?: number; headers?: Record<string, string> }) => {
+            res.writeHead(err.statusCode ?? 502, { 'content-type': 'text/plain', ...(err.headers ?? {}) });
+            res.end(err.message);
+          },
+        );
       },
-    };
+    );
+    return { customConnectServer: server };
   }
 
   private exchange(

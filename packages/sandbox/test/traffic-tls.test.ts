@@ -1,0 +1,113 @@
+import { X509Certificate } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { freePort } from '@zone-api/testkit';
+import { ProxyAgent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultSeed } from '../src/index.js';
+import { SandboxCa } from '../src/traffic/ca.js';
+import { RES, type Rec, useSandbox } from './helpers.js';
+
+// SSL analyzing: a port with `ssl: true` terminates the TLS of a CONNECT with a certificate signed by
+// the sandbox's CA (handed out by GET /__sandbox/ca), so HTTPS requests are logged in full; without
+// it, HTTPS is tunnelled and logged as a tunnel. The target is an HTTPS server on loopback whose
+// certificate comes from a CA of this test, which the sandbox is told to trust (targetCa).
+
+const targetCa = await SandboxCa.create();
+const seed = defaultSeed();
+seed.manager.ports = [];
+const t = useSandbox({ networkPort: 0, proxyPorts: true, seed, targetCa: [targetCa.certificate] });
+
+let target: Server;
+let targetUrl: string;
+
+beforeAll(async () => {
+  target = createServer(targetCa.pemFor('127.0.0.1'), (req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ secure: true, path: req.url }));
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  targetUrl = `https://127.0.0.1:${(target.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
+
+async function viaTunnel(proxy: string, url: string, trust: string) {
+  const agent = new ProxyAgent({ uri: proxy, requestTls: { ca: trust } });
+  try {
+    const res = await request(url, { dispatcher: agent });
+    return { status: res.statusCode, text: await res.body.text() };
+  } finally {
+    await agent.close();
+  }
+}
+
+const entriesOf = async (port: number) =>
+  ((await t.manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries as Rec[];
+
+describe('SSL analyzing', () => {
+  it('GET /__sandbox/ca hands out the CA that signs what an ssl port presents', async () => {
+    const res = await fetch(`${t.sandbox.managerUrl}/__sandbox/ca`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/application\/x-pem-file/);
+    const pem = await res.text();
+    expect(pem).toBe(await t.sandbox.caCertificate());
+    const ca = new X509Certificate(pem);
+    expect(ca.ca).toBe(true);
+    expect(ca.subject).toMatch(/zone-api sandbox CA/);
+  });
+
+  it('an ssl port terminates TLS with the sandbox CA and logs the HTTPS request in full', async () => {
+    const port = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port, zone: RES, ssl: true } } });
+    try {
+      const pem = (await t.sandbox.caCertificate()) as string;
+      const res = await viaTunnel(`http://127.0.0.1:${port}`, `${targetUrl}/inside?q=1`, pem);
+      expect(res, res.text).toEqual({ status: 200, text: '{"secure":true,"path":"/inside?q=1"}' });
+      const [entry] = await entriesOf(port);
+      expect(entry).toMatchObject({
+        request: { method: 'GET', url: `${targetUrl}/inside?q=1`, queryString: [{ name: 'q', value: '1' }] },
+        response: { status: 200, content: { mimeType: 'application/json', text: '{"secure":true,"path":"/inside?q=1"}' } },
+        details: { port, protocol: 'https', success: true },
+      });
+      // A client that trusts only the target's own CA refuses the port's certificate: it is the sandbox's.
+      await expect(viaTunnel(`http://127.0.0.1:${port}`, `${targetUrl}/x`, targetCa.certificate)).rejects.toThrow();
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
+
+  it('without ssl, HTTPS is tunnelled end to end and logged as a tunnel', async () => {
+    const port = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port, zone: RES } } });
+    try {
+      const res = await viaTunnel(`http://127.0.0.1:${port}`, `${targetUrl}/tunnelled`, targetCa.certificate);
+      expect(res.status).toBe(200);
+      await expect.poll(async () => (await entriesOf(port)).length).toBe(1);
+      expect((await entriesOf(port))[0]).toMatchObject({ request: { method: 'CONNECT' }, response: { status: 0, statusText: 'unknown' } });
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
+});
+
+describe('SSL analyzing and the target', () => {
+  it('a target whose certificate the sandbox does not trust is a 502 naming the TLS error, unless the port is insecure', async () => {
+    const stranger = await SandboxCa.create();
+    const other = createServer(stranger.pemFor('127.0.0.1'), (_req, res) => res.end('untrusted'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(other.address() as AddressInfo).port}/`;
+    const port = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port, zone: RES, ssl: true } } });
+    try {
+      const pem = (await t.sandbox.caCertificate()) as string;
+      const refused = await viaTunnel(`http://127.0.0.1:${port}`, url, pem);
+      expect(refused.status).toBe(502);
+      expect(refused.text).toMatch(/The HTTPS target 127\.0\.0\.1:\d+ failed: [A-Z_]+ \(/);
+      await t.manager.updateProxy({ params: { path: { port } }, body: { proxy: { insecure: true } } });
+      expect(await viaTunnel(`http://127.0.0.1:${port}`, url, pem)).toEqual({ status: 200, text: 'untrusted' });
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
+      other.close();
+    }
+  });
+});
