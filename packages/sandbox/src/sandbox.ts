@@ -288,6 +288,8 @@ async function startLocked(
     aliases: (op) => (op.brandPrefix ? [op.url.replace(`/${op.brandPrefix}_`, `/${REAL_MANAGER_BRAND}_`)] : []),
     // The real manager sends every text body as text/html (observed), declared or not.
     textMedia: 'text/html',
+    // The real manager's body limit (its api_body_limit, 2 MB by default): a sandbox stricter than it breaks clients.
+    bodyLimit: 2 * 1024 * 1024,
     headers: { Deprecation: 'true', Sunset: MANAGER_SUNSET },
     mutates,
     afterChange: persist,

@@ -163,3 +163,27 @@ describe('the conformance check used by these tests', () => {
     expect(check.check('DELETE', '/api/zone', 200, 'application/json', '{}')[0]).toMatch(/no body/);
   });
 });
+
+describe('body limits', () => {
+  it("the manager takes bodies up to the real manager's limit (2 MB) and names a larger body; the account API's is 1 MiB", async () => {
+    const big = (n: number) => JSON.stringify({ proxy: { port: 25555, note: 'x'.repeat(n) } });
+    const under = await raw(t.sandbox.managerUrl, 'POST', '/api/proxies', {
+      text: big(1_900_000),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(under.status).toBe(200);
+    expect((await raw(t.sandbox.managerUrl, 'DELETE', '/api/proxies/25555')).status).toBe(204);
+    const over = await raw(t.sandbox.managerUrl, 'POST', '/api/proxies', {
+      text: big(2_200_000),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(over.status).toBe(400);
+    expect(over.json()).toEqual({ errors: [{ msg: expect.stringMatching(/too large/), field: 'body' }] });
+    const account = await raw(t.sandbox.accountUrl, 'POST', '/api/zone/whitelist', {
+      text: JSON.stringify({ zone: 'static_zone', ip: 'x'.repeat(1_100_000) }),
+      headers: { ...bearer, 'content-type': 'application/json' },
+    });
+    expect(account.status).toBe(400);
+    expect(account.json().details).toEqual([{ field: 'body', reason: 'is too large' }]);
+  });
+});

@@ -224,6 +224,12 @@ export const scenarios: Scenario[] = [
     run: ({ client }) => client.deleteProxy({ params: { path: { port: UNKNOWN } } }),
   },
   { id: 'deleteProxy', operationId: 'deleteProxy', run: ({ client }) => client.deleteProxy({ params: { path: { port: PORT } } }) },
+  {
+    // Over the real manager's body limit (its api_body_limit, 2 MB by default).
+    id: 'createProxy.bodyTooLarge',
+    operationId: 'createProxy',
+    run: ({ raw }) => raw('POST', '/api/proxies', json({ proxy: { port: SPARE, zone: ZONE, note: 'x'.repeat(3 * 1024 * 1024) } })),
+  },
   { id: 'upgradeManager', operationId: 'upgradeManager', run: ({ client }) => client.upgradeManager() },
   { id: 'restartManager', operationId: 'restartManager', run: ({ client }) => client.restartManager() },
   { id: 'shutdownManager', operationId: 'shutdownManager', run: ({ client }) => client.shutdownManager() },

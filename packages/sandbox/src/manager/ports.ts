@@ -142,7 +142,8 @@ export function portsHandlers(c: ManagerContext): ManagerHandlers {
       let s = status(cfg);
       // When ports carry traffic, the upstream is checked for real.
       const problem = s.status === 'ok' ? await options.ports?.upstreamProblem(cfg) : undefined;
-      if (problem) s = { status: problem, status_details: [{ msg: problem, field: 'proxy' }] };
+      // The real manager's answer for an upstream it cannot reach (observed), whatever the reason.
+      if (problem) s = { status: 'No hosts available', status_details: [] };
       return { body: cfg.proxy_type === 'persist' ? { status_details: [], ...s } : s };
     },
 

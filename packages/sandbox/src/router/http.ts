@@ -63,6 +63,8 @@ export interface ApiOptions<A> {
   /** Whether to answer a request with this `Host` header (DNS rebinding); refused with 421 otherwise. */
   allowHost?: (host: string | undefined) => boolean;
   logger?: boolean;
+  /** The largest request body, in bytes (1 MiB unless given). */
+  bodyLimit?: number;
 }
 
 const kAuth = Symbol('auth');
@@ -83,7 +85,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
 
   const app = Fastify({
     logger: options.logger === true,
-    bodyLimit: 1024 * 1024,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
     return503OnClosing: false,
   });
 
