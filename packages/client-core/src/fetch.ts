@@ -81,10 +81,15 @@ export function createTransport(options: TransportOptions, secrets: readonly str
   const perAttempt = timeoutMs > 0 ? timeoutMs : Number.POSITIVE_INFINITY;
 
   return async function transport(input, init) {
-    const original = new Request(input, init);
+    // openapi-fetch hands over a Request: used as it is, not copied (each copy costs a share of a call).
+    const original = input instanceof Request && init === undefined ? input : new Request(input, init);
     const method = original.method.toUpperCase();
-    const path = new URL(original.url).pathname;
+    let pathname: string | undefined;
+    // Needed only for an error or a retry.
+    const pathOf = () => (pathname ??= new URL(original.url).pathname);
     const mayRetry = IDEMPOTENT.has(method) || retry.retryNonIdempotent === true;
+    // A body can be sent once: it is copied for each attempt only when another attempt may follow.
+    const copyBody = original.body !== null && mayRetry && retries > 0;
     const callerSignal = original.signal;
     const started = Date.now();
     const left = () => (deadlineMs > 0 ? deadlineMs - (Date.now() - started) : Number.POSITIVE_INFINITY);
@@ -94,13 +99,27 @@ export function createTransport(options: TransportOptions, secrets: readonly str
       // The attempt's own timeout, or what is left of the call's deadline if that is shorter.
       const limit = Math.min(perAttempt, left());
       const byDeadline = limit < perAttempt;
-      const timeoutSignal = Number.isFinite(limit) ? AbortSignal.timeout(Math.max(1, Math.floor(limit))) : undefined;
-      const signal = timeoutSignal ? AbortSignal.any([callerSignal, timeoutSignal]) : callerSignal;
-      const request = new Request(original.clone(), { signal });
+      // One controller per attempt, aborted by its timer or by the caller (cheaper than composing
+      // AbortSignal.timeout and AbortSignal.any on every call). The timer keeps running while the body
+      // is read, so the limit covers the whole answer; it is unref'd and does not hold the process.
+      const controller = new AbortController();
+      let timedOutNow = false;
+      if (Number.isFinite(limit)) {
+        setTimeout(
+          () => {
+            timedOutNow = true;
+            controller.abort(new DOMException('The operation timed out', 'TimeoutError'));
+          },
+          Math.max(1, Math.floor(limit)),
+        ).unref();
+      }
+      if (callerSignal.aborted) controller.abort(callerSignal.reason);
+      else callerSignal.addEventListener('abort', () => controller.abort(callerSignal.reason), { once: true });
+      const signal = controller.signal;
       let reason: string;
       let backoff: number;
       try {
-        const response = await baseFetch(request);
+        const response = await baseFetch(copyBody ? original.clone() : original, { signal });
         if (!mayRetry || attempt > retries || !statuses.has(response.status)) return response;
         const retryAfter =
           response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers.get('Retry-After')) : undefined;
@@ -113,23 +132,23 @@ export function createTransport(options: TransportOptions, secrets: readonly str
       } catch (err) {
         const e = err as Error & { cause?: { code?: unknown } };
         if (callerSignal.aborted) {
-          throw new ZoneApiError(`${method} ${path} was aborted`, 'aborted', method, path, attempt);
+          throw new ZoneApiError(`${method} ${pathOf()} was aborted`, 'aborted', method, pathOf(), attempt);
         }
-        const timedOut = timeoutSignal?.aborted === true;
+        const timedOut = timedOutNow;
         // The network's reason (ECONNREFUSED, ECONNRESET, ...), never the request itself.
         const code = typeof e?.cause?.code === 'string' && /^[A-Z0-9_]{2,40}$/.test(e.cause.code) ? e.cause.code : undefined;
         backoff = jitter(attempt);
         if (!mayRetry || attempt > retries || backoff >= left()) {
           const message = timedOut
             ? byDeadline
-              ? `${method} ${path} timed out: the call's deadline of ${deadlineMs} ms passed`
-              : `${method} ${path} timed out after ${timeoutMs} ms`
-            : `${method} ${path} failed: ${redact(String(e?.message ?? e), secrets)}${code ? ` (${code})` : ''}`;
+              ? `${method} ${pathOf()} timed out: the call's deadline of ${deadlineMs} ms passed`
+              : `${method} ${pathOf()} timed out after ${timeoutMs} ms`
+            : `${method} ${pathOf()} failed: ${redact(String(e?.message ?? e), secrets)}${code ? ` (${code})` : ''}`;
           throw new ZoneApiError(
             attempt > 1 ? `${message} (after ${attempt} attempts)` : message,
             timedOut ? 'timeout' : 'network',
             method,
-            path,
+            pathOf(),
             attempt,
             undefined,
             timedOut ? undefined : code,
@@ -137,11 +156,11 @@ export function createTransport(options: TransportOptions, secrets: readonly str
         }
         reason = timedOut ? 'timeout' : code ? `network error (${code})` : 'network error';
       }
-      retry.onRetry?.({ attempt, delayMs: backoff, reason, method, path });
+      retry.onRetry?.({ attempt, delayMs: backoff, reason, method, path: pathOf() });
       try {
         await sleep(backoff, callerSignal);
       } catch {
-        throw new ZoneApiError(`${method} ${path} was aborted`, 'aborted', method, path, attempt);
+        throw new ZoneApiError(`${method} ${pathOf()} was aborted`, 'aborted', method, pathOf(), attempt);
       }
     }
   };
