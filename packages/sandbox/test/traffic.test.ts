@@ -90,6 +90,23 @@ describe('the proxy network', () => {
     expect(peerOf(again.headers)).toBe(peerOf(a.headers));
     const other = await via(t.sandbox.networkUrl as string, `${targetUrl}/other`, { auth: basic(user(DC, '-session-s2'), DC_PW) });
     expect(peerOf(other.headers)).not.toBe(peerOf(a.headers));
+    // Targeting by asn, state and city picks among the Zone's own peers (res_zone: AS7922 gIPs in New York).
+    const inNy = await via(t.sandbox.networkUrl as string, targetUrl, {
+      auth: basic(user(RES, '-asn-7922-state-ny-city-newyork'), RES_PW),
+    });
+    expect(inNy.status).toBe(200);
+    const nyPeers = t.sandbox
+      .state()
+      .peers.filter((p) => p.vip?.startsWith('us_7922_ny_newyork_'))
+      .map((p) => p.ip);
+    expect(nyPeers).toContain(peerOf(inNy.headers));
+    const otherAsn = await via(t.sandbox.networkUrl as string, targetUrl, { auth: basic(user(RES, '-asn-3320'), RES_PW) });
+    expect(t.sandbox.state().peers.find((p) => p.ip === peerOf(otherAsn.headers))?.asn).toBe('3320');
+    expect(
+      (await via(t.sandbox.networkUrl as string, targetUrl, { auth: basic(user(RES, '-city-paris'), RES_PW) })).headers[
+        'x-luminati-err-code'
+      ],
+    ).toBe('no_peers');
     // A country the Zone has no peer in.
     const none = await via(t.sandbox.networkUrl as string, targetUrl, { auth: basic(user(DC, '-country-zz'), DC_PW) });
     expect(none.status).toBe(502);

@@ -85,17 +85,32 @@ export function egressAllowed(host: string, allow: readonly string[]): boolean {
 interface Exit {
   ip: string;
   country: string;
+  city?: string;
+  state?: string;
+  asn?: string;
 }
 
-/** The exit peers of a Zone: its datacenter IPs, the peers of its gIPs, and its residential peers. */
+/**
+ * The exit peers of a Zone, with what targeting reads of them: its datacenter IPs (country and city
+ * from the pool), the peers of its gIPs (asn, and state and city from the gIP's id
+ * `<country>_<asn>_<state>_<city>_<n>`), and its residential peers (country, asn).
+ */
 function exitsOf(store: Store, zone: ZoneState): Exit[] {
   const out = new Map<string, Exit>();
-  for (const ip of zone.ips) out.set(ip, { ip, country: store.pool.get(ip)?.country ?? '' });
+  for (const ip of zone.ips) {
+    const p = store.pool.get(ip);
+    out.set(ip, { ip, country: p?.country ?? '', ...(p?.city ? { city: p.city } : {}) });
+  }
   for (const p of store.peers) {
-    if (p.zone === zone.name || (p.vip !== undefined && zone.gips.includes(p.vip))) out.set(p.ip, { ip: p.ip, country: p.country });
+    if (p.zone !== zone.name && !(p.vip !== undefined && zone.gips.includes(p.vip))) continue;
+    const [, , state, city] = p.vip?.split('_') ?? [];
+    out.set(p.ip, { ip: p.ip, country: p.country, asn: p.asn, ...(state ? { state } : {}), ...(city ? { city } : {}) });
   }
   return [...out.values()];
 }
+
+/** Targeting compares names without case, spaces or underscores (`New York`, `newyork`). */
+const norm = (v: string | undefined) => (v ?? '').toLowerCase().replace(/[\s_]/g, '');
 
 export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
   const { store } = o;
@@ -114,9 +129,12 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
       exits = exits.filter((e) => ips.has(e.ip));
     }
     if (options.country) exits = exits.filter((e) => e.country === options.country?.toLowerCase());
+    for (const key of ['state', 'city', 'asn'] as const) {
+      if (options[key]) exits = exits.filter((e) => norm(e[key]) === norm(options[key]));
+    }
     if (!exits.length) {
       const asked = Object.entries(options)
-        .filter(([k]) => ['ip', 'gip', 'vip', 'country'].includes(k))
+        .filter(([k]) => ['ip', 'gip', 'vip', 'country', 'state', 'city', 'asn'].includes(k))
         .map(([k, v]) => `${k} ${v}`);
       throw refuse(brand, 'no_peers', `No peer of Zone ${zone.name}${asked.length ? ` for ${asked.join(', ')}` : ''}`);
     }
