@@ -66,9 +66,34 @@ type InitArgs<Init> = RequiredKeys<Init> extends never ? [(Init & { [key: string
  * The result of an operation's method: openapi-fetch's `{ data, error, response }`, except that
  * `error` is never a bare string or empty: text and empty error answers become a `ResponseError`.
  */
-export type CallResult<Op extends AnyRecord, Init> =
+export type CallResult<Op extends AnyRecord, Init> = (
   | { data: ParseAsResponse<Readable<SuccessResponse<ResponseObjectMap<Op>, Media>>, Init>; error?: never; response: Response }
-  | { data?: never; error: Exclude<Readable<ErrorResponse<ResponseObjectMap<Op>, Media>>, string> | ResponseError; response: Response };
+  | { data?: never; error: Exclude<Readable<ErrorResponse<ResponseObjectMap<Op>, Media>>, string> | ResponseError; response: Response }
+) & { readonly [OPERATION]?: Op };
+
+/** Carries an operation's type on its results, for `errorAt` (a type only: never set). */
+declare const OPERATION: unique symbol;
+
+type ResponsesOf<R> = R extends { readonly [OPERATION]?: infer Op } ? (Op extends { responses: infer Rs } ? Rs : never) : never;
+/** The error statuses an operation declares (what `errorAt` takes). */
+export type ErrorStatus<R> = Extract<Exclude<keyof ResponsesOf<R>, `2${string}` | 200 | 201 | 202 | 203 | 204 | 206>, number>;
+type BodyOf<Res> = Res extends { content: infer C }
+  ? { [M in keyof C]: M extends `application/${string}json` ? Readable<C[M]> : ResponseError }[keyof C]
+  : ResponseError;
+/** The error of one status, as the operation declares it: its JSON body, or a `ResponseError` for a text or empty answer. */
+export type ErrorAtStatus<R, S> = S extends keyof ResponsesOf<R> ? BodyOf<ResponsesOf<R>[S]> : never;
+
+/**
+ * The error of a result when it answered `status`, typed by what the operation declares for that
+ * status; undefined for any other answer. `errorAt(created, 400)?.errors[0]?.msg` reads the manager's
+ * `{errors}` form without testing which of an operation's error shapes came.
+ */
+export function errorAt<R extends { error?: unknown; response: Response }, S extends ErrorStatus<R>>(
+  result: R,
+  status: S,
+): ErrorAtStatus<R, S> | undefined {
+  return result.response.status === status && result.error !== undefined ? (result.error as ErrorAtStatus<R, S>) : undefined;
+}
 
 /** One typed method per operationId, e.g. `client.getZone({ params: { query: { zone } } })`. */
 export type OperationMethods<Paths extends {}, Ops extends OperationTable> = {

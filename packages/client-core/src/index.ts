@@ -2,6 +2,8 @@ export type {
   CallResult,
   ClientParts,
   CoreClientOptions,
+  ErrorAtStatus,
+  ErrorStatus,
   InitOf,
   OperationInfo,
   OperationMethods,
@@ -12,7 +14,7 @@ export type {
   ResponseError,
   TypedClient,
 } from './client.js';
-export { createTypedClient, querySerializer } from './client.js';
+export { createTypedClient, errorAt, querySerializer } from './client.js';
 export type { ZoneApiErrorKind } from './errors.js';
 export { redact, ZoneApiError } from './errors.js';
 export type { RetryOptions, TransportOptions } from './fetch.js';

@@ -3,8 +3,8 @@ import type { Middleware } from 'openapi-fetch';
 import type { components, operations as Operations, paths } from './generated/manager.js';
 import { type DocumentedMethods, operations } from './generated/operations.js';
 
-export type { ResponseError, RetryOptions } from '@zone-api/client-core';
-export { ZoneApiError } from '@zone-api/client-core';
+export type { ErrorAtStatus, ErrorStatus, ResponseError, RetryOptions } from '@zone-api/client-core';
+export { errorAt, ZoneApiError } from '@zone-api/client-core';
 export type { components, paths } from './generated/manager.js';
 export type { OperationId } from './generated/operations.js';
 export { operations } from './generated/operations.js';

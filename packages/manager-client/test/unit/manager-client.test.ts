@@ -1,6 +1,6 @@
 import { recordingFetch } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { createManagerClient, DEFAULT_MANAGER_URL, ZoneApiError } from '../../src/index.js';
+import { createManagerClient, DEFAULT_MANAGER_URL, errorAt, ZoneApiError } from '../../src/index.js';
 
 // Injected fetch: the client runs for real; the fetch records each Request and answers from a script.
 const observed = recordingFetch;
@@ -119,5 +119,22 @@ describe('manager client', () => {
     expect(err).toBeInstanceOf(ZoneApiError);
     expect(calls).toBe(1);
     expect((err as Error).message).not.toContain('tok-secret-1234');
+  });
+});
+
+describe('errorAt', () => {
+  it('gives the error of the status asked for, and nothing for another answer', async () => {
+    const { fetch } = observed((req) =>
+      req.url.endsWith('/api/proxies')
+        ? Response.json({ errors: [{ msg: 'port 24000 in use by another proxy', field: 'port' }] }, { status: 400 })
+        : new Response('Server Error', { status: 500, headers: { 'Content-Type': 'text/html' } }),
+    );
+    const client = createManagerClient({ fetch, retry: false });
+    const created = await client.createProxy({ body: { proxy: { port: 24000 } } });
+    expect(errorAt(created, 400)?.errors[0]).toEqual({ msg: 'port 24000 in use by another proxy', field: 'port' });
+    expect(errorAt(created, 500)).toBeUndefined();
+    const deleted = await client.deleteProxy({ params: { path: { port: 24000 } } });
+    expect(errorAt(deleted, 500)).toMatchObject({ kind: 'text', status: 500, error: 'Server Error' });
+    expect(errorAt(deleted, 400)).toBeUndefined();
   });
 });
