@@ -276,6 +276,12 @@ async function startLocked(
       managerHandlers(store, {
         reservedPorts: () => (traffic.network ? [...listening, traffic.network.port] : listening),
         ports: traffic.ports,
+        portDefaults: () => ({
+          ...(traffic.ports ? { iface: '127.0.0.1' } : {}),
+          ...(traffic.network
+            ? { proxy: host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host, proxy_port: traffic.network.port }
+            : {}),
+        }),
         strict: options.strict,
         argv: options.argv ?? `--port ${options.managerPort ?? DEFAULT_MANAGER_PORT}`,
         onShutdown: options.onShutdown,

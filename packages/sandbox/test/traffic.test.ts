@@ -190,6 +190,9 @@ describe('proxy ports that carry traffic', () => {
     const port = await freePort();
     const created = await manager.createProxy({ body: { proxy: { port, zone: RES, headers: [{ name: 'x-from-port', value: 'yes' }] } } });
     expect(created.response.status).toBe(200);
+    // What the port shows is how it runs: on loopback, through the sandbox's network.
+    const network = new URL(t.sandbox.networkUrl as string);
+    expect(created.data?.data).toMatchObject({ iface: '127.0.0.1', proxy: '127.0.0.1', proxy_port: Number(network.port) });
     expect(t.sandbox.listeningPorts()).toContain(port);
     const proxy = `http://127.0.0.1:${port}`;
 

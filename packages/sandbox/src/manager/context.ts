@@ -22,6 +22,11 @@ export interface ManagerOptions {
   argv: string;
   /** Called after `POST /api/shutdown` has been answered (the CLI may exit; tests keep running). */
   onShutdown?: () => void;
+  /**
+   * Defaults a port shows that come from how the sandbox runs: where ports listen and the upstream
+   * (`iface`, `proxy`, `proxy_port`), as the real manager shows its own flags.
+   */
+  portDefaults?: () => { iface?: string; proxy?: string; proxy_port?: number };
   /** The listening proxy ports, when ports carry traffic: a created port listens, a deleted one closes. */
   ports?: {
     open(cfg: ProxyPortConfig): Promise<void>;
@@ -107,6 +112,7 @@ export function managerContext(store: Store, options: ManagerOptions) {
     const s = m().settings;
     return {
       ...PORT_DEFAULTS,
+      ...options.portDefaults?.(),
       customer: s.customer,
       zone: s.zone,
       whitelist_ips: s.whitelist_ips,
