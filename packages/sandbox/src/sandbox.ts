@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
+import { credentialsOf, readSeed } from './boot.js';
 import { controlRoutes, type FaultControl, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
 import { lockDataFile, readState, removeStaleTemps, Saver } from './domain/persist.js';
-import { defaultSeed } from './domain/seed.js';
 import { Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import { HttpError } from './errors.js';
@@ -115,41 +114,6 @@ export interface Sandbox {
   reset(): Promise<void>;
   /** Stops both servers after the last write has reached the disk. */
   close(): Promise<void>;
-}
-
-function readSeed(seed: SandboxOptions['seed'], specs: Record<ApiName, OpenApiDoc>): StateData {
-  if (seed === undefined) {
-    const data = defaultSeed();
-    validateSeed(data, specs, 'built-in seed');
-    return data;
-  }
-  if (typeof seed !== 'string') {
-    validateSeed(seed, specs, 'seed');
-    return seed;
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(readFileSync(seed, 'utf8'));
-  } catch (err) {
-    throw new Error(`Cannot load the seed file ${seed}: ${(err as Error).message}`);
-  }
-  validateSeed(data, specs, `seed file ${seed}`);
-  return data;
-}
-
-function credentialsOf(store: Store): SandboxCredentials {
-  const tokens = [...store.tokens.values()].map((t) => ({
-    token: t.token,
-    admin: t.admin === true,
-    perms: t.perms ?? store.account.perms,
-  }));
-  return {
-    customer: store.account.customer,
-    token: (tokens.find((t) => t.admin) ?? tokens[0])?.token ?? '',
-    tokens,
-    basic: [...store.basic.values()].map(({ username, password }) => ({ username, password })),
-    zones: Object.fromEntries([...store.zones.values()].map((z) => [z.name, [...z.passwords]])),
-  };
 }
 
 /** Starts both APIs on loopback. See the package README for the control endpoints under `/__sandbox/`. */

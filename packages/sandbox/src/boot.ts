@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { defaultSeed } from './domain/seed.js';
+import { type Store, validateSeed } from './domain/state.js';
+import type { StateData } from './domain/types.js';
+import type { ApiName, OpenApiDoc } from './router/spec.js';
+import type { SandboxCredentials, SandboxOptions } from './sandbox.js';
+
+// What startSandbox() reads before it builds anything: the seed (built in, a file or an object,
+// checked), and the credentials it reports from the state.
+
+export function readSeed(seed: SandboxOptions['seed'], specs: Record<ApiName, OpenApiDoc>): StateData {
+  if (seed === undefined) {
+    const data = defaultSeed();
+    validateSeed(data, specs, 'built-in seed');
+    return data;
+  }
+  if (typeof seed !== 'string') {
+    validateSeed(seed, specs, 'seed');
+    return seed;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(seed, 'utf8'));
+  } catch (err) {
+    throw new Error(`Cannot load the seed file ${seed}: ${(err as Error).message}`);
+  }
+  validateSeed(data, specs, `seed file ${seed}`);
+  return data;
+}
+
+export function credentialsOf(store: Store): SandboxCredentials {
+  const tokens = [...store.tokens.values()].map((t) => ({
+    token: t.token,
+    admin: t.admin === true,
+    perms: t.perms ?? store.account.perms,
+  }));
+  return {
+    customer: store.account.customer,
+    token: (tokens.find((t) => t.admin) ?? tokens[0])?.token ?? '',
+    tokens,
+    basic: [...store.basic.values()].map(({ username, password }) => ({ username, password })),
+    zones: Object.fromEntries([...store.zones.values()].map((z) => [z.name, [...z.passwords]])),
+  };
+}
