@@ -3,12 +3,11 @@ import { defaultSeed } from './domain/seed.js';
 import { type Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import type { ApiName, OpenApiDoc } from './router/spec.js';
-import type { SandboxCredentials, SandboxOptions } from './sandbox.js';
 
 // What startSandbox() reads before it builds anything: the seed (built in, a file or an object,
 // checked), and the credentials it reports from the state.
 
-export function readSeed(seed: SandboxOptions['seed'], specs: Record<ApiName, OpenApiDoc>): StateData {
+export function readSeed(seed: string | StateData | undefined, specs: Record<ApiName, OpenApiDoc>): StateData {
   if (seed === undefined) {
     const data = defaultSeed();
     validateSeed(data, specs, 'built-in seed');
@@ -41,4 +40,14 @@ export function credentialsOf(store: Store): SandboxCredentials {
     basic: [...store.basic.values()].map(({ username, password }) => ({ username, password })),
     zones: Object.fromEntries([...store.zones.values()].map((z) => [z.name, [...z.passwords]])),
   };
+}
+
+export interface SandboxCredentials {
+  customer: string;
+  /** An API token with admin rights (bearer). */
+  token: string;
+  tokens: { token: string; admin: boolean; perms: string[] }[];
+  basic: { username: string; password: string }[];
+  /** Zone name -> passwords (for `X-Service-Auth`). */
+  zones: Record<string, string[]>;
 }

@@ -2,7 +2,10 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
-import { credentialsOf, readSeed } from './boot.js';
+import { credentialsOf, readSeed, type SandboxCredentials } from './boot.js';
+
+export type { SandboxCredentials } from './boot.js';
+
 import { controlRoutes, type FaultControl, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
 import { lockDataFile, readState, removeStaleTemps, Saver } from './domain/persist.js';
 import { Store, validateSeed } from './domain/state.js';
@@ -72,16 +75,6 @@ export interface SandboxOptions {
   egressAllow?: string[];
   /** CA certificates (PEM) the network trusts for HTTPS targets beside the system's (e.g. a local HTTPS service's own CA). */
   targetCa?: string[];
-}
-
-export interface SandboxCredentials {
-  customer: string;
-  /** An API token with admin rights (bearer). */
-  token: string;
-  tokens: { token: string; admin: boolean; perms: string[] }[];
-  basic: { username: string; password: string }[];
-  /** Zone name -> passwords (for `X-Service-Auth`). */
-  zones: Record<string, string[]>;
 }
 
 export interface Sandbox {
