@@ -90,6 +90,9 @@ function goOneOfAliases(t) {
  * 4.3.1's Python generator has the same gap: a `oneOf` property is typed `OneOf<types>` in the model's
  * `openapi_types`, a class it never writes, so deserializing any response that holds one raises
  * AttributeError. Each such name becomes `object` (the JSON value as decoded) in the package and its docs.
+ * Likewise a map whose values are lists or maps (`additionalProperties` of an array or an object) is
+ * typed `dict(str, list)` / `dict(str, dict)`, whose bare `list` / `dict` it then looks up as a model
+ * class: they become `list[object]` and `dict(str, object)`, which it deserializes as they come.
  */
 function pythonOneOfAsObject(t) {
   const files = [];
@@ -103,7 +106,10 @@ function pythonOneOfAsObject(t) {
   walk(t.dir);
   for (const f of files) {
     const text = readFileSync(f, 'utf8');
-    const fixed = text.replace(/\bOneOf[A-Za-z0-9]+\b/g, 'object');
+    const fixed = text
+      .replace(/\bOneOf[A-Za-z0-9]+\b/g, 'object')
+      .replace(/dict\(str, list\)/g, 'dict(str, list[object])')
+      .replace(/dict\(str, dict\)/g, 'dict(str, dict(str, object))');
     if (fixed !== text) writeFileSync(f, fixed);
   }
 }

@@ -49,6 +49,10 @@ call(
         CUSTOMER, ZONE, plan=json.dumps({"ips_type": "shared", "country": "us"}, separators=(",", ":"))
     ),
 )
+# Maps of lists and of maps (the generator typed them with bare `list` / `dict`, then failed on them).
+call("getZoneWhitelist (map of lists)", lambda: zone_account.ZoneAdministrationApi(bearer).get_zone_whitelist(ZONE, customer=CUSTOMER))
+call("listRecentIps (map of lists)", lambda: zone_account.IPInventoryApi(bearer).list_recent_ips(ZONE, customer=CUSTOMER))
+call("getCustomerBandwidth (map of maps)", lambda: zone_account.StatisticsApi(bearer).get_customer_bandwidth(customer=CUSTOMER, details=1))
 call(
     "removeZoneIps (DELETE with body)",
     lambda: zone_account.IPInventoryApi(bearer).remove_zone_ips(

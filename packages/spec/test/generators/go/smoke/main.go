@@ -59,6 +59,12 @@ func main() {
 		plan := `{"ips_type":"shared","country":"us"}`
 		return account.IPInventoryApi.GetAvailableIpCount(bearer, customer, zone, &zoneaccount.GetAvailableIpCountOpts{Plan: optional.NewInterface(plan)})
 	})
+	call("getZoneWhitelist (map of lists)", func() (interface{}, *http.Response, error) {
+		return account.ZoneAdministrationApi.GetZoneWhitelist(bearer, zone, &zoneaccount.GetZoneWhitelistOpts{Customer: optional.NewString(customer)})
+	})
+	call("listRecentIps (map of lists)", func() (interface{}, *http.Response, error) {
+		return account.IPInventoryApi.ListRecentIps(bearer, zone, &zoneaccount.ListRecentIpsOpts{Customer: optional.NewString(customer)})
+	})
 	call("removeZoneIps (DELETE with body)", func() (interface{}, *http.Response, error) {
 		return account.IPInventoryApi.RemoveZoneIps(bearer, zoneaccount.RemoveZoneIpsRequest{Customer: customer, Zone: zone, Ips: []string{"1.1.1.1", "1.1.1.2"}})
 	})
