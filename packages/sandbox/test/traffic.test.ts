@@ -125,6 +125,32 @@ describe('the proxy network', () => {
       .toBe(1);
   });
 
+  it('a tunnel to a target that refuses is logged as such, not as an open tunnel', async () => {
+    const closed = await freePort();
+    const network = new URL(t.sandbox.networkUrl as string);
+    // A raw CONNECT: the connection is dropped, no 200 comes.
+    const answered = await new Promise<number | string>((resolve) => {
+      const req = httpRequest({
+        host: network.hostname,
+        port: network.port,
+        method: 'CONNECT',
+        path: `127.0.0.1:${closed}`,
+        headers: { 'proxy-authorization': basic(user(RES, '-session-refused'), RES_PW) },
+        agent: false,
+      });
+      req.on('connect', (res, socket) => {
+        socket.destroy();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+      req.end();
+    });
+    expect(answered).not.toBe(200);
+    await expect
+      .poll(async () => (await t.account.listRequestLogs({ params: { query: { zone: RES, 'tun.session': 'refused' } } })).data as Rec[])
+      .toMatchObject([{ status: { code: 502, message: 'Target unreachable' }, bw: 0 }]);
+  });
+
   it('refuses each broken rule with its own error, in x-<brand>-error and Proxy-Status', async () => {
     const refused = async (u: string, pw: string, url = targetUrl) => {
       const r = await via(t.sandbox.networkUrl as string, url, { auth: basic(u, pw) });

@@ -210,11 +210,29 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
   const server = new Server({ port: o.port, host: o.host, prepareRequestFunction: prepare, authRealm: 'zone-api sandbox proxy network' });
   server.on(
     'connectionClosed',
-    ({ connectionId, stats }: { connectionId: number; stats?: { trgTxBytes: number | null; trgRxBytes: number | null } }) => {
+    ({
+      connectionId,
+      stats,
+    }: {
+      connectionId: number;
+      stats?: { srcTxBytes: number; trgTxBytes: number | null; trgRxBytes: number | null };
+    }) => {
       const t = tunnels.get(connectionId);
       if (!t) return;
       tunnels.delete(connectionId);
-      bill(store, { ...t, up: stats?.trgTxBytes ?? 0, down: stats?.trgRxBytes ?? 0 }, o.now());
+      // Nothing was written to the client, not even the 200: the tunnel never opened (proxy-chain
+      // drops the client's connection when the target refuses or does not answer).
+      const opened = (stats?.srcTxBytes ?? 0) > 0;
+      bill(
+        store,
+        {
+          ...t,
+          ...(opened ? {} : { status: 502, message: 'Target unreachable' }),
+          up: stats?.trgTxBytes ?? 0,
+          down: stats?.trgRxBytes ?? 0,
+        },
+        o.now(),
+      );
       o.changed();
     },
   );
