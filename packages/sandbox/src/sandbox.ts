@@ -235,9 +235,7 @@ async function startLocked(
         ports: traffic.ports,
         portDefaults: () => ({
           ...(traffic.ports ? { iface: '127.0.0.1' } : {}),
-          ...(traffic.network
-            ? { proxy: host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host, proxy_port: traffic.network.port }
-            : {}),
+          ...(traffic.upstream ? { proxy: traffic.upstream.host, proxy_port: traffic.upstream.port } : {}),
         }),
         strict: options.strict,
         argv: options.argv ?? `--port ${options.managerPort ?? DEFAULT_MANAGER_PORT}`,

@@ -31,8 +31,8 @@ export interface ManagerOptions {
   ports?: {
     open(cfg: ProxyPortConfig): Promise<void>;
     close(port: number): Promise<void>;
-    /** What is wrong with the port's upstream, checked for real; undefined when it answers. */
-    upstreamProblem(cfg: ProxyPortConfig): Promise<string | undefined>;
+    /** Whether the port's upstream answers, checked for real. */
+    upstreamAnswers(cfg: ProxyPortConfig): Promise<boolean>;
   };
 }
 

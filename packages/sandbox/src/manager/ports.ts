@@ -141,9 +141,9 @@ export function portsHandlers(c: ManagerContext): ManagerHandlers {
       // The real manager adds the details of its port check to the answer for `persist` ports only.
       let s = status(cfg);
       // When ports carry traffic, the upstream is checked for real.
-      const problem = s.status === 'ok' ? await options.ports?.upstreamProblem(cfg) : undefined;
       // The real manager's answer for an upstream it cannot reach (observed), whatever the reason.
-      if (problem) s = { status: 'No hosts available', status_details: [] };
+      if (s.status === 'ok' && options.ports && !(await options.ports.upstreamAnswers(cfg)))
+        s = { status: 'No hosts available', status_details: [] };
       return { body: cfg.proxy_type === 'persist' ? { status_details: [], ...s } : s };
     },
 

@@ -50,10 +50,3 @@ export function bill(store: Store, u: Usage, now: number): void {
   recent.unshift(u.clientIp);
   u.zone.recent_ips = recent.slice(0, RECENT_IPS);
 }
-
-/** The bytes a request or response head takes on the wire (status or request line and headers). */
-export function headBytes(firstLine: string, rawHeaders: readonly string[]): number {
-  let n = firstLine.length + 2 + 2;
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) n += (rawHeaders[i] as string).length + 2 + (rawHeaders[i + 1] as string).length + 2;
-  return n;
-}

@@ -43,8 +43,11 @@ export interface ForwardOptions {
   timeoutMs?: number;
 }
 
+/** The largest request body a proxy reads (the network and the ports alike). */
+const BODY_LIMIT = 64 * 1024 * 1024;
+
 /** The client's request body, read whole. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -54,6 +57,21 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   }
   return Buffer.concat(chunks);
 }
+
+/** The bytes a request or response head takes on the wire (status or request line and headers). */
+function headBytes(firstLine: string, rawHeaders: readonly string[]): number {
+  let n = firstLine.length + 2 + 2;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) n += (rawHeaders[i] as string).length + 2 + (rawHeaders[i + 1] as string).length + 2;
+  return n;
+}
+
+/** Bytes the client sent: its request's head and body. */
+export const requestBytes = (req: IncomingMessage, body: Buffer): number =>
+  headBytes(`${req.method} ${req.url} HTTP/1.1`, req.rawHeaders) + body.length;
+
+/** Bytes of a forwarded answer: its head and body. */
+export const responseBytes = (res: Forwarded): number =>
+  headBytes(`HTTP/1.1 ${res.status} ${res.statusText}`, res.rawHeaders) + res.body.length;
 
 export function passHeaders(headers: IncomingMessage['headers']): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};

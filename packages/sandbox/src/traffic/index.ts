@@ -24,6 +24,8 @@ export interface TrafficOptions {
 
 export interface Traffic {
   network?: ProxyNetwork;
+  /** The network as ports reach it (loopback when it listens on every interface): their default upstream. */
+  upstream?: { host: string; port: number };
   ports?: PortTraffic;
   /** The CA certificate (PEM) of SSL analyzing, when ports listen. */
   caCertificate(): Promise<string | undefined>;
@@ -50,14 +52,14 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
           now,
         });
   // Ports reach the network on loopback when it listens on every interface.
-  const networkHost = o.host === '0.0.0.0' ? '127.0.0.1' : o.host === '::' ? '::1' : o.host;
+  const upstream = network && { host: o.host === '0.0.0.0' ? '127.0.0.1' : o.host === '::' ? '::1' : o.host, port: network.port };
   // The CA of SSL analyzing is made at start (in the background: about half a second of key generation).
   const ca = o.proxyPorts ? SandboxCa.create(now()) : undefined;
   ca?.catch(() => undefined);
   const ports = o.proxyPorts
     ? new PortTraffic({
         store: o.store,
-        network: () => (network ? { host: networkHost, port: network.port } : undefined),
+        network: () => upstream,
         egressAllow: o.egressAllow,
         changed,
         now,
@@ -67,6 +69,7 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
     : undefined;
   return {
     network,
+    ...(upstream ? { upstream } : {}),
     ports,
     caCertificate: async () => (ca ? (await ca).certificate : undefined),
     async close() {

@@ -3,8 +3,8 @@ import { type PrepareRequestFunctionOpts, RequestError, Server } from 'proxy-cha
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
-import { bill, headBytes } from './billing.js';
-import { forward, readBody } from './forward.js';
+import { bill } from './billing.js';
+import { forward, readBody, requestBytes, responseBytes } from './forward.js';
 import { headerBrand, parseUsername } from './username.js';
 
 // The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
@@ -14,7 +14,6 @@ import { headerBrand, parseUsername } from './username.js';
 // RFC 9209 `Proxy-Status`.
 
 export const DEFAULT_NETWORK_PORT = 22225;
-const BODY_LIMIT = 64 * 1024 * 1024;
 const STICKY_LIMIT = 10_000;
 
 export interface NetworkOptions {
@@ -187,7 +186,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     return {
       customResponseFunction: async () => {
         const url = new URL(request.url as string);
-        const body = await readBody(request, BODY_LIMIT);
+        const body = await readBody(request);
         let res: Awaited<ReturnType<typeof forward>>;
         try {
           res = await forward({ method: request.method as string, url, headers: request.headers, body, ca: o.targetCa });
@@ -198,8 +197,8 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
             `The target ${url.host} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
           );
         }
-        const up = headBytes(`${request.method} ${request.url} HTTP/1.1`, request.rawHeaders) + body.length;
-        const down = headBytes(`HTTP/1.1 ${res.status} ${res.statusText}`, res.rawHeaders) + res.body.length;
+        const up = requestBytes(request, body);
+        const down = responseBytes(res);
         bill(store, { zone, clientIp, session, ua, host, url: url.href, status: res.status, message: res.statusText, up, down }, o.now());
         o.changed();
         return { statusCode: res.status, headers: { ...res.headers, [`x-${headerBrand(brand)}-ip`]: exit.ip }, body: res.body };

@@ -2,8 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { RequestError } from 'proxy-chain';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { headBytes } from './billing.js';
-import { forward, passHeaders, readBody } from './forward.js';
+import { forward, passHeaders, readBody, requestBytes, responseBytes } from './forward.js';
 import type { Exchange } from './har.js';
 import type { Gate } from './upstream.js';
 import { headerBrand } from './username.js';
@@ -12,7 +11,6 @@ import { headerBrand } from './username.js';
 // headers added, sent upstream (within its throttle, retried when the upstream cannot be reached),
 // a banned exit peer answered by taking a new session, and the exchange logged.
 
-const BODY_LIMIT = 64 * 1024 * 1024;
 /** The brand word the real manager sends upstream, and reads its answers by (`x-luminati-ip`). */
 export const BRAND = 'lum';
 
@@ -43,7 +41,7 @@ export async function servePortRequest(
   url: URL,
 ): Promise<{ statusCode: number; headers: Record<string, string>; body: Buffer }> {
   const { store, cfg, port, session, upstream, credential, started, now, gate, exchange, log } = ctx;
-  const body = await readBody(request, BODY_LIMIT);
+  const body = await readBody(request);
   const headers = { ...request.headers };
   for (const h of (cfg as { headers?: { name: string; value: string }[] }).headers ?? []) headers[h.name.toLowerCase()] = h.value;
   const host = url.hostname;
@@ -69,11 +67,7 @@ export async function servePortRequest(
         // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
         if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
           throw portError(502, `The HTTPS target ${url.host} failed: ${code} (${(err as Error).message})`);
-        if (tries >= upstreamRetries)
-          throw portError(
-            502,
-            `The upstream ${upstream.host}:${upstream.port} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-          );
+        if (tries >= upstreamRetries) throw portError(502, `The upstream ${upstream.host}:${upstream.port} cannot be reached (${code})`);
       }
     }
   };
@@ -97,8 +91,8 @@ export async function servePortRequest(
     x.responseHeaders = res.headers;
     x.responseBody = res.body;
     x.peer = peer;
-    x.outBw = headBytes(`${request.method} ${request.url} HTTP/1.1`, request.rawHeaders) + body.length;
-    x.inBw = headBytes(`HTTP/1.1 ${res.status} ${res.statusText}`, res.rawHeaders) + res.body.length;
+    x.outBw = requestBytes(request, body);
+    x.inBw = responseBytes(res);
     x.time = now() - started;
     log(x);
     return { statusCode: res.status, headers: res.headers, body: res.body };

@@ -74,26 +74,25 @@ export class PortTraffic {
   }
 
   /**
-   * The state of a port's upstream, checked for real: a TCP connection to it (the proxy it names, an
-   * external proxy, or the sandbox's network). Undefined when it answers.
+   * Whether a port's upstream answers, checked for real: a TCP connection to it (the proxy it names,
+   * the external proxy whose turn is next, or the sandbox's network). Checking takes no turn.
    */
-  async upstreamProblem(cfg: ProxyPortConfig): Promise<string | undefined> {
+  async upstreamAnswers(cfg: ProxyPortConfig): Promise<boolean> {
     let up: { host: string; port: number };
     try {
-      up = this.upstreamOf(cfg);
-    } catch (err) {
-      return (err as Error).message;
+      up = this.upstreamOf(cfg, false);
+    } catch {
+      return false;
     }
     return new Promise((resolve) => {
       const socket = connect({ host: up.host, port: up.port });
-      socket.setTimeout(3000, () => socket.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
+      socket.setTimeout(3000, () => socket.destroy());
       socket.once('connect', () => {
         socket.destroy();
-        resolve(undefined);
+        resolve(true);
       });
-      socket.once('error', (err: NodeJS.ErrnoException) =>
-        resolve(`Upstream ${up.host}:${up.port} unreachable (${err.code ?? err.message})`),
-      );
+      socket.once('error', () => resolve(false));
+      socket.once('close', () => resolve(false));
     });
   }
 
@@ -130,12 +129,13 @@ export class PortTraffic {
     return c.sticky_ip ? `${cfg.port}_${n}_${clientIp.replace(/[^0-9a-f]/gi, '')}` : `${cfg.port}_${n}`;
   }
 
-  /** The port's upstream: the proxy it names (which egress must allow), else the sandbox's network. */
-  private upstreamOf(cfg: ProxyPortConfig): { host: string; port: number; authorization?: string } {
+  /** The port's upstream: its external proxies in turn (`take` moves the turn on), the proxy it names (which egress must allow), else the sandbox's network. */
+  private upstreamOf(cfg: ProxyPortConfig, take = true): { host: string; port: number; authorization?: string } {
     const c = cfg as { proxy?: string; proxy_port?: number; ext_proxies?: { proxy: string }[] } & ExtDefaults;
     if (c.ext_proxies?.length) {
       // External proxies take turns, each request the next; egress must allow each.
-      const ext = extProxy(c.ext_proxies[this.extTurn++ % c.ext_proxies.length] as { proxy: string }, c);
+      const turn = take ? this.extTurn++ : this.extTurn;
+      const ext = extProxy(c.ext_proxies[turn % c.ext_proxies.length] as { proxy: string }, c);
       if (!egressAllowed(ext.host, this.o.egressAllow))
         throw portError(502, `The sandbox sends traffic only to loopback; allow the external proxy ${ext.host} with --egress-allow`);
       return ext;
@@ -166,8 +166,8 @@ export class PortTraffic {
     const zoneName = cfg.zone ?? s.zone;
     const zone = store.zones.get(zoneName);
     const password = (cfg as { password?: string }).password ?? zone?.passwords[0] ?? s.password ?? '';
-    const credential = (session: string) =>
-      `Basic ${Buffer.from(`${portUsername(cfg, s.customer, zoneName, session, BRAND)}:${password}`).toString('base64')}`;
+    const userFor = (session: string) => portUsername(cfg, s.customer, zoneName, session, BRAND);
+    const credential = (session: string) => `Basic ${Buffer.from(`${userFor(session)}:${password}`).toString('base64')}`;
     const session = this.session(cfg, clientIp);
     const started = this.o.now();
     const ctx: PortRequest = {
@@ -187,7 +187,7 @@ export class PortTraffic {
     };
     if (!isHttp && (cfg as { ssl?: boolean }).ssl === true) return this.mitm(ctx, hostname, targetPort);
     if (!isHttp) {
-      const user = portUsername(cfg, s.customer, zoneName, session, BRAND);
+      const user = userFor(session);
       this.tunnels.set(
         `${port}:${connectionId}`,
         this.exchange(cfg, started, 'CONNECT', `https://${hostname}:${targetPort}`, request, upstream, clientIp),
