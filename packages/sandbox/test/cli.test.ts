@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@zone-api/testkit';
+import { freePort, viaProxy } from '@zone-api/testkit';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { validateSeed } from '../src/index.js';
 import { docs } from './helpers.js';
@@ -149,20 +149,14 @@ describe('zone-api-sandbox carries traffic', () => {
       expect(network, banner).toBeDefined();
       expect(banner).toContain(`proxy ports  ${proxyPort} listening`);
       expect(banner).toContain('egress       loopback only');
-      const get = (proxy: string, auth?: string) =>
-        new Promise<{ status: number; text: string }>((resolve, reject) => {
-          const p = new URL(proxy);
-          const headers: Record<string, string> = auth ? { 'proxy-authorization': `Basic ${Buffer.from(auth).toString('base64')}` } : {};
-          const req = httpRequest({ host: p.hostname, port: p.port, path: `${targetUrl}/x`, headers, agent: false }, (res) => {
-            let text = '';
-            res.on('data', (c) => {
-              text += c;
-            });
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-          });
-          req.on('error', reject);
-          req.end();
-        });
+      const get = async (proxy: string, auth?: string) => {
+        const { status, text } = await viaProxy(
+          proxy,
+          `${targetUrl}/x`,
+          auth ? { auth: `Basic ${Buffer.from(auth).toString('base64')}` } : {},
+        );
+        return { status, text };
+      };
       expect(await get(network as string, 'lum-customer-hl_1a2b3c4d-zone-dc_zone_2:d4c2z6n8q1p0')).toEqual({
         status: 200,
         text: 'hello /x',

@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
-import { freePort } from '@zone-api/testkit';
+import { freePort, viaProxy } from '@zone-api/testkit';
 import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, validateSeed } from '../src/index.js';
@@ -47,7 +47,7 @@ const user = (zone: string, extra = '') => `lum-customer-${C}-zone-${zone}${extr
  * answers whole), or through a CONNECT tunnel (`tunnel: true`, undici's ProxyAgent).
  */
 async function via(proxy: string, url: string, o: { auth?: string; tunnel?: boolean; method?: string; body?: string } = {}) {
-  if (!o.tunnel) return plain(proxy, url, o);
+  if (!o.tunnel) return viaProxy(proxy, url, o);
   const agent = new ProxyAgent({ uri: proxy, ...(o.auth ? { token: o.auth } : {}) });
   try {
     const res = await request(url, { dispatcher: agent, method: (o.method ?? 'GET') as 'GET', body: o.body });
@@ -59,23 +59,6 @@ async function via(proxy: string, url: string, o: { auth?: string; tunnel?: bool
   } finally {
     await agent.close();
   }
-}
-
-function plain(proxy: string, url: string, o: { auth?: string; method?: string; body?: string }) {
-  const p = new URL(proxy);
-  return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve) => {
-    const headers: Record<string, string> = { host: new URL(url).host };
-    if (o.auth) headers['proxy-authorization'] = o.auth;
-    const req = httpRequest({ host: p.hostname, port: p.port, method: o.method ?? 'GET', path: url, headers, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c) => {
-        text += c;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-    });
-    req.on('error', (err) => resolve({ status: 0, headers: {}, text: err.message }));
-    req.end(o.body);
-  });
 }
 
 const peerOf = (headers: Record<string, unknown>) => headers['x-luminati-ip'] as string | undefined;

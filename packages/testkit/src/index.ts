@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ApiName, deref, esc, type OpenApiDoc, bundlePath as pathOf, resolvePointer } from '@zone-api/spec/model';
@@ -153,4 +154,29 @@ export function recordingFetch(answer: (req: Request) => Response | Promise<Resp
     return answer(req);
   }) as typeof globalThis.fetch;
   return { fetch, seen, last: () => seen.at(-1) as Request };
+}
+
+/**
+ * One request through an HTTP proxy in absolute-URI form (node's http client, which shows the proxy's
+ * own answers whole, refusals included). A connection that fails is status 0 with the error's message.
+ */
+export function viaProxy(
+  proxy: string,
+  url: string,
+  o: { auth?: string; method?: string; body?: string } = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  const p = new URL(proxy);
+  return new Promise((resolve) => {
+    const headers: Record<string, string> = { host: new URL(url).host };
+    if (o.auth) headers['proxy-authorization'] = o.auth;
+    const req = httpRequest({ host: p.hostname, port: p.port, method: o.method ?? 'GET', path: url, headers, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c) => {
+        text += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', (err) => resolve({ status: 0, headers: {}, text: err.message }));
+    req.end(o.body);
+  });
 }

@@ -1,7 +1,7 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Sandbox, startSandbox } from '@zone-api/sandbox';
-import { freePort } from '@zone-api/testkit';
+import { freePort, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -50,24 +50,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (target ? target.close(() => resolve()) : resolve()));
 });
 
-/** One request through a proxy in absolute-URI form. */
-function through(proxyPort: number, url: string): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: proxyPort, path: url, headers: { host: new URL(url).host }, agent: false },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => {
-          text += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 describe('the real manager through the sandbox', () => {
   it('forwards a request of its port through the proxy network: it arrives, the real HAR log and the sandbox usage show it', async () => {
     const port = await freePort();
@@ -79,7 +61,7 @@ describe('the real manager through the sandbox', () => {
     expect(created.status, await created.clone().text()).toBe(200);
 
     const url = `${targetUrl}/through-the-real-manager?n=1`;
-    const res = await through(port, url);
+    const res = await viaProxy(`http://127.0.0.1:${port}`, url);
     expect(res.status, `${res.text}\n${manager.output().slice(-2000)}`).toBe(200);
     expect(res.text).toBe('hello from the target: /through-the-real-manager?n=1');
     expect(arrived.at(-1)?.url).toBe('/through-the-real-manager?n=1');
