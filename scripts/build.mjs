@@ -16,6 +16,8 @@ import { parseArgs } from 'node:util';
 import { bundle } from '../packages/spec/scripts/bundle.mjs';
 import { apis, bundlePath, distDir, isMain, quiet, root, tool } from '../packages/spec/scripts/lib.mjs';
 import { lint } from '../packages/spec/scripts/lint.mjs';
+import { generatedDirs } from './check-generated.mjs';
+import { checkPackages, published } from './check-packages.mjs';
 
 const cacheFile = join(root, 'node_modules/.cache/zone-api/build.json');
 
@@ -35,8 +37,6 @@ function tree(dir) {
 }
 
 const bundles = () => apis().flatMap((a) => ['yaml', 'json'].map((ext) => bundlePath(a.name, ext).slice(root.length + 1)));
-const published = ['client-core', 'account-client', 'manager-client'];
-const generated = ['packages/account-client/src/generated', 'packages/manager-client/src/generated', 'packages/sandbox/src/generated'];
 
 async function run(label, name, args) {
   const res = await tool(name, args);
@@ -84,7 +84,7 @@ const steps = [
       execFileSync(process.execPath, [join(root, 'scripts/gen-operations.mjs')], { cwd: root, stdio: 'inherit' });
     },
     inputs: () => [...bundles(), 'redocly.types.yaml', 'scripts/gen-operations.mjs', 'packages/spec/model/index.js'],
-    outputs: () => generated.flatMap(tree),
+    outputs: () => generatedDirs.flatMap(tree),
   },
   {
     name: 'compile',
@@ -99,7 +99,9 @@ const steps = [
   },
   {
     name: 'check packages',
-    run: () => execFileSync(process.execPath, [join(root, 'scripts/check-packages.mjs')], { cwd: root, stdio: 'inherit' }),
+    run: async () => {
+      if (!(await checkPackages())) throw new Error('the exports check of the packages failed');
+    },
     inputs: () => [
       'scripts/check-packages.mjs',
       ...published.flatMap((p) => [`packages/${p}/package.json`, ...sources(`packages/${p}/README.md`), ...tree(`packages/${p}/dist`)]),

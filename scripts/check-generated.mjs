@@ -5,28 +5,38 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { root } from '../packages/spec/scripts/lib.mjs';
+import { isMain, root } from '../packages/spec/scripts/lib.mjs';
 
-const dirs = ['packages/account-client/src/generated', 'packages/manager-client/src/generated', 'packages/sandbox/src/generated'];
-const files = dirs.flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
-const before = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
+/** Where `pnpm types` writes (the build's types step reads its outputs from the same list). */
+export const generatedDirs = [
+  'packages/account-client/src/generated',
+  'packages/manager-client/src/generated',
+  'packages/sandbox/src/generated',
+];
+/** Regenerates, compares with what was there, puts the originals back; exits 1 naming what was stale. */
+function check() {
+  const files = generatedDirs.flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
+  const before = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
 
-let stale = [];
-try {
-  execFileSync('pnpm', ['-s', 'types'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  const after = dirs.flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
-  stale = [...new Set([...files, ...after])].filter((f) => {
-    try {
-      return readFileSync(f, 'utf8') !== before.get(f);
-    } catch {
-      return true;
-    }
-  });
-} finally {
-  for (const [f, text] of before) writeFileSync(f, text);
+  let stale = [];
+  try {
+    execFileSync('pnpm', ['-s', 'types'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    const after = generatedDirs.flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
+    stale = [...new Set([...files, ...after])].filter((f) => {
+      try {
+        return readFileSync(f, 'utf8') !== before.get(f);
+      } catch {
+        return true;
+      }
+    });
+  } finally {
+    for (const [f, text] of before) writeFileSync(f, text);
+  }
+  if (stale.length) {
+    console.error(`stale generated files (run pnpm types and commit):\n${stale.map((f) => `  ${relative(root, f)}`).join('\n')}`);
+    process.exit(1);
+  }
+  console.log(`generated files are fresh (${files.length} files)`);
 }
-if (stale.length) {
-  console.error(`stale generated files (run pnpm types and commit):\n${stale.map((f) => `  ${relative(root, f)}`).join('\n')}`);
-  process.exit(1);
-}
-console.log(`generated files are fresh (${files.length} files)`);
+
+if (isMain(import.meta.url)) check();
