@@ -132,7 +132,7 @@ try {
   sandbox.stop();
 }
 
-// Persistence: the same POST against a sandbox with --data (each change on disk before its answer).
+// Persistence: the same POST against a sandbox with --data (each change written to the journal before its answer).
 const dataDir = mkdtempSync(join(tmpdir(), 'zone-api-bench-data-'));
 let persisted;
 try {

@@ -15,7 +15,11 @@ Usage: zone-api-sandbox [options]
   --host HOST        interface (env ZONE_API_SANDBOX_HOST, default ${DEFAULT_HOST}); beyond loopback the
                      control endpoints need a token (env ZONE_API_SANDBOX_CONTROL_TOKEN, else a random
                      one, printed in the banner)
-  --data FILE        keep the state in FILE across restarts (env ZONE_API_SANDBOX_DATA; default: memory)
+  --data FILE        keep the state in FILE across restarts (env ZONE_API_SANDBOX_DATA; default: memory):
+                     a snapshot and FILE.journal; each change is written before its answer
+  --fsync WHEN       with --data: interval (default; fsync once a second, a change survives the process
+                     being killed) or always (fsync before each answer, survives a power loss too)
+                     (env ZONE_API_SANDBOX_FSYNC)
   --seed FILE        start from this seed instead of the built-in one (env ZONE_API_SANDBOX_SEED)
   --spec-dir DIR     read the bundles from DIR (env ZONE_API_SANDBOX_SPEC_DIR; default: @zone-api/spec)
   --network-port N   the emulated proxy network (the provider's super proxy) on port N (env
@@ -51,6 +55,7 @@ async function main(): Promise<void> {
       'manager-port': { type: 'string' },
       host: { type: 'string' },
       data: { type: 'string' },
+      fsync: { type: 'string' },
       seed: { type: 'string' },
       'spec-dir': { type: 'string' },
       'print-seed': { type: 'boolean' },
@@ -84,6 +89,8 @@ async function main(): Promise<void> {
     .map((e) => e.trim())
     .filter(Boolean);
   const targetCaFile = values['target-ca'] ?? env.ZONE_API_SANDBOX_TARGET_CA;
+  const fsync = values.fsync ?? env.ZONE_API_SANDBOX_FSYNC ?? 'interval';
+  if (fsync !== 'always' && fsync !== 'interval') throw new Error(`--fsync must be always or interval, not ${JSON.stringify(fsync)}`);
   let stopping = false;
   const sandbox = await startSandbox({
     host: values.host ?? env.ZONE_API_SANDBOX_HOST ?? DEFAULT_HOST,
@@ -91,6 +98,7 @@ async function main(): Promise<void> {
     accountPort,
     managerPort,
     dataFile: values.data ?? env.ZONE_API_SANDBOX_DATA,
+    fsync,
     seed: values.seed ?? env.ZONE_API_SANDBOX_SEED,
     specDir: values['spec-dir'] ?? env.ZONE_API_SANDBOX_SPEC_DIR,
     strict: values.strict === true,

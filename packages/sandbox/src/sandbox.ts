@@ -7,7 +7,7 @@ import { credentialsOf, readSeed, type SandboxCredentials } from './boot.js';
 export type { SandboxCredentials } from './boot.js';
 
 import { controlRoutes, type FaultControl, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
-import { lockDataFile, readState, removeStaleTemps, Saver } from './domain/persist.js';
+import { DataFile, lockDataFile, readState, removeStaleTemps } from './domain/persist.js';
 import { Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import { HttpError } from './errors.js';
@@ -34,8 +34,17 @@ export interface SandboxOptions {
   accountPort?: number;
   /** Port of the manager API; 0 = a free port. Default 22999. */
   managerPort?: number;
-  /** Keep the state in this JSON file across restarts (atomic writes). Default: in memory only. */
+  /**
+   * Keep the state in this JSON file across restarts: a snapshot plus `<file>.journal`, each change
+   * written before its answer. Default: in memory only.
+   */
   dataFile?: string;
+  /**
+   * With `dataFile`: `interval` (default) writes each change to the operating system before its
+   * answer (it survives the process being killed) and fsyncs once a second; `always` fsyncs each
+   * group of changes before their answers (it survives a power loss too, at the disk's pace).
+   */
+  fsync?: 'always' | 'interval';
   /** The seed: a path to a JSON seed file, or the seed itself. Default: the built-in seed. */
   seed?: string | StateData;
   /** Directory holding `account.openapi.json` and `manager.openapi.json`. Default: the `@zone-api/spec` package. */
@@ -143,23 +152,33 @@ async function startLocked(
     }
   }
   const store = new Store(initial);
-  const saver = dataFile ? new Saver(dataFile, () => `${store.toJson({ saved_at: new Date().toISOString() })}\n`) : undefined;
-  // A change is acknowledged once it is on disk. When the write fails, memory goes back to what the
+  const saver = dataFile
+    ? new DataFile(
+        dataFile,
+        {
+          sectionsJson: (all) => store.sectionsJson(all),
+          snapshot: () => `${store.toJson({ saved_at: new Date().toISOString() })}\n`,
+        },
+        { fsync: options.fsync },
+      )
+    : undefined;
+  // A change is acknowledged once it is written. When the write fails, memory goes back to what the
   // disk holds (every change still waiting for that write is undone) and the request gets a 503.
   const persist = async () => {
     if (!saver) return;
     try {
       await saver.save();
     } catch (err) {
-      if (saver.lastSaved) store.load(JSON.parse(saver.lastSaved) as StateData);
+      const acked = saver.acknowledged();
+      if (acked) store.load(acked as StateData);
       const code = (err as NodeJS.ErrnoException).code;
       throw new HttpError(503, `The change could not be saved to the data file (${code ?? (err as Error).message}), so it was not made`, {
         headers: { 'Retry-After': '1' },
       });
     }
   };
-  if (saver && initial !== seed) saver.lastSaved = JSON.stringify(initial);
-  if (saver && initial === seed) await persist();
+  // The first write is a snapshot: of the seed, or of the data file with its journal folded in.
+  if (saver) await saver.save();
 
   const host = options.host ?? DEFAULT_HOST;
   const listening: number[] = [];
@@ -300,7 +319,7 @@ async function startLocked(
     async close() {
       await Promise.allSettled([account.close(), manager.close(), traffic.close()]);
       try {
-        await saver?.save();
+        await saver?.close();
       } finally {
         unlock();
       }

@@ -281,6 +281,54 @@ describe('persistence: acknowledged only once on disk, one sandbox per data file
     }
   });
 
+  it('every acknowledged change survives kill -9 (the journal is written before the answer)', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'zone-api-kill9-'));
+    const dataFile = join(work, 'state.json');
+    const proc = spawn(process.execPath, [cli, '--no-traffic', '--account-port', '0', '--manager-port', '0', '--data', dataFile], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        proc.stdout?.on('data', (d) => {
+          out += d;
+          const a = /account API {2}(http:\/\/\S+)/.exec(out);
+          if (a?.[1] && out.includes('control')) resolve(a[1]);
+        });
+        proc.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+      // 300 changes in flight, the process killed in the middle of them: what was answered 200 must be on disk.
+      const acked: string[] = [];
+      const sends = Array.from({ length: 300 }, (_, i) => {
+        const ip = `198.51.${100 + Math.floor(i / 250)}.${(i % 250) + 1}`;
+        return raw(url, 'POST', '/api/zone/whitelist', { headers: bearer, body: { customer: C, zone: 'static_zone', ip } }).then(
+          (r) => {
+            if (r.status === 201) acked.push(ip);
+            if (acked.length === 100) proc.kill('SIGKILL');
+          },
+          () => {},
+        );
+      });
+      await Promise.all(sends);
+      proc.kill('SIGKILL'); // when fewer than 100 were answered (the assertion below then fails)
+      await new Promise<void>((resolve) =>
+        proc.exitCode !== null || proc.signalCode !== null ? resolve() : proc.once('exit', () => resolve()),
+      );
+      expect(proc.signalCode).toBe('SIGKILL');
+      expect(acked.length).toBeGreaterThanOrEqual(100);
+      const again = await startSandbox({ accountPort: 0, managerPort: 0, dataFile });
+      try {
+        const whitelist = again.state().account.zones.find((z) => z.name === 'static_zone')?.whitelist ?? [];
+        expect(acked.filter((ip) => !whitelist.includes(ip))).toEqual([]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      proc.kill('SIGKILL');
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
   it('a final save that fails on SIGTERM is reported in one line, exit code 1', async () => {
     const work = mkdtempSync(join(tmpdir(), 'zone-api-finalsave-'));
     const dir = join(work, 'data');

@@ -1,11 +1,14 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccountClient } from '@zone-api/account-client';
 import { createManagerClient } from '@zone-api/manager-client';
+import { freePort, viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { Saver, writeFileAtomic } from '../src/domain/persist.js';
-import { startSandbox } from '../src/index.js';
+import { DataFile, journalOf, readState, writeFileAtomic } from '../src/domain/persist.js';
+import { defaultSeed, startSandbox } from '../src/index.js';
 
 const free = { accountPort: 0, managerPort: 0 } as const;
 const TOKEN = 'sandbox-token-0001';
@@ -38,8 +41,8 @@ describe('--data keeps the state across restarts', () => {
       await account.setAccountStatus({ body: { status: 'suspend_manual' } });
       await manager.createProxy({ body: { proxy: { port: 24100, zone: 'kept_zone' } } });
       await manager.updateSettings({ body: { logs: 7 } });
-      // Acknowledged means written: the file holds the change before close() runs.
-      const onDisk = JSON.parse(readFileSync(file, 'utf8'));
+      // Acknowledged means written: the data file (snapshot and journal) holds the change before close() runs.
+      const onDisk = readState(file) as { account: { zones: { name: string }[] } };
       expect(onDisk.account.zones.map((z: { name: string }) => z.name)).toContain('kept_zone');
     });
     await withSandbox(file, async (s) => {
@@ -95,7 +98,7 @@ describe('--data keeps the state across restarts', () => {
       let stop = false;
       const reader = (async () => {
         while (!stop) {
-          JSON.parse(readFileSync(file, 'utf8')); // throws on a torn file
+          readState(file); // throws on a torn snapshot or a damaged journal
           reads++;
           await new Promise((r) => setImmediate(r));
         }
@@ -106,8 +109,8 @@ describe('--data keeps the state across restarts', () => {
       stop = true;
       await reader;
       expect(reads).toBeGreaterThan(0);
-      const saved = JSON.parse(readFileSync(file, 'utf8'));
-      const whitelist = saved.account.zones.find((z: { name: string }) => z.name === 'static_zone').whitelist as string[];
+      const saved = readState(file) as { account: { zones: { name: string; whitelist: string[] }[] } };
+      const whitelist = saved.account.zones.find((z) => z.name === 'static_zone')?.whitelist ?? [];
       expect(whitelist.filter((ip) => ip.startsWith('198.51.100.'))).toHaveLength(40);
     });
   });
@@ -122,51 +125,151 @@ describe('--data keeps the state across restarts', () => {
   });
 });
 
-describe('Saver (group commit)', () => {
-  it('one write carries every change made while the previous write ran, and each caller resolves once its change is on disk', async () => {
-    const dir = freshDir();
-    const file = join(dir, 'state.json');
-    let value = 0;
-    let snapshots = 0;
-    const saver = new Saver(file, () => {
-      snapshots++;
-      return JSON.stringify({ value });
-    });
-    const done: number[] = [];
-    const saves = Array.from({ length: 50 }, (_, i) => {
-      value = i + 1;
-      return saver.save().then(() => {
-        // By the time a caller hears back, the disk holds its change or a later one.
-        done.push(JSON.parse(readFileSync(file, 'utf8')).value);
-      });
-    });
-    await Promise.all(saves);
-    expect(JSON.parse(readFileSync(file, 'utf8')).value).toBe(50);
-    expect(done.every((v) => v === 50)).toBe(true);
-    expect(snapshots).toBeLessThanOrEqual(2);
-    expect(saver.lastSaved).toBe(JSON.stringify({ value: 50 }));
+describe('DataFile (group commit into a journal)', () => {
+  /** A state of two sections: `small` (written on every change) and `pools` (a large one, written when touched). */
+  function fakeState() {
+    const st = { small: 0, pools: [0], touched: false, full: 0 };
+    const journaled = {
+      sectionsJson: (all: boolean): [string, string][] => {
+        const out: [string, string][] = [['small', JSON.stringify(st.small)]];
+        if (all || st.touched) out.push(['pools', JSON.stringify(st.pools)]);
+        st.touched = false;
+        return out;
+      },
+      snapshot: () => {
+        st.full++;
+        return JSON.stringify({ small: st.small, pools: st.pools });
+      },
+    };
+    return { st, journaled };
+  }
+
+  it('the changes of one turn become one record; each caller resolves once its change is written; large sections only when touched', async () => {
+    const file = join(freshDir(), 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled);
+    await df.save(); // the first write is a snapshot
+    expect(st.full).toBe(1);
+    const heard: number[] = [];
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => {
+        st.small = i + 1;
+        return df.save().then(() => heard.push((readState(file) as { small: number }).small));
+      }),
+    );
+    // By the time a caller hears back, the disk holds its change or a later one.
+    expect(heard.every((v) => v === 50)).toBe(true);
+    const records = readFileSync(journalOf(file), 'utf8').trim().split('\n').slice(1);
+    expect(records).toHaveLength(1);
+    expect(JSON.parse(records[0] as string).sections).toEqual({ small: 50 }); // pools untouched: not written
+    st.pools = [1, 2, 3];
+    st.touched = true;
+    await df.save();
+    expect(readState(file)).toEqual({ small: 50, pools: [1, 2, 3] });
+    expect(st.full).toBe(1); // no snapshot per change
+    await df.close();
+    // A clean close folds the journal into the snapshot.
+    expect(existsSync(journalOf(file))).toBe(false);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ small: 50, pools: [1, 2, 3] });
   });
 
-  it('a failed write refuses its callers and those queued behind it; the next save after it writes again', async () => {
-    const dir = freshDir();
+  it('a failed write refuses its callers and those queued behind it, truncates the journal, and the next save writes a snapshot', async () => {
+    const dir = join(freshDir(), 'data');
+    mkdirSync(dir);
     const file = join(dir, 'state.json');
-    let fail = true;
-    let value = 0;
-    const saver = new Saver(file, () => {
-      if (fail) throw new Error('disk full');
-      return JSON.stringify({ value });
-    });
-    const first = saver.save();
-    const queued = saver.save();
-    const results = await Promise.allSettled([first, queued]);
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled);
+    st.small = 1;
+    await df.save();
+    rmSync(dir, { recursive: true, force: true }); // the open journal now takes writes nobody can read
+    st.small = 2;
+    const results = await Promise.allSettled([df.save(), df.save()]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-    fail = false;
-    value = 7;
-    await saver.save();
-    expect(JSON.parse(readFileSync(file, 'utf8')).value).toBe(7);
-    // Not stuck behind the failure: a burst after it is served too.
-    value = 8;
-    await Promise.all([saver.save(), saver.save(), saver.save()]);
-    expect(JSON.parse(readFileSync(file, 'utf8')).value).toBe(8);
+    expect(df.acknowledged()).toEqual({ small: 1, pools: [0] });
+    mkdirSync(dir);
+    st.small = 7;
+    await df.save();
+    expect(readState(file)).toEqual({ small: 7, pools: [0] });
+    // Not stuck behind the failure: a burst after it is served too, as journal records.
+    st.small = 8;
+    await Promise.all([df.save(), df.save(), df.save()]);
+    expect(readState(file)).toEqual({ small: 8, pools: [0] });
+    await df.close();
+  });
+
+  it('a journal outgrowing the snapshot is folded into a new one', async () => {
+    const file = join(freshDir(), 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled, { compactAt: 200 });
+    await df.save();
+    for (let i = 0; i < 40; i++) {
+      st.small = i;
+      await df.save();
+    }
+    expect(st.full).toBeGreaterThan(1);
+    expect(readFileSync(journalOf(file), 'utf8').length).toBeLessThan(400);
+    expect(readState(file)).toEqual({ small: 39, pools: [0] });
+    await df.close();
+  });
+
+  it('a last record cut short by a crash is skipped; a journal that follows another snapshot is not applied', async () => {
+    const file = join(freshDir(), 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled);
+    await df.save();
+    st.small = 5;
+    await df.save();
+    const journal = readFileSync(journalOf(file), 'utf8');
+    writeFileSync(journalOf(file), `${journal}{"seq":9,"sections":{"small":6`);
+    expect(readState(file)).toEqual({ small: 5, pools: [0] });
+    writeFileSync(journalOf(file), `${journal}{"seq":9,"sec\n{"seq":10,"sections":{"small":6}}\n`);
+    expect(() => readState(file)).toThrow(/journal .* is damaged at line 3/);
+    // What a crash between the snapshot's rename and the journal's leaves: a newer snapshot, an older journal.
+    writeFileSync(journalOf(file), journal);
+    writeFileSync(file, JSON.stringify({ small: 9, pools: [4] }));
+    expect(readState(file)).toEqual({ small: 9, pools: [4] });
+    await df.close();
+  });
+});
+
+describe('what is on disk is what memory holds, after every kind of change', () => {
+  it('Zones, IPs released to the pool, traffic (usage, request logs, HAR), a deleted Zone: the data file read by another process equals the state', async () => {
+    const file = join(freshDir(), 'state.json');
+    const target = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}/x`;
+    const seed = defaultSeed();
+    seed.manager.ports = [];
+    const s = await startSandbox({ ...free, dataFile: file, seed, networkPort: 0, proxyPorts: true });
+    try {
+      const { account, manager } = clients(s);
+      /** The disk holds what memory holds (traffic saves after answering: wait for it, bounded). */
+      const sameOnDisk = async (what: string) => {
+        for (let i = 0; i < 50 && JSON.stringify(readState(file)) !== JSON.stringify(s.state()); i++)
+          await new Promise((r) => setTimeout(r, 20));
+        const disk = readState(file) as { saved_at?: string };
+        delete disk.saved_at;
+        expect(disk, what).toEqual(s.state());
+      };
+      await account.createZone({ body: { zone: { name: 'disk_zone' }, plan: { type: 'static', ips: 2 } } });
+      await sameOnDisk('createZone');
+      const ips = (await account.listZoneIps({ params: { query: { zone: 'disk_zone' } } })).data as { ips: { ip: string }[] };
+      await account.removeZoneIps({ body: { zone: 'disk_zone', ips: [ips.ips[0]?.ip as string] } });
+      await sameOnDisk('removeZoneIps (released_at in the pool)');
+      const auth = `Basic ${Buffer.from(`lum-customer-${s.credentials.customer}-zone-dc_zone_2:${s.credentials.zones.dc_zone_2?.[0]}`).toString('base64')}`;
+      expect((await viaProxy(s.networkUrl as string, targetUrl, { auth })).status).toBe(200);
+      await sameOnDisk('a request through the network (usage, req_logs)');
+      const port = await freePort();
+      expect((await manager.createProxy({ body: { proxy: { port, zone: 'dc_zone_2' } } })).response.status).toBe(200);
+      expect((await viaProxy(`http://127.0.0.1:${port}`, targetUrl)).status).toBe(200);
+      await sameOnDisk('a request through a port (HAR)');
+      await account.deleteZone({ body: { zone: 'disk_zone' } });
+      await sameOnDisk('deleteZone');
+      await account.deleteZone({ body: { zone: 'mob_zone' } });
+      await sameOnDisk('deleteZone of a Zone with peers');
+    } finally {
+      await s.close();
+      target.close();
+    }
   });
 });

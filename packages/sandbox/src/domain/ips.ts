@@ -82,6 +82,7 @@ export function release(store: Store, zone: ZoneState, ips: readonly string[], n
   const gone = new Set(ips);
   zone.ips = zone.ips.filter((ip) => !gone.has(ip));
   const at = new Date(now).toISOString();
+  store.touch('pools');
   for (const ip of ips) {
     store.allocated.delete(ip);
     const p = store.pool.get(ip);

@@ -140,6 +140,8 @@ export class Store {
   bans = new Map<number, Map<string, Ban>>();
   /** The sandbox's time (tests move it); not part of the state. */
   readonly clock = new Clock();
+  /** Large sections changed since the data file last wrote them (sectionsJson); every one after a load. */
+  private unsaved = new Set<TouchedSection>(TOUCHED_SECTIONS);
 
   constructor(data: StateData) {
     this.load(data);
@@ -173,6 +175,46 @@ export class Store {
     this.ports = new Map(ports.map((p) => [p.port, p]));
     this.bans = new Map();
     for (const b of bans) this.addBan(b);
+    for (const s of TOUCHED_SECTIONS) this.unsaved.add(s);
+  }
+
+  /**
+   * Marks a section of TOUCHED_SECTIONS as changed, for the data file's next journal record.
+   * Whatever changes the IP pools, the HAR log, the usage, the request logs or the peers calls it
+   * (the other sections are written with every change and need no mark); persistence.test.ts checks
+   * the disk against memory after every kind of change.
+   */
+  touch(section: TouchedSection): void {
+    this.unsaved.add(section);
+  }
+
+  /**
+   * The state as [section, JSON text] for the data file's journal: every section outside
+   * TOUCHED_SECTIONS, and those touched since the last call, or all with `all`. `har` is the
+   * manager's HAR log, apart from the rest of `manager`.
+   */
+  sectionsJson(all: boolean): [string, string][] {
+    const { har, ...manager } = this.manager;
+    const sections: Record<string, () => unknown> = {
+      format: () => 'zone-api-sandbox-state',
+      version: () => 1,
+      account: () => this.accountView(),
+      pools: () => this.poolsView(),
+      cities: () => this.cities,
+      peers: () => this.peers,
+      network_status: () => this.networkStatus,
+      req_logs: () => this.reqLogs,
+      usage: () => this.usage,
+      charges: () => this.charges,
+      manager: () => ({ ...manager, ports: [...this.ports.values()], bans: this.bansView() }),
+      har: () => har,
+    };
+    const out: [string, string][] = [];
+    for (const [name, value] of Object.entries(sections)) {
+      if (all || !TOUCHED.has(name) || this.unsaved.has(name as TouchedSection)) out.push([name, JSON.stringify(value())]);
+    }
+    this.unsaved.clear();
+    return out;
   }
 
   /**
@@ -185,10 +227,13 @@ export class Store {
     release(this, zone, [...zone.ips]);
     releaseGips(this, zone, [...zone.gips]);
     this.zones.delete(zone.name);
+    this.touch('usage');
+    this.touch('req_logs');
     const other = (r: { zone: string }) => r.zone !== zone.name;
     this.usage = this.usage.filter(other);
     this.reqLogs = this.reqLogs.filter(other);
     this.charges = this.charges.filter(other);
+    this.touch('peers');
     this.peers = this.peers.filter((p) => p.zone === undefined || p.zone !== zone.name);
   }
 
@@ -242,23 +287,44 @@ export class Store {
 
   /** The state as plain data over the live objects: read it, never change it. */
   private view(): StateData {
-    const bans: Ban[] = [];
-    for (const port of [...this.bans.keys()]) bans.push(...this.activeBans(port));
     return {
       format: 'zone-api-sandbox-state',
       version: 1,
-      account: { ...this.account, tokens: [...this.tokens.values()], basic: [...this.basic.values()], zones: [...this.zones.values()] },
-      pools: { ips: [...this.pool.values()], gips: [...this.gipPool.values()] },
+      account: this.accountView(),
+      pools: this.poolsView(),
       cities: this.cities,
       peers: this.peers,
       network_status: this.networkStatus,
       req_logs: this.reqLogs,
       usage: this.usage,
       charges: this.charges,
-      manager: { ...this.manager, ports: [...this.ports.values()], bans },
+      manager: { ...this.manager, ports: [...this.ports.values()], bans: this.bansView() },
     } satisfies StateData;
   }
+
+  private accountView(): StateData['account'] {
+    return { ...this.account, tokens: [...this.tokens.values()], basic: [...this.basic.values()], zones: [...this.zones.values()] };
+  }
+
+  private poolsView(): StateData['pools'] {
+    return { ips: [...this.pool.values()], gips: [...this.gipPool.values()] };
+  }
+
+  private bansView(): Ban[] {
+    const bans: Ban[] = [];
+    for (const port of [...this.bans.keys()]) bans.push(...this.activeBans(port));
+    return bans;
+  }
 }
+
+/**
+ * Sections of the state that the data file writes only when touched: large ones (pools, usage,
+ * request logs, the HAR log) and ones that rarely change (cities never after a load, peers only
+ * when a Zone is deleted). The rest is small and written with every change.
+ */
+export const TOUCHED_SECTIONS = ['pools', 'usage', 'req_logs', 'har', 'cities', 'peers'] as const;
+export type TouchedSection = (typeof TOUCHED_SECTIONS)[number];
+const TOUCHED: ReadonlySet<string> = new Set(TOUCHED_SECTIONS);
 
 /** A ban's identity on its port: the IP and the domain it applies to (`null`: every domain). */
 export const banKey = (ip: string, domain: string | null) => `${ip}\n${domain ?? ''}`;

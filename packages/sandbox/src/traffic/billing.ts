@@ -31,6 +31,8 @@ export function bill(store: Store, u: Usage, now: number): void {
     day = { zone: u.zone.name, date, bw_dn: 0, bw_up: 0 };
     store.usage.push(day);
   }
+  store.touch('usage');
+  store.touch('req_logs');
   day.bw_dn += u.down;
   day.bw_up += u.up;
   store.reqLogs.push({

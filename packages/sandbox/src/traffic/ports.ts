@@ -279,6 +279,7 @@ export class PortTraffic {
   private log(x: Exchange): void {
     const har = this.o.store.manager.har;
     har.push(harEntry(x));
+    this.o.store.touch('har');
     const keep = Math.max(0, this.o.store.manager.settings.logs || 1000);
     if (har.length > keep) har.splice(0, har.length - keep);
     this.o.changed();
