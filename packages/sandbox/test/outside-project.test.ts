@@ -147,5 +147,5 @@ describe('README examples in a project outside the repository, from packed tarba
       expect(run.stderr, `${file} stderr`).toBe('');
       expect(run.status, `${file} exit status`).toBe(0);
     }
-  });
+  }, 120_000); // tsc over a whole project, then each example in its own process: beyond the default on a loaded machine
 });
