@@ -54,16 +54,19 @@ func main() {
 	call("getZoneStatus (GET, Zone credential header)", func() (interface{}, *http.Response, error) {
 		return account.ZoneAdministrationApi.GetZoneStatus(zoneHeader, nil)
 	})
-	// The generator would format the plan struct with %v; a JSON string goes through as it is.
+	// The JSON-in-query plan is a string parameter of the generated client: its JSON text goes as it is.
 	call("getAvailableIpCount (JSON-in-query plan)", func() (interface{}, *http.Response, error) {
 		plan := `{"ips_type":"shared","country":"us"}`
-		return account.IPInventoryApi.GetAvailableIpCount(bearer, customer, zone, &zoneaccount.GetAvailableIpCountOpts{Plan: optional.NewInterface(plan)})
+		return account.IPInventoryApi.GetAvailableIpCount(bearer, customer, zone, &zoneaccount.GetAvailableIpCountOpts{Plan: optional.NewString(plan)})
 	})
 	call("getZoneWhitelist (map of lists)", func() (interface{}, *http.Response, error) {
 		return account.ZoneAdministrationApi.GetZoneWhitelist(bearer, zone, &zoneaccount.GetZoneWhitelistOpts{Customer: optional.NewString(customer)})
 	})
 	call("listRecentIps (map of lists)", func() (interface{}, *http.Response, error) {
 		return account.IPInventoryApi.ListRecentIps(bearer, zone, &zoneaccount.ListRecentIpsOpts{Customer: optional.NewString(customer)})
+	})
+	call("getCustomerBandwidth (map of maps)", func() (interface{}, *http.Response, error) {
+		return account.StatisticsApi.GetCustomerBandwidth(bearer, &zoneaccount.GetCustomerBandwidthOpts{Customer: optional.NewString(customer), Details: optional.NewInt32(1)})
 	})
 	call("removeZoneIps (DELETE with body)", func() (interface{}, *http.Response, error) {
 		return account.IPInventoryApi.RemoveZoneIps(bearer, zoneaccount.RemoveZoneIpsRequest{Customer: customer, Zone: zone, Ips: []string{"1.1.1.1", "1.1.1.2"}})
