@@ -32,7 +32,10 @@ describe('generator input', () => {
   it('makes a oneOf of value types untyped, keeping its description', () => {
     const out = generatorInput(
       doc({
-        X: { type: 'object', properties: { ips: { description: 'd', oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] } } },
+        X: {
+          type: 'object',
+          properties: { ips: { description: 'd', oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] } },
+        },
       }),
       'go',
     );
@@ -50,7 +53,13 @@ describe('generator input', () => {
       doc({
         Ips: { type: 'array', items: { type: 'string' } },
         Model: { type: 'object', properties: { a: { type: 'string' } } },
-        X: { type: 'object', properties: { m: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Ips' } }, n: { $ref: '#/components/schemas/Model' } } },
+        X: {
+          type: 'object',
+          properties: {
+            m: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Ips' } },
+            n: { $ref: '#/components/schemas/Model' },
+          },
+        },
       }),
       'go',
     );
@@ -60,7 +69,12 @@ describe('generator input', () => {
 
   it('makes a free-form object untyped', () => {
     const out = generatorInput(
-      doc({ X: { type: 'object', properties: { sums: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true } } } } }),
+      doc({
+        X: {
+          type: 'object',
+          properties: { sums: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true } } },
+        },
+      }),
       'go',
     );
     expect(out.components.schemas.X.properties.sums.additionalProperties).toEqual({});
@@ -69,7 +83,12 @@ describe('generator input', () => {
   it('makes a JSON-in-query parameter a string, with its example as JSON text', () => {
     const plan = { name: 'plan', in: 'query', content: { 'application/json': { schema: { type: 'object' }, example: { a: 1 } } } };
     const out = generatorInput(doc({ X: { type: 'string' } }, [plan]), 'go');
-    expect(out.paths['/x'].get.parameters[0]).toEqual({ name: 'plan', in: 'query', schema: { type: 'string', description: 'JSON text.' }, example: '{"a":1}' });
+    expect(out.paths['/x'].get.parameters[0]).toEqual({
+      name: 'plan',
+      in: 'query',
+      schema: { type: 'string', description: 'JSON text.' },
+      example: '{"a":1}',
+    });
   });
 
   it('makes a boolean query parameter the string true or false for Python only', () => {
