@@ -34,7 +34,7 @@ function generatorArgs(lang, api) {
   return [
     ...common,
     '-g',
-    'go',
+    'go-experimental',
     '-p',
     `packageName=${t.go.package},packageVersion=${version}`,
     '--git-user-id',
@@ -66,10 +66,7 @@ function goMod(t) {
 
 go 1.19
 
-require (
-	github.com/antihax/optional v1.0.0
-	golang.org/x/oauth2 v0.0.0-20190604053449-0f29369cfe45
-)
+require golang.org/x/oauth2 v0.0.0-20190604053449-0f29369cfe45
 `;
 }
 

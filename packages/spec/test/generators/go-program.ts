@@ -2,23 +2,24 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Call } from './calls.js';
 
-// Writes the Go every-operation program: one call per operation through the generated Go client,
-// with the arguments of the Call (the spec's examples) in the types of the generated signatures,
-// which are read from the generated sources (methods of the *ApiService types and their *Opts structs).
+// Writes the Go every-operation program: one call per operation through the generated Go client
+// (go-experimental: `client.<Tag>Api.<Operation>(ctx, path params…).<Param>(value)….Execute()`), with
+// the arguments of the Call (the spec's examples) in the types of the generated signatures, which are
+// read from the generated sources.
 
 interface GoMethod {
   service: string;
   name: string;
-  /** The arguments after ctx: name and Go type. */
+  /** The path arguments after ctx: name and Go type. */
   args: { name: string; type: string }[];
+  /** The request builder's setters: method name -> argument type. */
+  setters: Map<string, string>;
   returnsValue: boolean;
 }
 
 interface GoPackage {
   pkg: string;
   methods: Map<string, GoMethod>;
-  /** Opts struct name -> field name -> optional.X type. */
-  opts: Map<string, Map<string, string>>;
 }
 
 /** What the generator makes of a name: compared without case and separators. */
@@ -26,11 +27,18 @@ const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 export function readGoPackage(dir: string, pkg: string): GoPackage {
   const methods = new Map<string, GoMethod>();
-  const opts = new Map<string, Map<string, string>>();
   for (const f of readdirSync(dir).filter((f) => /^api_.*\.go$/.test(f))) {
     const src = readFileSync(join(dir, f), 'utf8');
-    const sig = /^func \(a \*(\w+)Service\) (\w+)\(ctx _context\.Context(?:, ([^)]*))?\) \((.*)\) \{$/gm;
-    for (const m of src.matchAll(sig)) {
+    const setters = new Map<string, Map<string, string>>();
+    const execute = new Map<string, boolean>();
+    for (const m of src.matchAll(/^func \(r (\w+)\) (\w+)\((\w+) ([^)]+)\) \w+ \{$/gm)) {
+      const list = setters.get(m[1] as string) ?? new Map<string, string>();
+      list.set(m[2] as string, m[4] as string);
+      setters.set(m[1] as string, list);
+    }
+    for (const m of src.matchAll(/^func \(r (\w+)\) Execute\(\) \((.*)\) \{$/gm))
+      execute.set(m[1] as string, (m[2] ?? '').split(',').length === 3);
+    for (const m of src.matchAll(/^func \(a \*(\w+)Service\) (\w+)\(ctx _context\.Context(?:, ([^)]*))?\) (\w+) \{$/gm)) {
       const args = (m[3] ?? '')
         .split(', ')
         .filter(Boolean)
@@ -38,23 +46,17 @@ export function readGoPackage(dir: string, pkg: string): GoPackage {
           const [name, type] = a.split(' ');
           return { name: name as string, type: type as string };
         });
+      const request = m[4] as string;
       methods.set(norm(m[2] as string), {
         service: m[1] as string,
         name: m[2] as string,
         args,
-        returnsValue: (m[4] ?? '').split(',').length === 3,
+        setters: setters.get(request) ?? new Map(),
+        returnsValue: execute.get(request) ?? false,
       });
     }
-    for (const m of src.matchAll(/^type (\w+Opts) struct \{\n([\s\S]*?)\n\}/gm)) {
-      const fields = new Map<string, string>();
-      for (const line of (m[2] as string).split('\n')) {
-        const [name, type] = line.trim().split(/\s+/);
-        if (name && type) fields.set(name, type);
-      }
-      opts.set(m[1] as string, fields);
-    }
   }
-  return { pkg, methods, opts };
+  return { pkg, methods };
 }
 
 const goString = (v: unknown) => JSON.stringify(typeof v === 'string' ? v : JSON.stringify(v));
@@ -68,38 +70,22 @@ function literal(pkg: string, type: string, value: unknown): string {
   return `decode[${qualified}](${goString(value)})`;
 }
 
-const OPTIONAL: Record<string, string> = {
-  'optional.String': 'string',
-  'optional.Int32': 'int32',
-  'optional.Int64': 'int64',
-  'optional.Float32': 'float32',
-  'optional.Float64': 'float64',
-  'optional.Bool': 'bool',
-  'optional.Interface': 'interface{}',
-};
-
 function callExpression(p: GoPackage, client: string, call: Call): string {
   const m = p.methods.get(norm(call.operationId));
   if (!m) throw new Error(`the Go client has no method for ${call.operationId}`);
   const params = new Map(call.params.map((x) => [norm(x.name), x.value]));
   const args = m.args.map((a) => {
-    const optsType = a.type.startsWith('*') ? a.type.slice(1) : undefined;
-    if (optsType && p.opts.has(optsType)) {
-      const fields = [...(p.opts.get(optsType) as Map<string, string>)]
-        .filter(([field]) => params.has(norm(field)))
-        .map(([field, type]) => {
-          const inner = OPTIONAL[type];
-          if (!inner) throw new Error(`${call.operationId}: unknown optional type ${type}`);
-          const ctor = type.replace('optional.', 'optional.New');
-          return `${field}: ${ctor}(${literal(p.pkg, inner, params.get(norm(field)))})`;
-        });
-      return `&${p.pkg}.${optsType}{${fields.join(', ')}}`;
-    }
-    if (params.has(norm(a.name))) return literal(p.pkg, a.type, params.get(norm(a.name)));
-    if (call.body !== undefined) return literal(p.pkg, a.type, call.body);
-    throw new Error(`${call.operationId}: no value for argument ${a.name}`);
+    if (!params.has(norm(a.name))) throw new Error(`${call.operationId}: no value for path argument ${a.name}`);
+    return literal(p.pkg, a.type, params.get(norm(a.name)));
   });
-  const invoke = `${client}.${m.service}.${m.name}(ctx, ${args.join(', ')})`;
+  const chain = [...m.setters].flatMap(([setter, type]) => {
+    if (params.has(norm(setter))) return [`.${setter}(${literal(p.pkg, type, params.get(norm(setter)))})`];
+    // The setter that is no parameter and takes a model (or, for an untyped body, anything) takes the request body.
+    if (call.body !== undefined && (/^[A-Z]/.test(type) || type === 'interface{}'))
+      return [`.${setter}(${literal(p.pkg, type, call.body)})`];
+    return [];
+  });
+  const invoke = `${client}.${m.service}.${m.name}(${['ctx', ...args].join(', ')})${chain.join('')}.Execute()`;
   return m.returnsValue ? `return ${invoke}` : `res, err := ${invoke}\n\t\treturn nil, res, err`;
 }
 
@@ -110,11 +96,11 @@ export function goProgram(apis: { api: string; pkg: GoPackage; module: string; c
     const lines = calls.map((c) => {
       const auth =
         c.credential && token
-          ? `tok, _, err := ${api}.${token.service}.${token.name}(ctx)
+          ? `tok, _, err := ${api}.${token.service}.${token.name}(ctx).Execute()
 		if err != nil {
 			return nil, nil, err
 		}
-		ctx = context.WithValue(ctx, ${pkg.pkg}.ContextAPIKey, ${pkg.pkg}.APIKey{Key: tok.Token})
+		ctx = context.WithValue(ctx, ${pkg.pkg}.ContextAPIKeys, map[string]${pkg.pkg}.APIKey{${JSON.stringify(c.credential)}: {Key: tok.GetToken()}})
 		`
           : '';
       return `	run(${JSON.stringify(api)}, ${JSON.stringify(c.operationId)}, urls[${JSON.stringify(api)}], func() (interface{}, *http.Response, error) {
@@ -123,7 +109,7 @@ export function goProgram(apis: { api: string; pkg: GoPackage; module: string; c
 	})`;
     });
     return `	${api}Cfg := ${pkg.pkg}.NewConfiguration()
-	${api}Cfg.BasePath = urls[${JSON.stringify(api)}]
+	${api}Cfg.Servers = ${pkg.pkg}.ServerConfigurations{{URL: urls[${JSON.stringify(api)}]}}
 	${api} := ${pkg.pkg}.NewAPIClient(${api}Cfg)
 	${api}Ctx := context.Background()
 	if bearer[${JSON.stringify(api)}] != "" {
@@ -143,11 +129,8 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/antihax/optional"
 ${apis.map((a) => `\t${a.pkg.pkg} ${JSON.stringify(a.module)}`).join('\n')}
 )
-
-var _ = optional.NewString
 
 func decode[T any](text string) T {
 	var v T
