@@ -58,8 +58,8 @@ function run(cmd, args) {
 }
 
 /**
- * The Go generator of 4.3.1 writes a go.mod without a `go` directive (so Go loads the whole module
- * graph of x/oauth2, which fails offline); the generator is told to skip it and this one is written.
+ * 4.3.1's go-experimental writes a go.mod that says `go 1.13`: below 1.17 Go loads the whole module
+ * graph of x/oauth2, which fails offline. The generator is told to skip it and this one is written.
  */
 function goMod(t) {
   return `module ${t.go.module}
