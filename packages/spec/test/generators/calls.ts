@@ -9,8 +9,11 @@ export interface Call {
   operationId: string;
   params: { name: string; in: string; value: unknown }[];
   body?: unknown;
-  /** The credential the call needs beside the client's default one (the manager token). */
-  credential?: string;
+  /**
+   * The API key the call needs when no HTTP scheme (the bearer token every account call uses) serves
+   * it: its scheme and header (the manager token of `addWhitelistIp`).
+   */
+  credential?: { scheme: string; header: string };
   /**
    * Per declared success status: null when it has no body; else the kind of result: `model:<Name>`,
    * `list`, `map`, `string`, `integer`, `number`, `boolean`, or `any` (an untyped schema).
@@ -70,7 +73,11 @@ export function callsOf(api: ApiName, input: Json): Call[] {
       const [media, m] = Object.entries(content ?? {})[0] ?? [];
       expect[status] = media ? kindOf(m?.schema, media) : null;
     }
-    const credential = o.credentials.find((c) => c === 'managerToken');
+    const schemes = (doc.components?.securitySchemes ?? {}) as Record<string, { type?: string; name?: string }>;
+    const apiKey = o.credentials.some((c) => schemes[c]?.type === 'http')
+      ? undefined
+      : o.credentials.find((c) => schemes[c]?.type === 'apiKey');
+    const credential = apiKey ? { scheme: apiKey, header: schemes[apiKey]?.name ?? '' } : undefined;
     return { operationId: o.operationId, params, ...(body !== undefined ? { body } : {}), ...(credential ? { credential } : {}), expect };
   });
 }

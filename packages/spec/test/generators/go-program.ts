@@ -92,6 +92,7 @@ function callExpression(p: GoPackage, client: string, call: Call): string {
 /** The program's main.go for both APIs. */
 export function goProgram(apis: { api: string; pkg: GoPackage; module: string; calls: Call[] }[]): string {
   const blocks = apis.map(({ api, pkg, calls }) => {
+    // The only API key of the bundles is the manager token, which getNewToken issues (the scheme's description says so).
     const token = pkg.methods.get(norm('getNewToken'));
     const lines = calls.map((c) => {
       const auth =
@@ -100,7 +101,7 @@ export function goProgram(apis: { api: string; pkg: GoPackage; module: string; c
 		if err != nil {
 			return nil, nil, err
 		}
-		ctx = context.WithValue(ctx, ${pkg.pkg}.ContextAPIKeys, map[string]${pkg.pkg}.APIKey{${JSON.stringify(c.credential)}: {Key: tok.GetToken()}})
+		ctx = context.WithValue(ctx, ${pkg.pkg}.ContextAPIKeys, map[string]${pkg.pkg}.APIKey{${JSON.stringify(c.credential.scheme)}: {Key: tok.GetToken()}})
 		`
           : '';
       return `	run(${JSON.stringify(api)}, ${JSON.stringify(c.operationId)}, urls[${JSON.stringify(api)}], func() (interface{}, *http.Response, error) {

@@ -69,23 +69,23 @@ def argument(method, name, value):
     return value if isinstance(value, str) or declared_type(method, name) != "str" else json.dumps(value)
 
 
-def client(pkg, api, token=None):
+def client(pkg, api, api_key=None):
     cfg = pkg.Configuration(host=api["url"])
     if api.get("bearer"):
         cfg.access_token = api["bearer"]
-    if token:
-        cfg.api_key["Authorization"] = token
+    if api_key:
+        cfg.api_key[api_key[0]] = api_key[1]
     return pkg.ApiClient(cfg)
 
 
 def call(api_name, api, c):
     pkg = PACKAGES[api_name]
     reset(api["url"])
-    token = None
-    if c.get("credential") == "managerToken":
-        # The manager token comes from getNewToken (the scheme's description says so).
-        token = method_of(pkg, client(pkg, api), "getNewToken")().token
-    api_client = client(pkg, api, token)
+    api_key = None
+    if c.get("credential"):
+        # The only API key of the bundles is the manager token, which getNewToken issues (the scheme's description says so).
+        api_key = (c["credential"]["header"], method_of(pkg, client(pkg, api), "getNewToken")().token)
+    api_client = client(pkg, api, api_key)
     method = method_of(pkg, api_client, c["operationId"])
     code = method.__func__.__code__
     positional = list(code.co_varnames[1 : code.co_argcount])
