@@ -7,12 +7,15 @@ if ! command -v pnpm >/dev/null 2>&1; then
   npm install -g pnpm@12.21.0
 fi
 # System tools of two test suites, from Debian: chromium for the reference-docs browser test, Go and
-# the x/oauth2 sources for the generated Go client (built offline). Installed only when missing and
+# the x/oauth2 sources for the generated Go client (built offline), the modules the generated Python
+# client imports (when python3 lacks them). Installed only when missing and
 # only as root; a failure here does not stop the setup: those tests then fail and say why.
 need=()
 command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM_PATH:-}" ] || need+=(chromium)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 dpkg -s golang-golang-x-oauth2-dev >/dev/null 2>&1 || need+=(golang-golang-x-oauth2-dev)
+python3 -c 'import urllib3, six, certifi, dateutil' >/dev/null 2>&1 ||
+  need+=(python3-urllib3 python3-six python3-certifi python3-dateutil)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } ||

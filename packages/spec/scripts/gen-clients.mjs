@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `pnpm generate:clients [python|go ...]`: Python and Go clients of both APIs, generated with
 // openapi-generator 4.3.1 (the npm package that ships its jar; runs on Java 17) from the OpenAPI 3.0.3
-// variants (4.3.1 reads 3.0 only) into artifacts/clients/<lang>/<api>/. A build output, never committed.
-// What the generator gets wrong, and the workarounds below, are listed in packages/spec/README.md.
+// variants (4.3.1 reads 3.0 only), shaped for it (generatorInput below; written beside the clients),
+// into artifacts/clients/<lang>/<api>/. A build output, never committed, never edited after generation.
+// What the generator gets wrong, and how the shaping avoids it, is listed in packages/spec/README.md.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { openapi30Path } from './artifacts.mjs';
 import { isMain, root } from './lib.mjs';
@@ -27,13 +28,13 @@ function generatorArgs(lang, api) {
   const t = target(lang, api);
   // The input path is given relative to the repository (the generator runs there): its parser makes a
   // URL of the file's path, which fails on a checkout path with a space.
-  const common = ['generate', '-i', relative(root, openapi30Path(api, 'json')), '-o', t.dir];
+  const common = ['generate', '-i', relative(root, inputPath(api, lang)), '-o', t.dir];
   if (lang === 'python')
     return [...common, '-g', 'python', '-p', `packageName=${t.python},projectName=zone-${api},packageVersion=${version}`];
   return [
     ...common,
     '-g',
-    'go',
+    'go-experimental',
     '-p',
     `packageName=${t.go.package},packageVersion=${version}`,
     '--git-user-id',
@@ -57,62 +58,129 @@ function run(cmd, args) {
 }
 
 /**
- * The Go generator of 4.3.1 writes a go.mod without a `go` directive (so Go loads the whole module
- * graph of x/oauth2, which fails offline); the generator is told to skip it and this one is written.
+ * 4.3.1's go-experimental writes a go.mod that says `go 1.13`: below 1.17 Go loads the whole module
+ * graph of x/oauth2, which fails offline. The generator is told to skip it and this one is written.
  */
 function goMod(t) {
   return `module ${t.go.module}
 
 go 1.19
 
-require (
-	github.com/antihax/optional v1.0.0
-	golang.org/x/oauth2 v0.0.0-20190604053449-0f29369cfe45
-)
+require golang.org/x/oauth2 v0.0.0-20190604053449-0f29369cfe45
 `;
 }
 
-/**
- * 4.3.1's Go generator types a property whose schema is `oneOf` as `OneOf<types>` (e.g.
- * `OneOfstringarray`) and never declares that type, so the package does not compile. Each such name
- * is declared as an alias of `interface{}`: the value is then whatever encoding/json decodes.
- */
-function goOneOfAliases(t) {
-  const names = new Set();
-  for (const f of readdirSync(t.dir).filter((f) => f.endsWith('.go'))) {
-    for (const m of readFileSync(join(t.dir, f), 'utf8').matchAll(/\bOneOf[A-Za-z0-9]+\b/g)) names.add(m[0]);
-  }
-  const lines = [...names].sort().map((n) => `type ${n} = interface{}`);
-  return `// Written by packages/spec/scripts/gen-clients.mjs, not by openapi-generator: see goOneOfAliases there.\npackage ${t.go.package}\n\n${lines.join('\n')}\n`;
-}
+/** Keys of a schema that say what its value is; an untyped schema keeps none of them. */
+const TYPING_KEYS = [
+  'type',
+  'format',
+  'items',
+  'properties',
+  'additionalProperties',
+  'required',
+  'enum',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'not',
+  'discriminator',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+];
+const isBranchOfValues = (b) => b && typeof b === 'object' && ['$ref', 'type', 'items', 'properties', 'enum'].some((k) => k in b);
+/** A component schema the generators make a class of: an object with properties, or a composition. */
+const isModel = (s) => !!s && typeof s === 'object' && (!!s.properties || Array.isArray(s.allOf));
 
 /**
- * 4.3.1's Python generator has the same gap: a `oneOf` property is typed `OneOf<types>` in the model's
- * `openapi_types`, a class it never writes, so deserializing any response that holds one raises
- * AttributeError. Each such name becomes `object` (the JSON value as decoded) in the package and its docs.
- * Likewise a map whose values are lists or maps (`additionalProperties` of an array or an object) is
- * typed `dict(str, list)` / `dict(str, dict)`, whose bare `list` / `dict` it then looks up as a model
- * class: they become `list[object]` and `dict(str, object)`, which it deserializes as they come.
+ * The document the generators read: the 3.0.3 variant, shaped where 4.3.1 turns a valid schema into
+ * broken code, with the same wire contract (what is sent and accepted is unchanged; only how the
+ * generated code types it). Each rule is listed in packages/spec/README.md:
+ * - a `oneOf`/`anyOf` of value types (`string | array`, `boolean | integer`, two models) becomes an
+ *   untyped schema: 4.3.1 names such a type `OneOf<types>` and never declares it (the Python models
+ *   raise AttributeError, the Go package does not compile), or takes the first branch only. Untyped,
+ *   Python hands over the JSON value as decoded and Go an `interface{}`. A `oneOf`/`anyOf` of
+ *   `required` lists alone (which fields must be there) is dropped: it constrains, it does not type.
+ * - a `$ref` to a schema that is not a model (a map, a list, a scalar, an untyped schema) is replaced
+ *   by a copy of that schema: 4.3.1 loses the element type of a referenced map or list (Python types a
+ *   map of lists `dict(str, list)` and then looks `list` up as a model class; Go nests a map of
+ *   objects one level too deep).
+ * - an object without properties that takes any member (free-form) becomes untyped too: Go nests it
+ *   one level too deep when it is the value of a map (`map[string]map[string]map[string]interface{}`).
+ * - a query parameter sent as JSON text (`content: application/json`) becomes a string parameter:
+ *   4.3.1 would send Python's `repr` of the model or Go's `%v` of the struct; the caller passes the
+ *   JSON text, which goes on the wire as the spec says.
+ * - Python only: a boolean query parameter becomes the string `true` or `false`: 4.3.1's Python client
+ *   sends `str(True)`, `True`, which the services refuse as a boolean.
  */
-function pythonOneOfAsObject(t) {
-  const files = [];
-  const walk = (dir) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/\.(py|md)$/.test(e.name)) files.push(p);
+export function generatorInput(doc30, lang) {
+  const doc = structuredClone(doc30);
+  const schemas = doc.components?.schemas ?? {};
+  const target = (ref) => (ref.startsWith('#/components/schemas/') ? schemas[ref.slice('#/components/schemas/'.length)] : undefined);
+  const shapeSchema = (s, depth = 0) => {
+    if (!s || typeof s !== 'object' || depth > 64) return s;
+    if (Array.isArray(s)) return s.map((x) => shapeSchema(x, depth + 1));
+    if (typeof s.$ref === 'string') {
+      const t = target(s.$ref);
+      return t && !isModel(t) ? shapeSchema(structuredClone(t), depth + 1) : s;
+    }
+    for (const key of ['oneOf', 'anyOf']) {
+      if (!Array.isArray(s[key])) continue;
+      if (s[key].some(isBranchOfValues)) for (const k of TYPING_KEYS) delete s[k];
+      else delete s[key];
+    }
+    const freeForm =
+      s.type === 'object' && !s.properties && !s.allOf && (s.additionalProperties === undefined || s.additionalProperties === true);
+    if (freeForm) for (const k of TYPING_KEYS) delete s[k];
+    for (const key of ['items', 'additionalProperties', 'not'])
+      if (s[key] && typeof s[key] === 'object') s[key] = shapeSchema(s[key], depth + 1);
+    if (Array.isArray(s.allOf)) s.allOf = s.allOf.map((x) => shapeSchema(x, depth + 1));
+    if (s.properties) for (const [k, v] of Object.entries(s.properties)) s.properties[k] = shapeSchema(v, depth + 1);
+    return s;
+  };
+  for (const [name, s] of Object.entries(schemas)) schemas[name] = shapeSchema(s);
+  const visit = (node) => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach(visit);
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'example' || k === 'examples' || node === doc.components) continue;
+      if (k === 'schema') node[k] = shapeSchema(v);
+      else visit(v);
+    }
+    if (lang === 'python' && node.in === 'query' && node.schema?.type === 'boolean') {
+      const { description, default: dflt } = node.schema;
+      node.schema = {
+        type: 'string',
+        enum: ['true', 'false'],
+        ...(description ? { description } : {}),
+        ...(dflt !== undefined ? { default: String(dflt) } : {}),
+      };
+      if (typeof node.example === 'boolean') node.example = String(node.example);
+    }
+    if (node.in && node.name && node.content?.['application/json']) {
+      const media = node.content['application/json'];
+      node.schema = { type: 'string', description: 'JSON text.' };
+      if (media.example !== undefined && node.example === undefined) node.example = JSON.stringify(media.example);
+      delete node.content;
     }
   };
-  walk(t.dir);
-  for (const f of files) {
-    const text = readFileSync(f, 'utf8');
-    const fixed = text
-      .replace(/\bOneOf[A-Za-z0-9]+\b/g, 'object')
-      .replace(/dict\(str, list\)/g, 'dict(str, list[object])')
-      .replace(/dict\(str, dict\)/g, 'dict(str, dict(str, object))');
-    if (fixed !== text) writeFileSync(f, fixed);
-  }
+  visit(doc.paths);
+  for (const key of ['parameters', 'requestBodies', 'responses', 'headers']) visit(doc.components?.[key]);
+  return doc;
 }
+
+/** Where the generator input of an API for a language is written, beside the clients. */
+export const inputPath = (api, lang) => join(clientsDir, 'input', `${lang}-${api}.openapi-3.0.json`);
 
 async function generate(lang, api) {
   const t = target(lang, api);
@@ -126,9 +194,7 @@ async function generate(lang, api) {
   await run('java', [...javaOpts, '-jar', jar, ...generatorArgs(lang, api)]);
   if (lang === 'go') {
     writeFileSync(join(t.dir, 'go.mod'), goMod(t));
-    writeFileSync(join(t.dir, 'zz_oneof_aliases.go'), goOneOfAliases(t));
   }
-  if (lang === 'python') pythonOneOfAsObject(t);
   return t.dir;
 }
 
@@ -136,6 +202,11 @@ async function generate(lang, api) {
 export async function generateClients(langs = LANGS) {
   for (const api of APIS) {
     if (!existsSync(openapi30Path(api))) throw new Error(`${openapi30Path(api)} is missing: run pnpm bundle (or pnpm build) first`);
+  }
+  mkdirSync(join(clientsDir, 'input'), { recursive: true });
+  for (const api of APIS) {
+    const doc30 = JSON.parse(readFileSync(openapi30Path(api), 'utf8'));
+    for (const lang of langs) writeFileSync(inputPath(api, lang), `${JSON.stringify(generatorInput(doc30, lang), null, 2)}\n`);
   }
   const jobs = langs.flatMap((lang) => APIS.map((api) => [lang, api]));
   const done = [];

@@ -42,14 +42,14 @@ zone_header = account_client(zone_header=f"service-customer-{CUSTOMER}-zone-{ZON
 
 call("getBalance (GET, bearer)", lambda: zone_account.AccountAndNetworkApi(bearer).get_balance(customer=CUSTOMER))
 call("getZoneStatus (GET, Zone credential header)", lambda: zone_account.ZoneAdministrationApi(zone_header).get_zone_status())
-# The generator would send the plan model's Python repr; a JSON string goes through as it is.
+# The JSON-in-query plan is a string parameter of the generated client: its JSON text goes as it is.
 call(
     "getAvailableIpCount (JSON-in-query plan)",
     lambda: zone_account.IPInventoryApi(bearer).get_available_ip_count(
         CUSTOMER, ZONE, plan=json.dumps({"ips_type": "shared", "country": "us"}, separators=(",", ":"))
     ),
 )
-# Maps of lists and of maps (the generator typed them with bare `list` / `dict`, then failed on them).
+# Maps of lists and of maps (4.3.1 loses their element type when the map is a referenced schema).
 call("getZoneWhitelist (map of lists)", lambda: zone_account.ZoneAdministrationApi(bearer).get_zone_whitelist(ZONE, customer=CUSTOMER))
 call("listRecentIps (map of lists)", lambda: zone_account.IPInventoryApi(bearer).list_recent_ips(ZONE, customer=CUSTOMER))
 call("getCustomerBandwidth (map of maps)", lambda: zone_account.StatisticsApi(bearer).get_customer_bandwidth(customer=CUSTOMER, details=1))

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/antihax/optional"
 	zoneaccount "github.com/zone-api/account-go"
 	zonemanager "github.com/zone-api/manager-go"
 )
@@ -42,51 +41,61 @@ func main() {
 	accountURL, managerURL := os.Args[1], os.Args[2]
 
 	acfg := zoneaccount.NewConfiguration()
-	acfg.BasePath = accountURL
+	acfg.Servers = zoneaccount.ServerConfigurations{{URL: accountURL}}
 	account := zoneaccount.NewAPIClient(acfg)
 	bearer := context.WithValue(context.Background(), zoneaccount.ContextAccessToken, "smoke-token")
-	zoneHeader := context.WithValue(context.Background(), zoneaccount.ContextAPIKey,
-		zoneaccount.APIKey{Key: fmt.Sprintf("service-customer-%s-zone-%s-key-smokepass", customer, zone)})
+	zoneHeader := context.WithValue(context.Background(), zoneaccount.ContextAPIKeys, map[string]zoneaccount.APIKey{
+		"zoneCredential": {Key: fmt.Sprintf("service-customer-%s-zone-%s-key-smokepass", customer, zone)},
+	})
 
 	call("getBalance (GET, bearer)", func() (interface{}, *http.Response, error) {
-		return account.AccountAndNetworkApi.GetBalance(bearer, &zoneaccount.GetBalanceOpts{Customer: optional.NewString(customer)})
+		return account.AccountAndNetworkApi.GetBalance(bearer).Customer(customer).Execute()
 	})
 	call("getZoneStatus (GET, Zone credential header)", func() (interface{}, *http.Response, error) {
-		return account.ZoneAdministrationApi.GetZoneStatus(zoneHeader, nil)
+		return account.ZoneAdministrationApi.GetZoneStatus(zoneHeader).Execute()
 	})
-	// The generator would format the plan struct with %v; a JSON string goes through as it is.
+	// The JSON-in-query plan is a string parameter of the generated client: its JSON text goes as it is.
 	call("getAvailableIpCount (JSON-in-query plan)", func() (interface{}, *http.Response, error) {
 		plan := `{"ips_type":"shared","country":"us"}`
-		return account.IPInventoryApi.GetAvailableIpCount(bearer, customer, zone, &zoneaccount.GetAvailableIpCountOpts{Plan: optional.NewInterface(plan)})
+		return account.IPInventoryApi.GetAvailableIpCount(bearer).Customer(customer).Zone(zone).Plan(plan).Execute()
 	})
 	call("getZoneWhitelist (map of lists)", func() (interface{}, *http.Response, error) {
-		return account.ZoneAdministrationApi.GetZoneWhitelist(bearer, zone, &zoneaccount.GetZoneWhitelistOpts{Customer: optional.NewString(customer)})
+		return account.ZoneAdministrationApi.GetZoneWhitelist(bearer).Zones(zone).Customer(customer).Execute()
 	})
 	call("listRecentIps (map of lists)", func() (interface{}, *http.Response, error) {
-		return account.IPInventoryApi.ListRecentIps(bearer, zone, &zoneaccount.ListRecentIpsOpts{Customer: optional.NewString(customer)})
+		return account.IPInventoryApi.ListRecentIps(bearer).Zones(zone).Customer(customer).Execute()
+	})
+	call("getCustomerBandwidth (map of maps)", func() (interface{}, *http.Response, error) {
+		return account.StatisticsApi.GetCustomerBandwidth(bearer).Customer(customer).Details(1).Execute()
 	})
 	call("removeZoneIps (DELETE with body)", func() (interface{}, *http.Response, error) {
-		return account.IPInventoryApi.RemoveZoneIps(bearer, zoneaccount.RemoveZoneIpsRequest{Customer: customer, Zone: zone, Ips: []string{"1.1.1.1", "1.1.1.2"}})
+		body := *zoneaccount.NewRemoveZoneIpsRequest([]string{"1.1.1.1", "1.1.1.2"})
+		body.SetCustomer(customer)
+		body.SetZone(zone)
+		return account.IPInventoryApi.RemoveZoneIps(bearer).RemoveZoneIpsRequest(body).Execute()
 	})
 
 	mcfg := zonemanager.NewConfiguration()
-	mcfg.BasePath = managerURL
+	mcfg.Servers = zonemanager.ServerConfigurations{{URL: managerURL}}
 	manager := zonemanager.NewAPIClient(mcfg)
-	token := context.WithValue(context.Background(), zonemanager.ContextAPIKey, zonemanager.APIKey{Key: "smoke-manager-token"})
+	token := context.WithValue(context.Background(), zonemanager.ContextAPIKeys, map[string]zonemanager.APIKey{"managerToken": {Key: "smoke-manager-token"}})
 	call("getVersion (GET, no credential)", func() (interface{}, *http.Response, error) {
-		return manager.LifecycleApi.GetVersion(context.Background())
+		return manager.LifecycleApi.GetVersion(context.Background()).Execute()
 	})
 	call("createProxy (POST with body)", func() (interface{}, *http.Response, error) {
-		return manager.ProxyPortsApi.CreateProxy(context.Background(), zonemanager.ProxyPortRequest{Proxy: zonemanager.ProxyPort{Port: 24000, Zone: zone}})
+		proxy := zonemanager.NewProxyPort()
+		proxy.SetPort(24000)
+		proxy.SetZone(zone)
+		return manager.ProxyPortsApi.CreateProxy(context.Background()).ProxyPortRequest(*zonemanager.NewProxyPortRequest(*proxy)).Execute()
 	})
 	// The client asks for JSON alone whenever an operation lists JSON among its responses (here only the
 	// errors); a second Accept value lets the text/html success through.
 	tcfg := zonemanager.NewConfiguration()
-	tcfg.BasePath = managerURL
+	tcfg.Servers = zonemanager.ServerConfigurations{{URL: managerURL}}
 	tcfg.AddDefaultHeader("Accept", "text/html")
 	text := zonemanager.NewAPIClient(tcfg)
 	call("addWhitelistIp (manager token, text body)", func() (interface{}, *http.Response, error) {
-		return text.UsersAndAccessApi.AddWhitelistIp(token, zonemanager.IpRequest{Ip: "10.0.0.1"})
+		return text.UsersAndAccessApi.AddWhitelistIp(token).IpRequest(*zonemanager.NewIpRequest("10.0.0.1")).Execute()
 	})
 
 	if failed {

@@ -1,3 +1,0 @@
-module github.com/antihax/optional
-
-go 1.19
