@@ -114,7 +114,7 @@ export function managerSeed(): StateData['manager'] {
       { port: 24000, zone: 'static_zone', proxy_type: 'persist' },
       { port: 24001, zone: 'res_zone', proxy_type: 'persist', country: 'us', rotate_session: true },
     ],
-    bans: [],
+    bans: [{ port: 24000, ip: '192.0.2.10', domain: 'example.com', to: 0 }],
     sessions: {},
     users: [{ email: 'admin@example.com', password: 'sandbox-pm-0001' }],
     har: har(),
