@@ -64,7 +64,7 @@ function identify(store: Store, req: FastifyRequest, reply: FastifyReply): Accou
 
 /**
  * With the Zone credential the header names the customer and the Zone, and the request omits them
- * (the seed). Some operations still declare them as required query parameters, so they are filled
+ * (the provider's documentation). Some operations still declare them as required query parameters, so they are filled
  * in from the credential before validation.
  */
 export function fillFromCredential(req: FastifyRequest, op: OperationDef, auth: AccountAuth | undefined): void {

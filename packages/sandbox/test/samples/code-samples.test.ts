@@ -266,6 +266,13 @@ describe('code samples', () => {
     }
   });
 
+  it("each API's introduction names the environment its samples read", () => {
+    for (const api of APIS) {
+      const { description } = loadBundle(api).info;
+      for (const name of [SAMPLE_ENV[api].url, SAMPLE_ENV[api].token]) expect(description, `${api} intro`).toContain(`\`${name}\``);
+    }
+  });
+
   it('the TypeScript samples compile against the built client packages', () => {
     if (setupError) throw setupError;
     expect(typeProblems).toEqual([]);
