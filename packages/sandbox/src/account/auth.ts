@@ -16,7 +16,7 @@ export interface AccountAuth {
 }
 
 export const UNAUTHORIZED = 'Auth method is not supported';
-// The seed's layout, with the parts free of dashes (the separator): see the spec's x-value-pattern.
+// The documentation's layout, with the parts free of dashes (the separator): see the spec's x-value-pattern.
 const ZONE_CREDENTIAL = /^service-customer-([^-]+)-zone-([^-]+)-key-([^-]+)(?:-country-([A-Za-z]{2}))?$/;
 /** HTTP basic is deprecated since 01-Jan-2021 (RFC 9745 form: `@` + epoch seconds). */
 const BASIC_DEPRECATION = '@1609459200';

@@ -11,8 +11,8 @@ export const IGNORED_FIELDS_HEADER = 'X-Sandbox-Ignored-Fields';
 export const NORMALIZED_FIELDS_HEADER = 'X-Sandbox-Normalized-Fields';
 
 /**
- * Values that the provider's own clients send and the seed's enums do not list, accepted (without
- * `--strict`) as the seed's value. Keyed by the schema in the bundle, not by operation.
+ * Values that the provider's own clients send and the documentation's enums do not list, accepted (without
+ * `--strict`) as the documentation's value. Keyed by the schema in the bundle, not by operation.
  * `bandwidth: "bandwidth"` is the default of the provider's JS SDK (`@brightdata/sdk` 0.2.0) for
  * `plan.bandwidth`; the documentation lists `payperusage` and `unlimited`. Pay-per-usage is the provider's
  * ordinary bandwidth billing, and unlimited is an option one chooses, so the sandbox reads it as
