@@ -6,20 +6,22 @@ cd "$(dirname "$0")/.."
 if ! command -v pnpm >/dev/null 2>&1; then
   npm install -g pnpm@12.21.0
 fi
-# System tools of two test suites, from Debian: chromium for the reference-docs browser test, Go and
-# the x/oauth2 sources for the generated Go client (built offline). Installed only when missing and
-# only as root; a failure here does not stop the setup: those tests then fail and say why.
+# System tools of three test suites, from Debian: chromium for the reference-docs browser test, Go and
+# the x/oauth2 sources for the generated Go client (built offline), curl for the code samples' test
+# (python3 is already there). Installed only when missing and only as root; a failure here does not
+# stop the setup: those tests then fail and say why.
 need=()
 command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM_PATH:-}" ] || need+=(chromium)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 dpkg -s golang-golang-x-oauth2-dev >/dev/null 2>&1 || need+=(golang-golang-x-oauth2-dev)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } ||
-      echo "setup: could not install ${need[*]} with apt-get; the docs and generator tests will fail" >&2
+      echo "setup: could not install ${need[*]} with apt-get; the docs, generator and code-sample tests will fail" >&2
   else
     echo "setup: missing ${need[*]}. As root run: apt-get update && apt-get install -y --no-install-recommends ${need[*]}" >&2
-    echo "       (or point CHROMIUM_PATH at a Chromium). Without them the docs and generator tests fail." >&2
+    echo "       (or point CHROMIUM_PATH at a Chromium). Without them the docs, generator and code-sample tests fail." >&2
   fi
 fi
 pnpm install --frozen-lockfile
