@@ -70,7 +70,10 @@ function recorder(target: string): Promise<string> {
     if (path.startsWith('/__sample/')) {
       current = decodeURIComponent(path.slice('/__sample/'.length));
       seen.set(current, []);
-      void sandbox.reset().then(() => res.writeHead(204).end());
+      sandbox.reset().then(
+        () => res.writeHead(204).end(),
+        (err: Error) => res.writeHead(500).end(`reset failed: ${err.message}`),
+      );
       return;
     }
     const record: Seen = { method: req.method ?? '', path, status: 0 };
