@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const src = (pkg: string, file = 'index') => fileURLToPath(new URL(`./packages/${pkg}/src/${file}.ts`, import.meta.url));
 
@@ -31,7 +31,17 @@ export default defineConfig({
       { extends: true, test: { name: 'account-client', include: ['packages/account-client/test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'manager-client', include: ['packages/manager-client/test/unit/**/*.test.ts'] } },
       // The sandbox's own tests (flows, persistence, faults, fuzz, concurrency).
-      { extends: true, test: { name: 'sandbox', include: ['packages/sandbox/test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'sandbox',
+          include: ['packages/sandbox/test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'packages/sandbox/test/samples/**'],
+        },
+      },
+      // Every operation's code samples (x-codeSamples of the bundles) run against the sandbox: TypeScript
+      // through the built clients (`pnpm build` first), curl and python3.
+      { extends: true, test: { name: 'samples', include: ['packages/sandbox/test/samples/**/*.test.ts'], testTimeout: 30_000 } },
       // Each API's contract suite against each server: Prism's mock, the sandbox, and the sandbox behind
       // `prism proxy` (any response that breaks the spec fails).
       ...['account', 'manager'].flatMap((api) =>

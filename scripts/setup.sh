@@ -6,23 +6,24 @@ cd "$(dirname "$0")/.."
 if ! command -v pnpm >/dev/null 2>&1; then
   npm install -g pnpm@12.21.0
 fi
-# System tools of two test suites, from Debian: chromium for the reference-docs browser test, Go and
+# System tools of three test suites, from Debian: chromium for the reference-docs browser test, Go and
 # the x/oauth2 sources for the generated Go client (built offline), the modules the generated Python
-# client imports (when python3 lacks them). Installed only when missing and
-# only as root; a failure here does not stop the setup: those tests then fail and say why.
+# client imports (when python3 lacks them), curl for the code samples' test. Installed only when
+# missing and only as root; a failure here does not stop the setup: those tests then fail and say why.
 need=()
 command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM_PATH:-}" ] || need+=(chromium)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 dpkg -s golang-golang-x-oauth2-dev >/dev/null 2>&1 || need+=(golang-golang-x-oauth2-dev)
 python3 -c 'import urllib3, six, certifi, dateutil' >/dev/null 2>&1 ||
   need+=(python3-urllib3 python3-six python3-certifi python3-dateutil)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } ||
-      echo "setup: could not install ${need[*]} with apt-get; the docs and generator tests will fail" >&2
+      echo "setup: could not install ${need[*]} with apt-get; the docs, generator and code-sample tests will fail" >&2
   else
     echo "setup: missing ${need[*]}. As root run: apt-get update && apt-get install -y --no-install-recommends ${need[*]}" >&2
-    echo "       (or point CHROMIUM_PATH at a Chromium). Without them the docs and generator tests fail." >&2
+    echo "       (or point CHROMIUM_PATH at a Chromium). Without them the docs, generator and code-sample tests fail." >&2
   fi
 fi
 pnpm install --frozen-lockfile

@@ -27,7 +27,7 @@ export type AccountAuth =
   | { zone: { customer: string; zone: string; password: string; country?: string } };
 
 export interface AccountClientOptions extends Omit<CoreClientOptions, 'headers'> {
-  /** Scheme and host of the account API (the seed's {base_url}), or a sandbox/mock URL. */
+  /** Scheme and host of the account API (the provider's documentation calls it {base_url}), or a sandbox/mock URL. */
   baseUrl: string;
   auth: AccountAuth;
   /**

@@ -33,7 +33,7 @@ Usage: zone-api-sandbox [options]
   --target-ca FILE   CA certificates (PEM) the network trusts for HTTPS targets beside the system's
                      (env ZONE_API_SANDBOX_TARGET_CA), e.g. a local HTTPS service's own CA
   --print-seed       print the built-in seed as JSON (a starting point for --seed) and exit
-  --strict           refuse request fields the seed does not name (default: accept, ignore and list them
+  --strict           refuse request fields the provider's documentation does not name (default: accept, ignore and list them
                      in the X-Sandbox-Ignored-Fields response header) and a proxy port created for a
                      Zone the account does not have (the real manager creates it)
   --exit-on-shutdown let POST /api/shutdown of the manager end this process (default: simulated only)
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
       `  egress       ${egressAllow.length ? `loopback and ${egressAllow.join(', ')}` : 'loopback only (--egress-allow widens it)'}`,
       `  basic        ${c.basic.map((b) => `${b.username}:${shown(b.password)}`).join('  ') || '(none)'}   (deprecated scheme)`,
       `  zones        ${zones}`,
-      `  requests     ${values.strict ? 'strict: fields the seed does not name are refused (400)' : 'lenient: fields the seed does not name are ignored and listed in X-Sandbox-Ignored-Fields (--strict refuses them)'}`,
+      `  requests     ${values.strict ? 'strict: fields the documentation does not name are refused (400)' : 'lenient: fields the documentation does not name are ignored and listed in X-Sandbox-Ignored-Fields (--strict refuses them)'}`,
       `  state        ${sandbox.dataFile ? `kept in ${sandbox.dataFile}` : 'in memory (use --data FILE to keep it)'}`,
       '  control      GET /__sandbox/state, POST /__sandbox/reset, GET|POST|DELETE /__sandbox/faults, GET|POST|DELETE /__sandbox/clock,',
       '               GET /__sandbox/ca (the CA of ssl: true ports; on both ports)',

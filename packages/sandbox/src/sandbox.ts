@@ -54,7 +54,7 @@ export interface SandboxOptions {
   /** Replace or add handlers by operationId; `null` removes one (tests of the start-up contract). */
   handlers?: Partial<Record<ApiName, Record<string, Handler<never> | null>>>;
   /**
-   * Refuse request fields the seed does not name (400 naming each), and values it does not list. Default
+   * Refuse request fields the provider's documentation does not name (400 naming each), and values it does not list. Default
    * off: such fields are accepted, ignored and listed in `X-Sandbox-Ignored-Fields`, as the provider
    * accepts them (see the README).
    */

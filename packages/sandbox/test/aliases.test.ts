@@ -2,7 +2,7 @@ import { deref, listOperations } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 import { bearer, docs, raw, useSandbox } from './helpers.js';
 
-// The provider's current host serves the account API without the seed's `/api` prefix, and the real
+// The provider's current host serves the account API without the documentation's `/api` prefix, and the real
 // manager's user paths carry its brand (`lpm_`): the sandbox serves both as aliases of the seed's paths.
 const t = useSandbox();
 
@@ -77,7 +77,7 @@ describe('manager: the user paths also with the real brand (lpm_)', () => {
   const ops = listOperations(docs.manager);
   const branded = ops.filter((o) => /\/pm_/.test(o.path));
 
-  it('the seed names its user paths with pm_, and only those get an alias', () => {
+  it('the documentation names its user paths with pm_, and only those get an alias', () => {
     expect(branded.map((o) => `${o.method} ${o.path}`).sort()).toEqual(['get /api/pm_users', 'post /api/pm_user']);
   });
 

@@ -81,7 +81,7 @@ describe('the zone-api-sandbox bin', () => {
     await exited(child);
   });
 
-  it('--strict refuses request fields the seed does not name, and the banner says so', async () => {
+  it('--strict refuses request fields the documentation does not name, and the banner says so', async () => {
     const { child, banner } = await start(['--account-port', '0', '--manager-port', '0', '--strict']);
     try {
       expect(banner).toMatch(/requests {5}strict: /);

@@ -172,7 +172,7 @@ describe('lenient parsing where production is strict', () => {
     expect(ipInList('2001:db9::5', ['2001:db8::/32'])).toBe(false);
     expect(ipInList('10.0.0.1', ['2001:db8::/32'])).toBe(false);
     // Decided: 0.0.0.0/0 is a subnet like any other (the provider accepts subnets) and so covers every
-    // IPv4 client, as `any` does (the seed shows `any` as a whitelist value).
+    // IPv4 client, as `any` does (the documentation shows `any` as a whitelist value).
     expect(ipInList('203.0.113.9', ['0.0.0.0/0'])).toBe(true);
     expect(ipInList('2001:db8::1', ['0.0.0.0/0'])).toBe(false);
   });

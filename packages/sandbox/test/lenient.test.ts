@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IGNORED_FIELDS_HEADER, NORMALIZED_FIELDS_HEADER } from '../src/router/lenient.js';
 import { bearer, C, Conformance, docs, RES, raw, STATIC, useSandbox } from './helpers.js';
 
-// Fields the seed does not name: accepted, ignored and listed by default; refused with `strict`.
+// Fields the provider's documentation does not name: accepted, ignored and listed by default; refused with `strict`.
 const lenient = useSandbox();
 const strict = useSandbox({ strict: true });
 
@@ -126,7 +126,7 @@ describe('strict: an unknown field is refused, naming it', () => {
   });
 });
 
-describe('plan.bandwidth "bandwidth" (the provider SDK default; the seed lists payperusage | unlimited)', () => {
+describe('plan.bandwidth "bandwidth" (the provider SDK default; the documentation lists payperusage | unlimited)', () => {
   const body = { zone: { name: 'bw_zone' }, plan: { type: 'static', ips_type: 'shared', bandwidth: 'bandwidth' } };
 
   it('lenient: read as payperusage, stored so, and listed in the normalised-fields header', async () => {

@@ -97,7 +97,7 @@ describe('the provider SDK against the sandbox (default: lenient)', () => {
     expect(result.created).toMatchObject({ zone: { name: 'sdk_zone' }, plan: { type: 'static', bandwidth: 'payperusage' } });
     expect(result.after.map((z: { name: string }) => z.name)).toContain('sdk_zone');
 
-    // The fields of its create body the seed does not name, ignored and listed; its default bandwidth normalised.
+    // The fields of its create body the documentation does not name, ignored and listed; its default bandwidth normalised.
     const create = seen[1]?.headers ?? {};
     const ignored = String(create[IGNORED_FIELDS_HEADER.toLowerCase()]).split(', ');
     expect(ignored).toEqual(
@@ -133,7 +133,7 @@ describe('the provider SDK against the sandbox (default: lenient)', () => {
 describe('the provider SDK against the sandbox with strict: true', () => {
   const t = useSandbox({ strict: true });
 
-  it('refuses the same create, naming the fields the seed does not know; nothing is created', async () => {
+  it('refuses the same create, naming the fields the documentation does not know; nothing is created', async () => {
     const client = new bdclient({ apiKey: TOKEN });
     const { result, seen, refused } = await redirected(t.sandbox.accountUrl, async () => {
       const zones = await client.listZones();

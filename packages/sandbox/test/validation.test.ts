@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { bearer, C, Conformance, docs, raw, STATIC, useSandbox } from './helpers.js';
 
 // Bad input everywhere: a 4xx naming the field and the reason, never a 5xx, and no state change.
-// (Fields the seed does not name are accepted and ignored unless `strict`: lenient.test.ts.)
+// (Fields the provider's documentation does not name are accepted and ignored unless `strict`: lenient.test.ts.)
 const t = useSandbox();
 
 type Case = [

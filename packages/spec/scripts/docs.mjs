@@ -4,10 +4,16 @@
 // index page linking them, in packages/spec/dist/docs/. Needs the bundles (`pnpm bundle`). The
 // parity matrix (packages/spec/parity/manager.md, written by `pnpm test:real-manager`) becomes a page
 // of its own, linked from the index.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+//
+// What the page shows beyond the bundle as published (readerEdition): each operation's operationId at
+// the head of its description (so the page's search finds `getZone`), and every `x-observed: true`
+// mark as a visible "Observed" badge. The page makes no request off the machine: the renderer's one
+// remote asset, its attribution logo, is replaced by an inline image (offline).
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { marked } from 'marked';
-import { loadBundle, bundlePath as modelBundlePath, operations } from '../model/index.js';
+import { loadBundle, operations } from '../model/index.js';
 import { apis, distDir, isMain, quiet, root, tool } from './lib.mjs';
 
 export const docsDir = join(distDir, 'docs');
@@ -15,21 +21,78 @@ export const docsDir = join(distDir, 'docs');
 const escapeHtml = (s) =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
+/** The label and colour of the badge that marks what is known only from the real service. */
+export const OBSERVED_BADGE = { name: 'Observed', color: '#8a5a00' };
+const OBSERVED_TITLE = "Known from the real service (x-observed), not from the provider's documentation";
+const OBSERVED_HTML = `<span class="x-observed-badge" title="${OBSERVED_TITLE}" style="background:#fff3cd;color:#6b4f00;border:1px solid #e0c36c;border-radius:4px;padding:0 .4em;font-size:.8em;font-weight:600">${OBSERVED_BADGE.name}</span>`;
+
+/**
+ * The bundle as the reference page shows it (a copy; the published bundle is not changed): each
+ * operation's description starts with its operationId, and each object marked `x-observed: true`
+ * carries a badge: the renderer's `x-badges` on schemas and parameters, and an inline badge at the
+ * head of the description of a response (which the renderer gives no badges).
+ */
+export function readerEdition(source) {
+  const doc = structuredClone(source);
+  for (const op of operations(doc)) {
+    const o = doc.paths[op.path][op.method];
+    o.description = `**operationId** \`${op.operationId}\`${o.description ? `\n\n${o.description}` : ''}`;
+  }
+  // `kind` is the key the object sits under (`responses`, `parameters`, `properties`, ...): for the
+  // entries of a map (keyed by names or statuses) and of a list, the map's or the list's own key.
+  const walk = (node, kind, isMap) => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const item of node) walk(item, kind, false);
+      return;
+    }
+    if (!isMap && node['x-observed'] === true) {
+      if (kind === 'responses') node.description = `${OBSERVED_HTML} ${node.description ?? ''}`.trimEnd();
+      else node['x-badges'] = [...(node['x-badges'] ?? []), OBSERVED_BADGE];
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (isMap) walk(value, kind, false);
+      else walk(value, key, MAPS.has(key) && !Array.isArray(value));
+    }
+  };
+  walk(doc, '', false);
+  return doc;
+}
+// Objects whose keys are names or statuses: their values are of the kind the object's own key says.
+const MAPS = new Set(['responses', 'parameters', 'schemas', 'properties', 'headers', 'patternProperties']);
+
+// The renderer loads its attribution logo from its CDN; the page shows this inline mark instead.
+const REMOTE_LOGOS = /https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g;
+const INLINE_LOGO = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" width="56" height="16"><text x="0" y="12" font-family="sans-serif" font-size="12" fill="#666">Redocly</text></svg>',
+)}`;
+
 export async function buildDocs() {
   mkdirSync(docsDir, { recursive: true });
   const pages = [];
-  for (const api of apis()) {
-    const bundle = modelBundlePath(api.name, { ext: 'yaml' });
-    const doc = loadBundle(api.name);
-    const file = `${api.name}.html`;
-    const title = `${doc.info.title} ${doc.info.version}`;
-    const res = await tool('redocly', ['build-docs', bundle, '--inlineBundle', '--title', title, '-o', join(docsDir, file)]);
-    if (!res.ok) {
-      console.error(quiet(res.out));
-      throw new Error(`docs of ${api.id} failed`);
+  const work = mkdtempSync(join(tmpdir(), 'zone-api-docs-'));
+  try {
+    for (const api of apis()) {
+      const doc = loadBundle(api.name);
+      const file = `${api.name}.html`;
+      const title = `${doc.info.title} ${doc.info.version}`;
+      const edition = join(work, `${api.name}.openapi.json`);
+      writeFileSync(edition, JSON.stringify(readerEdition(doc)));
+      const out = join(docsDir, file);
+      const res = await tool('redocly', ['build-docs', edition, '--inlineBundle', '--title', title, '-o', out]);
+      if (!res.ok) {
+        console.error(quiet(res.out));
+        throw new Error(`docs of ${api.id} failed`);
+      }
+      const html = readFileSync(out, 'utf8');
+      if (!REMOTE_LOGOS.test(html))
+        throw new Error(`docs of ${api.id}: the renderer's remote logo was not found; check the page for remote requests`);
+      writeFileSync(out, html.replace(REMOTE_LOGOS, INLINE_LOGO));
+      pages.push({ file, doc });
+      console.log(`docs     ${api.id} -> packages/spec/dist/docs/${file}`);
     }
-    pages.push({ file, doc });
-    console.log(`docs     ${api.id} -> packages/spec/dist/docs/${file}`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
   const extras = [];
   const parity = join(root, 'packages/spec/parity/manager.md');

@@ -6,8 +6,8 @@ import { type AccountClient, createAccountClient, type OperationId, type Schemas
 // For Prism and the sandbox only, never a real service: it creates Zones it does not delete, suspends and reactivates the account, and refreshes gIPs (which costs money on a real account).
 // One contract test per operation, through the typed client, against the target the project's
 // globalSetup started (Prism serving the bundle, or the sandbox). Each 2xx body is validated
-// against the bundle's schema. The names below are the seed account and Zones of the examples
-// and of the sandbox seed, so the same calls are valid on both targets.
+// against the bundle's schema. The names below are the account and Zones of the examples
+// and of the sandbox's seed, so the same calls are valid on both targets.
 const baseUrl = inject('accountUrl');
 const target = inject('accountTarget');
 const C = 'hl_1a2b3c4d';

@@ -58,7 +58,7 @@ export interface paths {
         /**
          * Get the runtime version
          * @description Returns the version of the JavaScript runtime (Node.js) the manager runs on, whether it satisfies
-         *     the recommended range, and that range. The seed shows `current` as a parsed semantic version; the
+         *     the recommended range, and that range. The documentation shows `current` as a parsed semantic version; the
          *     real manager now sends it as a string (observed). Both forms are accepted.
          */
         get: operations["getNodeVersion"];
@@ -106,7 +106,7 @@ export interface paths {
          * @description Adds an IP (or a subnet) to the default whitelist of all ports (`whitelist_ips`), authorised by
          *     the manager token instead of the client IP: send `Authorization: <TOKEN>` with the raw token from
          *     `GET /api/gen_token`, without a `Bearer` prefix. This operation skips the client-IP check, so any
-         *     host that holds the token may call it. Which whitelist is changed is not stated by the seed; the
+         *     host that holds the token may call it. Which whitelist is changed is not stated by the documentation; the
          *     real manager changes `whitelist_ips`.
          */
         post: operations["addWhitelistIp"];
@@ -175,7 +175,7 @@ export interface paths {
         /**
          * Create a proxy port
          * @description Creates a port from the configuration under `proxy`. Without `port` the manager takes the highest
-         *     existing port + 1, at least 24000 (observed). The seed says the created configuration is
+         *     existing port + 1, at least 24000 (observed). The documentation says the created configuration is
          *     returned; the real manager wraps the effective configuration in `data` (observed). A refused
          *     configuration (port in use by another port or by the admin interface, a port that is not a
          *     number of at least 1000) gets `400` with `{errors: [{msg, field}]}` (observed). A Zone the
@@ -238,7 +238,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -251,7 +251,7 @@ export interface paths {
          * Update a port
          * @description Updates the port's configuration with the fields under `proxy` (same fields as creation). Whether
          *     fields left out keep their values or return to their defaults is not documented. A port may be
-         *     moved by sending a new `port` (observed). The seed says the updated configuration is returned;
+         *     moved by sending a new `port` (observed). The documentation says the updated configuration is returned;
          *     the real manager wraps it in `data` (observed). For a port that does not exist the real manager
          *     answers `400` `{errors: [{msg: "No proxy at port N"}]}`, and `400` when the body has no `proxy`
          *     (observed).
@@ -275,7 +275,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -304,7 +304,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -333,7 +333,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -345,7 +345,7 @@ export interface paths {
         put?: never;
         /**
          * Ban several IPs on a port
-         * @description Bans several IPs on the port, optionally for one domain and for `ms` milliseconds. The seed names
+         * @description Bans several IPs on the port, optionally for one domain and for `ms` milliseconds. The documentation names
          *     the list `ip`; the real manager reads `ips` (observed): both are accepted. The response has no
          *     body (observed: `204`).
          */
@@ -362,7 +362,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -390,7 +390,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -440,7 +440,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -450,7 +450,7 @@ export interface paths {
         };
         /**
          * Refresh the sessions of a port (GET form)
-         * @description Refreshes the sessions of the port. The seed lists this GET form beside the POST form; it has the
+         * @description Refreshes the sessions of the port. The documentation lists this GET form beside the POST form; it has the
          *     same effect (it is not a safe method, despite GET). The response is the new session
          *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
          *     `400` with no body and no `Content-Type` (observed).
@@ -479,14 +479,14 @@ export interface paths {
         };
         /**
          * Get the general settings
-         * @description Returns the general settings of the manager. The real manager returns more keys than the seed lists (observed).
+         * @description Returns the general settings of the manager. The real manager returns more keys than the documentation lists (observed).
          */
         get: operations["getSettings"];
         /**
          * Change the general settings
          * @description Changes the given settings and returns all general settings. Every field is optional: `zone` (the
          *     default Zone), `www_whitelist_ips`, `whitelist_ips`, `logs` (enables logs for all ports; a boolean
-         *     per the seed, the number that responses carry is accepted too) and `request_stats` (enables request
+         *     per the documentation, the number that responses carry is accepted too) and `request_stats` (enables request
          *     statistics). Other fields are refused, to catch typos.
          */
         put: operations["updateSettings"];
@@ -506,7 +506,7 @@ export interface paths {
         };
         /**
          * List the enabled Zones
-         * @description Returns the enabled Zones of the account and the default Zone. The seed gives the fields of an
+         * @description Returns the enabled Zones of the account and the default Zone. The documentation gives the fields of an
          *     enabled Zone; the wrapper `{zones, def}` and `refresh_cost` are observed.
          */
         get: operations["listZones"];
@@ -529,9 +529,9 @@ export interface paths {
         put?: never;
         /**
          * Refresh the Zones
-         * @description Listed by the seed, which shows no response. Presumably reloads the enabled Zones from the
+         * @description Listed by the documentation, which shows no response. Presumably reloads the enabled Zones from the
          *     account (not documented). The real manager 1.570.247 has no handler for this path and answers
-         *     `404` (observed); it stays in the contract because the seed lists it.
+         *     `404` (observed); it stays in the contract because the documentation lists it.
          */
         post: operations["refreshZones"];
         delete?: never;
@@ -569,7 +569,7 @@ export interface paths {
         };
         /**
          * List the allocated gIPs of a Zone
-         * @description Returns the gIPs (exclusive residential IPs) allocated to the Zone. The seed names the list `ips`;
+         * @description Returns the gIPs (exclusive residential IPs) allocated to the Zone. The documentation names the list `ips`;
          *     the real manager sends `vips` (observed). Both are allowed: read whichever is present.
          */
         get: operations["listAllocatedVips"];
@@ -717,7 +717,7 @@ export interface paths {
         put?: never;
         /**
          * Add a manager user
-         * @description Adds a manager user by email. The path keeps the seed's `pm` prefix, which stands in for the
+         * @description Adds a manager user by email. The path keeps the documentation's `pm` prefix, which stands in for the
          *     manager's brand. The real manager answers `200` (observed); the body is not documented.
          */
         post: operations["addUser"];
@@ -757,7 +757,7 @@ export interface paths {
         };
         /**
          * Get request logs
-         * @description Returns logged requests in HAR 1.2 form. The seed says only "request logs in HAR form"; the
+         * @description Returns logged requests in HAR 1.2 form. The documentation says only "request logs in HAR form"; the
          *     wrapper `{log, total, skip, sum_in, sum_out}`, the entry fields `uuid` and `details`, and the
          *     defaults (skip 0, sorted by `uuid`) are observed.
          */
@@ -844,7 +844,7 @@ export interface components {
         /** @description Version of the JavaScript runtime the manager runs on, and whether it is the recommended one. */
         NodeVersion: {
             /**
-             * @description The running runtime version. The seed shows a parsed semantic version (`SemVer`); the real
+             * @description The running runtime version. The documentation shows a parsed semantic version (`SemVer`); the real
              *     manager now sends the version string (observed). Both are accepted.
              */
             current: components["schemas"]["SemVer"] | string;
@@ -889,14 +889,14 @@ export interface components {
             value: string;
         };
         /**
-         * @description The configuration of a proxy port, with every field the seed lists. All fields are optional: a
+         * @description The configuration of a proxy port, with every field the documentation lists. All fields are optional: a
          *     create without `port` takes the highest existing port + 1, at least 24000 (observed).
          *
          *     **Additional properties.** This schema is open: the real manager stores and returns more fields
-         *     than the seed lists (defaults, internal fields), and a listing or response must not fail on them.
+         *     than the documentation lists (defaults, internal fields), and a listing or response must not fail on them.
          *     Request bodies are closed instead: `ProxyPortRequest` applies this schema with
          *     `unevaluatedProperties: false`, so a misspelt field in a create or update is refused rather than
-         *     silently ignored. A field that the real manager accepts but the seed does not list cannot be sent
+         *     silently ignored. A field that the real manager accepts but the documentation does not list cannot be sent
          *     through this contract.
          */
         ProxyPort: {
@@ -994,12 +994,12 @@ export interface components {
             sticky_ip?: boolean;
             /**
              * Format: int32
-             * @description Meaning and allowed values not documented: the seed swaps the descriptions of `pool_size` and
+             * @description Meaning and allowed values not documented: the documentation swaps the descriptions of `pool_size` and
              *     `rotate_session`, so neither description can be relied on.
              */
             pool_size?: number;
             /**
-             * @description Meaning not documented: the seed swaps the descriptions of `pool_size` and `rotate_session`,
+             * @description Meaning not documented: the documentation swaps the descriptions of `pool_size` and `rotate_session`,
              *     so neither description can be relied on.
              */
             rotate_session?: boolean;
@@ -1079,7 +1079,7 @@ export interface components {
         ProxyPortList: components["schemas"]["ProxyPort"][];
         /**
          * @description Body of `POST /api/proxies` and `PUT /api/proxies/{port}`: the port configuration under `proxy`.
-         *     `proxy` is closed (`unevaluatedProperties: false`): a field the seed does not list is refused, to
+         *     `proxy` is closed (`unevaluatedProperties: false`): a field the documentation does not list is refused, to
          *     catch typos. Without `proxy` the real manager answers `400` (update) or `500` (create) (observed).
          *     This needs a JSON Schema 2020-12 validator (the OpenAPI 3.1 dialect); one that applies draft-07
          *     rules, such as Prism's, ignores `unevaluatedProperties` and lets a misspelt field through.
@@ -1159,11 +1159,11 @@ export interface components {
             ms?: number;
         };
         /**
-         * @description Body of `POST /api/proxies/{port}/banips`. The seed names the list `ip`; the real manager reads
+         * @description Body of `POST /api/proxies/{port}/banips`. The documentation names the list `ip`; the real manager reads
          *     `ips` (observed). Both are accepted; at least one is required.
          */
         BanIpsRequest: {
-            /** @description The IPs to ban (the seed's name). */
+            /** @description The IPs to ban (the documentation's name). */
             ip?: string[];
             /** @description The IPs to ban (the real manager's name). */
             ips?: string[];
@@ -1207,7 +1207,7 @@ export interface components {
             domain?: string;
         };
         /**
-         * @description Body of `POST /api/banip`: ban on all ports. The seed gives `ip`, `domain` and `ms`; the real
+         * @description Body of `POST /api/banip`: ban on all ports. The documentation gives `ip`, `domain` and `ms`; the real
          *     manager also reads a list `ips` and a list of `ports` to limit the ban to (observed). At least one
          *     of `ip` and `ips` is required.
          */
@@ -1233,7 +1233,7 @@ export interface components {
         };
         /**
          * @description The general settings of the manager, as the settings operations return them. Open: the real
-         *     manager returns more keys than the seed lists (observed).
+         *     manager returns more keys than the documentation lists (observed).
          */
         Settings: {
             /** @description Account id. */
@@ -1259,7 +1259,7 @@ export interface components {
             test_url?: string;
             /**
              * Format: int32
-             * @description Request logs setting, returned as a number (observed; the seed documents a boolean for
+             * @description Request logs setting, returned as a number (observed; the documentation documents a boolean for
              *     updates, see `SettingsUpdate`).
              */
             logs?: number;
@@ -1281,7 +1281,7 @@ export interface components {
         };
         /**
          * @description Body of `PUT /api/settings`: every field is optional. Closed, to catch typos: only the fields the
-         *     seed lists for updates are accepted, and `logs_settings`, which the real manager refuses.
+         *     documentation lists for updates are accepted, and `logs_settings`, which the real manager refuses.
          */
         SettingsUpdate: {
             zone?: components["schemas"]["ZoneName"];
@@ -1329,11 +1329,11 @@ export interface components {
             ips: string[];
         };
         /**
-         * @description The gIPs allocated to the Zone. The seed names the list `ips`; the real manager sends `vips`
+         * @description The gIPs allocated to the Zone. The documentation names the list `ips`; the real manager sends `vips`
          *     (observed). Both are allowed; read whichever is present.
          */
         AllocatedVips: {
-            /** @description The allocated gIPs (the seed's name). */
+            /** @description The allocated gIPs (the documentation's name). */
             ips?: string[];
             /** @description The allocated gIPs (the real manager's name). */
             vips?: string[];
@@ -1712,7 +1712,7 @@ export interface components {
             comment?: string;
         };
         /**
-         * @description A page of request logs: a HAR 1.2 log plus paging and bandwidth sums. The seed says only "request
+         * @description A page of request logs: a HAR 1.2 log plus paging and bandwidth sums. The documentation says only "request
          *     logs in HAR form"; the wrapper and its fields are observed.
          */
         RequestLogs: {
@@ -1817,13 +1817,13 @@ export interface components {
     };
     parameters: {
         /**
-         * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+         * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
          *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
          * @example 24000
          */
         Port: number;
         /**
-         * @description The Zone whose IPs are listed. When omitted, the seed does not say which Zone is used (not
+         * @description The Zone whose IPs are listed. When omitted, the documentation does not say which Zone is used (not
          *     documented; presumably the default Zone of the settings).
          * @example static_zone
          */
@@ -2177,7 +2177,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2224,7 +2224,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2259,7 +2259,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2289,7 +2289,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2330,7 +2330,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2363,7 +2363,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2406,7 +2406,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2467,7 +2467,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2504,7 +2504,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description An existing proxy port number ({PORT} in the seed). Ports below 1000 are refused by the manager
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
                  *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
                  * @example 24000
                  */
@@ -2646,7 +2646,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The Zone whose IPs are listed. When omitted, the seed does not say which Zone is used (not
+                 * @description The Zone whose IPs are listed. When omitted, the documentation does not say which Zone is used (not
                  *     documented; presumably the default Zone of the settings).
                  * @example static_zone
                  */
@@ -2677,7 +2677,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The Zone whose IPs are listed. When omitted, the seed does not say which Zone is used (not
+                 * @description The Zone whose IPs are listed. When omitted, the documentation does not say which Zone is used (not
                  *     documented; presumably the default Zone of the settings).
                  * @example static_zone
                  */

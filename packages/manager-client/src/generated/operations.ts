@@ -58,7 +58,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Add a manager user
    *
-   * Adds a manager user by email. The path keeps the seed's `pm` prefix, which stands in for the
+   * Adds a manager user by email. The path keeps the documentation's `pm` prefix, which stands in for the
    * manager's brand. The real manager answers `200` (observed); the body is not documented.
    *
    * `POST /api/pm_user` · operationId `addUser` · reference: `manager.html#operation/addUser` in the reference docs of `@zone-api/spec`
@@ -70,7 +70,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Adds an IP (or a subnet) to the default whitelist of all ports (`whitelist_ips`), authorised by
    * the manager token instead of the client IP: send `Authorization: <TOKEN>` with the raw token from
    * `GET /api/gen_token`, without a `Bearer` prefix. This operation skips the client-IP check, so any
-   * host that holds the token may call it. Which whitelist is changed is not stated by the seed; the
+   * host that holds the token may call it. Which whitelist is changed is not stated by the documentation; the
    * real manager changes `whitelist_ips`.
    *
    * `POST /api/add_wip` · operationId `addWhitelistIp` · reference: `manager.html#operation/addWhitelistIp` in the reference docs of `@zone-api/spec`
@@ -99,7 +99,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Ban several IPs on a port
    *
-   * Bans several IPs on the port, optionally for one domain and for `ms` milliseconds. The seed names
+   * Bans several IPs on the port, optionally for one domain and for `ms` milliseconds. The documentation names
    * the list `ip`; the real manager reads `ips` (observed): both are accepted. The response has no
    * body (observed: `204`).
    *
@@ -110,7 +110,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Create a proxy port
    *
    * Creates a port from the configuration under `proxy`. Without `port` the manager takes the highest
-   * existing port + 1, at least 24000 (observed). The seed says the created configuration is
+   * existing port + 1, at least 24000 (observed). The documentation says the created configuration is
    * returned; the real manager wraps the effective configuration in `data` (observed). A refused
    * configuration (port in use by another port or by the admin interface, a port that is not a
    * number of at least 1000) gets `400` with `{errors: [{msg, field}]}` (observed). A Zone the
@@ -169,7 +169,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Get request logs
    *
-   * Returns logged requests in HAR 1.2 form. The seed says only "request logs in HAR form"; the
+   * Returns logged requests in HAR 1.2 form. The documentation says only "request logs in HAR form"; the
    * wrapper `{log, total, skip, sum_in, sum_out}`, the entry fields `uuid` and `details`, and the
    * defaults (skip 0, sorted by `uuid`) are observed.
    *
@@ -190,7 +190,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Get the runtime version
    *
    * Returns the version of the JavaScript runtime (Node.js) the manager runs on, whether it satisfies
-   * the recommended range, and that range. The seed shows `current` as a parsed semantic version; the
+   * the recommended range, and that range. The documentation shows `current` as a parsed semantic version; the
    * real manager now sends it as a string (observed). Both forms are accepted.
    *
    * `GET /api/node_version` · operationId `getNodeVersion` · reference: `manager.html#operation/getNodeVersion` in the reference docs of `@zone-api/spec`
@@ -218,7 +218,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Refresh the sessions of a port (GET form)
    *
-   * Refreshes the sessions of the port. The seed lists this GET form beside the POST form; it has the
+   * Refreshes the sessions of the port. The documentation lists this GET form beside the POST form; it has the
    * same effect (it is not a safe method, despite GET). The response is the new session
    * `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
    * `400` with no body and no `Content-Type` (observed).
@@ -229,7 +229,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Get the general settings
    *
-   * Returns the general settings of the manager. The real manager returns more keys than the seed lists (observed).
+   * Returns the general settings of the manager. The real manager returns more keys than the documentation lists (observed).
    *
    * `GET /api/settings` · operationId `getSettings` · reference: `manager.html#operation/getSettings` in the reference docs of `@zone-api/spec`
    */
@@ -255,7 +255,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * List the allocated gIPs of a Zone
    *
-   * Returns the gIPs (exclusive residential IPs) allocated to the Zone. The seed names the list `ips`;
+   * Returns the gIPs (exclusive residential IPs) allocated to the Zone. The documentation names the list `ips`;
    * the real manager sends `vips` (observed). Both are allowed: read whichever is present.
    *
    * `GET /api/allocated_vips` · operationId `listAllocatedVips` · reference: `manager.html#operation/listAllocatedVips` in the reference docs of `@zone-api/spec`
@@ -290,7 +290,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * List the enabled Zones
    *
-   * Returns the enabled Zones of the account and the default Zone. The seed gives the fields of an
+   * Returns the enabled Zones of the account and the default Zone. The documentation gives the fields of an
    * enabled Zone; the wrapper `{zones, def}` and `refresh_cost` are observed.
    *
    * `GET /api/zones` · operationId `listZones` · reference: `manager.html#operation/listZones` in the reference docs of `@zone-api/spec`
@@ -318,9 +318,9 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Refresh the Zones
    *
-   * Listed by the seed, which shows no response. Presumably reloads the enabled Zones from the
+   * Listed by the documentation, which shows no response. Presumably reloads the enabled Zones from the
    * account (not documented). The real manager 1.570.247 has no handler for this path and answers
-   * `404` (observed); it stays in the contract because the seed lists it.
+   * `404` (observed); it stays in the contract because the documentation lists it.
    *
    * `POST /api/refresh_zones` · operationId `refreshZones` · reference: `manager.html#operation/refreshZones` in the reference docs of `@zone-api/spec`
    */
@@ -366,7 +366,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Updates the port's configuration with the fields under `proxy` (same fields as creation). Whether
    * fields left out keep their values or return to their defaults is not documented. A port may be
-   * moved by sending a new `port` (observed). The seed says the updated configuration is returned;
+   * moved by sending a new `port` (observed). The documentation says the updated configuration is returned;
    * the real manager wraps it in `data` (observed). For a port that does not exist the real manager
    * answers `400` `{errors: [{msg: "No proxy at port N"}]}`, and `400` when the body has no `proxy`
    * (observed).
@@ -379,7 +379,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Changes the given settings and returns all general settings. Every field is optional: `zone` (the
    * default Zone), `www_whitelist_ips`, `whitelist_ips`, `logs` (enables logs for all ports; a boolean
-   * per the seed, the number that responses carry is accepted too) and `request_stats` (enables request
+   * per the documentation, the number that responses carry is accepted too) and `request_stats` (enables request
    * statistics). Other fields are refused, to catch typos.
    *
    * `PUT /api/settings` · operationId `updateSettings` · reference: `manager.html#operation/updateSettings` in the reference docs of `@zone-api/spec`

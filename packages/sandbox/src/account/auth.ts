@@ -16,7 +16,7 @@ export interface AccountAuth {
 }
 
 export const UNAUTHORIZED = 'Auth method is not supported';
-// The seed's layout, with the parts free of dashes (the separator): see the spec's x-value-pattern.
+// The documentation's layout, with the parts free of dashes (the separator): see the spec's x-value-pattern.
 const ZONE_CREDENTIAL = /^service-customer-([^-]+)-zone-([^-]+)-key-([^-]+)(?:-country-([A-Za-z]{2}))?$/;
 /** HTTP basic is deprecated since 01-Jan-2021 (RFC 9745 form: `@` + epoch seconds). */
 const BASIC_DEPRECATION = '@1609459200';
@@ -64,7 +64,7 @@ function identify(store: Store, req: FastifyRequest, reply: FastifyReply): Accou
 
 /**
  * With the Zone credential the header names the customer and the Zone, and the request omits them
- * (the seed). Some operations still declare them as required query parameters, so they are filled
+ * (the provider's documentation). Some operations still declare them as required query parameters, so they are filled
  * in from the credential before validation.
  */
 export function fillFromCredential(req: FastifyRequest, op: OperationDef, auth: AccountAuth | undefined): void {

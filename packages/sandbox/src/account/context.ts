@@ -12,7 +12,7 @@ export type AccountCtx = Ctx<AccountAuth>;
 export type AccountHandlers = Record<string, Handler<AccountAuth>>;
 type C = AccountCtx;
 
-/** Query parameters on GET, body fields otherwise (the seed's convention for `customer` and `zone`). */
+/** Query parameters on GET, body fields otherwise (the provider's documentation's convention for `customer` and `zone`). */
 export function input(ctx: C): { where: 'query' | 'body'; values: Record<string, unknown> } {
   return ctx.op.method === 'GET'
     ? { where: 'query', values: ctx.query }

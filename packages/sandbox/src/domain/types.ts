@@ -92,7 +92,7 @@ export type ReqLog = Holding<AccountSchemas['RequestLog'], 'zone' | 'ts' | 'ua' 
   status: { code: number; message: string };
   tun: { session: string };
   dst: { host: string; url: string };
-  /** The client IP the sandbox saw (an open field of the record: the seed does not name it). */
+  /** The client IP the sandbox saw (an open field of the record: the documentation does not name it). */
   ip?: string;
 };
 

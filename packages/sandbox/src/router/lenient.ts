@@ -7,14 +7,14 @@ type Json = any;
 
 /** Response header listing the request fields the sandbox accepted but ignored (not sent with `--strict`). */
 export const IGNORED_FIELDS_HEADER = 'X-Sandbox-Ignored-Fields';
-/** Response header listing request values the sandbox accepted as an alias of a value the seed lists. */
+/** Response header listing request values the sandbox accepted as an alias of a value the documentation lists. */
 export const NORMALIZED_FIELDS_HEADER = 'X-Sandbox-Normalized-Fields';
 
 /**
- * Values that the provider's own clients send and the seed's enums do not list, accepted (without
- * `--strict`) as the seed's value. Keyed by the schema in the bundle, not by operation.
+ * Values that the provider's own clients send and the documentation's enums do not list, accepted (without
+ * `--strict`) as the documentation's value. Keyed by the schema in the bundle, not by operation.
  * `bandwidth: "bandwidth"` is the default of the provider's JS SDK (`@brightdata/sdk` 0.2.0) for
- * `plan.bandwidth`; the seed lists `payperusage` and `unlimited`. Pay-per-usage is the provider's
+ * `plan.bandwidth`; the documentation lists `payperusage` and `unlimited`. Pay-per-usage is the provider's
  * ordinary bandwidth billing, and unlimited is an option one chooses, so the sandbox reads it as
  * `payperusage` and says so in `X-Sandbox-Normalized-Fields`.
  */
@@ -53,7 +53,7 @@ function resolve(doc: OpenApiDoc, ref: string): Json {
  * - **closed**: every object schema in a request (one that is not a branch of `allOf`/`anyOf`/`oneOf`,
  *   where closing would hide its siblings' fields) refuses fields it does not name
  *   (`unevaluatedProperties: false`), whether or not the spec closes it. This is `--strict`.
- * - **lenient**: the same schemas with those closures removed, so a field the seed does not name is
+ * - **lenient**: the same schemas with those closures removed, so a field the documentation does not name is
  *   accepted; and with the `VALUE_ALIASES`. Branches of a composition keep the closures the spec
  *   gives them: there they tell the forms of a body apart (`oneOf` of two closed objects).
  *
