@@ -1,10 +1,12 @@
+import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
-import { type PrepareRequestFunctionOpts, RequestError, Server } from 'proxy-chain';
+import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
 import { forward, readBody, requestBytes, responseBytes } from './forward.js';
+import { connectHead, dial, relay, TunnelServer, tunnel } from './tunnel.js';
 import { headerBrand, parseUsername } from './username.js';
 
 // The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
@@ -116,8 +118,6 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
   /** `<zone>:<session>` -> exit IP: a session keeps its peer while the peer serves the Zone. */
   const sticky = new Map<string, string>();
   let turn = 0;
-  /** CONNECT tunnels by connection, billed when they close. */
-  const tunnels = new Map<number, Omit<Parameters<typeof bill>[1], 'up' | 'down'>>();
 
   function pickExit(brand: string, zone: ZoneState, options: Record<string, string>): Exit {
     let exits = exitsOf(store, zone);
@@ -149,7 +149,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     return exit;
   }
 
-  async function prepare({ connectionId, request, username, password, hostname, port, isHttp }: PrepareRequestFunctionOpts) {
+  async function prepare({ request, username, password, hostname, port, isHttp }: PrepareRequestFunctionOpts) {
     const clientIp = request.socket.remoteAddress ?? '';
     const user = username ? parseUsername(username, o.strict) : { error: 'no Proxy-Authorization: Basic credential was sent' };
     const brand = 'brand' in user ? user.brand : 'zone-api';
@@ -171,17 +171,28 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const session = user.options.session ?? '';
     const ua = String(request.headers['user-agent'] ?? '');
     if (!isHttp) {
-      tunnels.set(connectionId, {
-        zone,
-        clientIp,
-        session,
-        ua,
-        host,
-        url: `${host}:${port}`,
-        status: 200,
-        message: 'Connection established',
-      });
-      return {};
+      const usage = { zone, clientIp, session, ua, host, url: `${host}:${port}` };
+      return {
+        customTag: tunnel(async (socket, head) => {
+          let target: Socket;
+          try {
+            target = await dial(hostname, port);
+          } catch (err) {
+            bill(store, { ...usage, status: 502, message: 'Target unreachable', up: 0, down: 0 }, o.now());
+            o.changed();
+            throw refuse(
+              brand,
+              'target_unreachable',
+              `The target ${host}:${port} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+            );
+          }
+          // The answer to the CONNECT names the exit peer, as the provider's super proxy does.
+          socket.write(connectHead(200, 'Connection established', { [`x-${headerBrand(brand)}-ip`]: exit.ip }));
+          const { up, down } = await relay(socket, target, head);
+          bill(store, { ...usage, status: 200, message: 'Connection established', up, down }, o.now());
+          o.changed();
+        }),
+      };
     }
     return {
       customResponseFunction: async () => {
@@ -206,35 +217,12 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     };
   }
 
-  const server = new Server({ port: o.port, host: o.host, prepareRequestFunction: prepare, authRealm: 'zone-api sandbox proxy network' });
-  server.on(
-    'connectionClosed',
-    ({
-      connectionId,
-      stats,
-    }: {
-      connectionId: number;
-      stats?: { srcTxBytes: number; trgTxBytes: number | null; trgRxBytes: number | null };
-    }) => {
-      const t = tunnels.get(connectionId);
-      if (!t) return;
-      tunnels.delete(connectionId);
-      // Nothing was written to the client, not even the 200: the tunnel never opened (proxy-chain
-      // drops the client's connection when the target refuses or does not answer).
-      const opened = (stats?.srcTxBytes ?? 0) > 0;
-      bill(
-        store,
-        {
-          ...t,
-          ...(opened ? {} : { status: 502, message: 'Target unreachable' }),
-          up: stats?.trgTxBytes ?? 0,
-          down: stats?.trgRxBytes ?? 0,
-        },
-        o.now(),
-      );
-      o.changed();
-    },
-  );
+  const server = new TunnelServer({
+    port: o.port,
+    host: o.host,
+    prepareRequestFunction: prepare,
+    authRealm: 'zone-api sandbox proxy network',
+  });
   await server.listen();
   const port = server.port;
   return {

@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { forward, passHeaders, readBody, requestBytes, responseBytes } from './forward.js';
 import type { Exchange } from './har.js';
+import { connectHead, connectVia, relay } from './tunnel.js';
 import type { Gate } from './upstream.js';
 import { headerBrand } from './username.js';
 
@@ -35,28 +37,23 @@ export interface PortRequest {
 
 export const portError = (status: number, message: string) => new RequestError(message, status, { 'x-lpm-error': message });
 
-export async function servePortRequest(
+/**
+ * Runs `send` with the upstream credential of the port's session, again `proxy_retry` times while
+ * the upstream cannot be reached, and again with a new session while the exit peer it names is banned
+ * for the port and the target's host (up to `max_ban_retries`, then 502 Too many banned IPs). `drop` lets go of
+ * an answer that is not used.
+ */
+export async function throughUpstream<T>(
   ctx: PortRequest,
-  request: IncomingMessage,
-  url: URL,
-): Promise<{ statusCode: number; headers: Record<string, string>; body: Buffer }> {
-  const { store, cfg, port, session, upstream, credential, started, now, gate, exchange, log } = ctx;
-  const body = await readBody(request);
-  const headers = { ...request.headers };
-  for (const h of (cfg as { headers?: { name: string; value: string }[] }).headers ?? []) headers[h.name.toLowerCase()] = h.value;
-  const host = url.hostname;
+  target: { host: string; authority: string },
+  send: (authorization: string) => Promise<T>,
+  peerOf: (answer: T) => string | null,
+  drop: (answer: T) => void,
+): Promise<{ answer: T; peer: string | null }> {
+  const { store, cfg, port, session, upstream, credential, now, gate } = ctx;
+  const { host } = target;
   const retries = (cfg as { max_ban_retries?: number }).max_ban_retries ?? 10;
   const upstreamRetries = (cfg as { proxy_retry?: number }).proxy_retry ?? 2;
-  const send = (authorization: string) =>
-    forward({
-      method: request.method as string,
-      url,
-      headers,
-      body,
-      via: { ...upstream, authorization: upstream.authorization ?? authorization },
-      ca: ctx.targetCa,
-      insecure: (cfg as { insecure?: boolean }).insecure === true,
-    });
   /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
   const attemptOnce = async (authorization: string) => {
     for (let tries = 0; ; tries++) {
@@ -66,35 +63,93 @@ export async function servePortRequest(
         const code = (err as NodeJS.ErrnoException).code ?? 'error';
         // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
         if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
-          throw portError(502, `The HTTPS target ${url.host} failed: ${code} (${(err as Error).message})`);
+          throw portError(502, `The HTTPS target ${target.authority} failed: ${code} (${(err as Error).message})`);
         if (tries >= upstreamRetries) throw portError(502, `The upstream ${upstream.host}:${upstream.port} cannot be reached (${code})`);
       }
     }
   };
-  let attempt = 0;
   let current = session;
-  for (;;) {
-    const res = await attemptOnce(credential(current));
-    const peer = res.headers[`x-${headerBrand(BRAND)}-ip`] ?? null;
+  for (let attempt = 0; ; attempt++) {
+    const answer = await attemptOnce(upstream.authorization ?? credential(current));
+    const peer = peerOf(answer);
     const banned = peer !== null && store.activeBans(port, now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
-    if (banned && attempt < retries) {
-      attempt++;
-      current = `${session}_b${attempt}`;
-      continue;
-    }
-    if (banned) throw portError(502, 'Too many banned IPs');
-    const x = exchange(request.method as string, url.href);
-    x.requestHeaders = passHeaders(headers);
-    x.requestBody = body;
-    x.status = res.status;
-    x.statusText = res.statusText;
-    x.responseHeaders = res.headers;
-    x.responseBody = res.body;
-    x.peer = peer;
-    x.outBw = requestBytes(request, body);
-    x.inBw = responseBytes(res);
-    x.time = now() - started;
-    log(x);
-    return { statusCode: res.status, headers: res.headers, body: res.body };
+    if (!banned) return { answer, peer };
+    drop(answer);
+    if (attempt >= retries) throw portError(502, 'Too many banned IPs');
+    current = `${session}_b${attempt + 1}`;
   }
+}
+
+/** The exit peer an upstream answer names (`x-luminati-ip`, the header the real manager reads). */
+export const peerHeader = `x-${headerBrand(BRAND)}-ip`;
+
+export async function servePortRequest(
+  ctx: PortRequest,
+  request: IncomingMessage,
+  url: URL,
+): Promise<{ statusCode: number; headers: Record<string, string>; body: Buffer }> {
+  const { cfg, upstream, started, now, exchange, log } = ctx;
+  const body = await readBody(request);
+  const headers = { ...request.headers };
+  for (const h of (cfg as { headers?: { name: string; value: string }[] }).headers ?? []) headers[h.name.toLowerCase()] = h.value;
+  const { answer: res, peer } = await throughUpstream(
+    ctx,
+    { host: url.hostname, authority: url.host },
+    (authorization) =>
+      forward({
+        method: request.method as string,
+        url,
+        headers,
+        body,
+        via: { ...upstream, authorization },
+        ca: ctx.targetCa,
+        insecure: (cfg as { insecure?: boolean }).insecure === true,
+      }),
+    // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
+    (r) => r.headers[peerHeader] ?? [r.connectHeaders?.[peerHeader]].flat()[0] ?? null,
+    () => undefined,
+  );
+  const x = exchange(request.method as string, url.href);
+  x.requestHeaders = passHeaders(headers);
+  x.requestBody = body;
+  x.status = res.status;
+  x.statusText = res.statusText;
+  x.responseHeaders = res.headers;
+  x.responseBody = res.body;
+  x.peer = peer;
+  x.outBw = requestBytes(request, body);
+  x.inBw = responseBytes(res);
+  x.time = now() - started;
+  log(x);
+  return { statusCode: res.status, headers: res.headers, body: res.body };
+}
+
+/**
+ * A CONNECT through a port without SSL analyzing: a CONNECT to the upstream (a new session while the
+ * exit peer it names is banned), whose answer the client gets (the peer's header with it), then the
+ * tunnel relayed, logged when it closes as the real manager logs a tunnel: status and body unknown.
+ */
+export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Buffer, hostname: string, targetPort: number): Promise<void> {
+  const authority = `${hostname.includes(':') ? `[${hostname}]` : hostname}:${targetPort}`;
+  const { answer: up, peer } = await throughUpstream(
+    ctx,
+    { host: hostname, authority },
+    (authorization) => connectVia(ctx.upstream, authority, authorization),
+    (u) => (u.status === 200 ? ([u.headers[peerHeader]].flat()[0] ?? null) : null),
+    (u) => u.socket.destroy(),
+  );
+  const x = ctx.exchange('CONNECT', `https://${authority}`);
+  x.peer = peer;
+  if (up.status !== 200) {
+    // The upstream refused the tunnel: the client gets its answer.
+    x.status = up.status;
+    x.statusText = up.statusText;
+    x.responseHeaders = Object.fromEntries(Object.entries(passHeaders(up.headers)).map(([k, v]) => [k, [v].flat().join(', ')]));
+  }
+  socket.write(connectHead(up.status, up.statusText, passHeaders(up.headers)));
+  const { up: outBw, down: inBw } = await relay(socket, up.socket, head, up.head);
+  x.inBw = inBw;
+  x.outBw = outBw;
+  x.time = ctx.now() - x.started;
+  ctx.log(x);
 }

@@ -1,6 +1,6 @@
 import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
-import { type PrepareRequestFunctionOpts, RequestError, Server } from 'proxy-chain';
+import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { ipInList } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
@@ -8,7 +8,8 @@ import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
 import { type Exchange, harEntry } from './har.js';
 import { egressAllowed } from './network.js';
-import { BRAND, type PortRequest, portError, servePortRequest } from './port-request.js';
+import { BRAND, type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
+import { connectHead, TunnelServer, tunnel } from './tunnel.js';
 import { type ExtDefaults, extProxy, Gate } from './upstream.js';
 import { portUsername } from './username.js';
 
@@ -31,8 +32,7 @@ export interface PortTrafficOptions {
 }
 
 export class PortTraffic {
-  private readonly servers = new Map<number, { server: Server; iface: string }>();
-  private readonly tunnels = new Map<string, Exchange>();
+  private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
   private readonly gates = new Map<number, Gate>();
   private rotation = 0;
   private extTurn = 0;
@@ -50,17 +50,12 @@ export class PortTraffic {
     if (this.servers.has(cfg.port)) await this.close(cfg.port);
     const iface = this.ifaceOf(cfg);
     const port = cfg.port;
-    const server = new Server({
+    const server = new TunnelServer({
       port,
       host: iface,
       authRealm: 'Proxy Manager',
       prepareRequestFunction: (opts) => this.prepare(port, opts),
     });
-    server.on(
-      'connectionClosed',
-      ({ connectionId, stats }: { connectionId: number; stats?: { trgRxBytes: number | null; trgTxBytes: number | null } }) =>
-        this.tunnelClosed(port, connectionId, stats),
-    );
     await server.listen();
     this.servers.set(port, { server, iface });
   }
@@ -150,7 +145,7 @@ export class PortTraffic {
     return { host: net.host, port: c.proxy_port ?? net.port };
   }
 
-  private async prepare(port: number, { connectionId, request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
+  private async prepare(port: number, { request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
     const store = this.o.store;
     const cfg = store.ports.get(port);
     if (!cfg) throw portError(502, `No proxy at port ${port}`);
@@ -186,14 +181,7 @@ export class PortTraffic {
       log: (x) => this.log(x),
     };
     if (!isHttp && (cfg as { ssl?: boolean }).ssl === true) return this.mitm(ctx, hostname, targetPort);
-    if (!isHttp) {
-      const user = userFor(session);
-      this.tunnels.set(
-        `${port}:${connectionId}`,
-        this.exchange(cfg, started, 'CONNECT', `https://${hostname}:${targetPort}`, request, upstream, clientIp),
-      );
-      return { upstreamProxyUrl: `http://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${upstream.host}:${upstream.port}` };
-    }
+    if (!isHttp) return { customTag: tunnel((socket, head) => servePortTunnel(ctx, socket, head, hostname, targetPort)) };
     return { customResponseFunction: () => servePortRequest(ctx, request, new URL(request.url as string)) };
   }
 
@@ -231,7 +219,14 @@ export class PortTraffic {
         );
       },
     );
-    return { customConnectServer: server };
+    return {
+      customTag: tunnel(async (socket, head) => {
+        socket.unshift(head);
+        socket.write(connectHead(200, 'Connection established'));
+        server.emit('connection', socket);
+        await new Promise((resolve) => socket.once('close', resolve));
+      }),
+    };
   }
 
   private exchange(
@@ -263,16 +258,6 @@ export class PortTraffic {
       protocol: method === 'CONNECT' || url.startsWith('https:') ? 'https' : 'http',
       harLimit: this.o.store.manager.settings.har_limit,
     };
-  }
-
-  private tunnelClosed(port: number, connectionId: number, stats?: { trgRxBytes: number | null; trgTxBytes: number | null }): void {
-    const x = this.tunnels.get(`${port}:${connectionId}`);
-    if (!x) return;
-    this.tunnels.delete(`${port}:${connectionId}`);
-    x.inBw = stats?.trgRxBytes ?? 0;
-    x.outBw = stats?.trgTxBytes ?? 0;
-    x.time = this.o.now() - x.started;
-    this.log(x);
   }
 
   /** One HAR entry, the log trimmed to the settings' `logs` entries (1000 by default). */
