@@ -4,6 +4,7 @@
 // operation, all measured in one run so that the ratios carry the machine's noise equally. Then the
 // 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
 // Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz] [--no-traffic]
+//   [--only-traffic] (the traffic part alone: no API requests/s, persistence or fuzz)
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     check: { type: 'string' },
     'no-fuzz': { type: 'boolean', default: false },
     'no-traffic': { type: 'boolean', default: false },
+    'only-traffic': { type: 'boolean', default: false },
   },
 });
 const duration = Number(values.duration);
@@ -91,77 +93,83 @@ async function measure(url, request) {
   return r.requests.average;
 }
 
-const sandbox = await start(['sandbox']);
-const answers = await Promise.all(
-  [get, post].map(async (r) => (await fetch(`${sandbox.url}${r.path}`, { method: r.method, headers: r.headers, body: r.body })).text()),
-);
+const onlyTraffic = values['only-traffic'];
 const results = [];
-try {
-  for (const [name, request] of [
-    ['GET  getZone', get],
-    ['POST addZoneDomainPermission', post],
-  ]) {
-    const sandboxRps = await measure(sandbox.url, request);
-    const plain = await start(['plain', answers[0], answers[1]]);
-    let plainRps;
-    try {
-      plainRps = await measure(plain.url, request);
-    } finally {
-      plain.stop();
-    }
-    const prismRps = {};
-    for (const quiet of [false, true]) {
-      const prism = await startPrism(quiet);
-      try {
-        prismRps[quiet ? 'quiet' : 'default'] = await measure(prism.url, request);
-      } finally {
-        prism.stop();
-      }
-    }
-    results.push({
-      name,
-      sandboxRps,
-      plainRps,
-      prismRps,
-      vsPlain: sandboxRps / plainRps,
-      vsPrism: sandboxRps / prismRps.default,
-      vsPrismQuiet: sandboxRps / prismRps.quiet,
-    });
-  }
-} finally {
-  sandbox.stop();
-}
+if (!onlyTraffic) await apiPart();
 
-// Persistence: the same POST against a sandbox with --data (each change on disk before its answer).
-const dataDir = mkdtempSync(join(tmpdir(), 'zone-api-bench-data-'));
-let persisted;
-try {
-  const withData = await start(['sandbox-data', join(dataDir, 'state.json')]);
+/** Requests/s of the API against node:http and Prism, and persistence. */
+async function apiPart() {
+  const sandbox = await start(['sandbox']);
+  const answers = await Promise.all(
+    [get, post].map(async (r) => (await fetch(`${sandbox.url}${r.path}`, { method: r.method, headers: r.headers, body: r.body })).text()),
+  );
   try {
-    persisted = { rps: await measure(withData.url, post) };
+    for (const [name, request] of [
+      ['GET  getZone', get],
+      ['POST addZoneDomainPermission', post],
+    ]) {
+      const sandboxRps = await measure(sandbox.url, request);
+      const plain = await start(['plain', answers[0], answers[1]]);
+      let plainRps;
+      try {
+        plainRps = await measure(plain.url, request);
+      } finally {
+        plain.stop();
+      }
+      const prismRps = {};
+      for (const quiet of [false, true]) {
+        const prism = await startPrism(quiet);
+        try {
+          prismRps[quiet ? 'quiet' : 'default'] = await measure(prism.url, request);
+        } finally {
+          prism.stop();
+        }
+      }
+      results.push({
+        name,
+        sandboxRps,
+        plainRps,
+        prismRps,
+        vsPlain: sandboxRps / plainRps,
+        vsPrism: sandboxRps / prismRps.default,
+        vsPrismQuiet: sandboxRps / prismRps.quiet,
+      });
+    }
   } finally {
-    withData.stop();
+    sandbox.stop();
   }
-} finally {
-  rmSync(dataDir, { recursive: true, force: true });
-}
-persisted.vsMemory = persisted.rps / (results[1]?.sandboxRps ?? Number.NaN);
 
-console.log(
-  `\n${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; autocannon ${connections} connections, ${duration} s each\n`,
-);
-console.log('operation                      sandbox  node:http  prism  prism -v error   vs node:http  vs prism  vs prism -v error');
-for (const r of results) {
-  const n = (x, w) => Math.round(x).toString().padStart(w);
+  // Persistence: the same POST against a sandbox with --data (each change on disk before its answer).
+  const dataDir = mkdtempSync(join(tmpdir(), 'zone-api-bench-data-'));
+  let persisted;
+  try {
+    const withData = await start(['sandbox-data', join(dataDir, 'state.json')]);
+    try {
+      persisted = { rps: await measure(withData.url, post) };
+    } finally {
+      withData.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  persisted.vsMemory = persisted.rps / (results[1]?.sandboxRps ?? Number.NaN);
+
   console.log(
-    `${r.name.padEnd(29)}${n(r.sandboxRps, 9)}${n(r.plainRps, 11)}${n(r.prismRps.default, 7)}${n(r.prismRps.quiet, 16)}${r.vsPlain.toFixed(2).padStart(15)}${`${r.vsPrism.toFixed(1)}x`.padStart(10)}${`${r.vsPrismQuiet.toFixed(1)}x`.padStart(19)}`,
+    `\n${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; autocannon ${connections} connections, ${duration} s each\n`,
+  );
+  console.log('operation                      sandbox  node:http  prism  prism -v error   vs node:http  vs prism  vs prism -v error');
+  for (const r of results) {
+    const n = (x, w) => Math.round(x).toString().padStart(w);
+    console.log(
+      `${r.name.padEnd(29)}${n(r.sandboxRps, 9)}${n(r.plainRps, 11)}${n(r.prismRps.default, 7)}${n(r.prismRps.quiet, 16)}${r.vsPlain.toFixed(2).padStart(15)}${`${r.vsPrism.toFixed(1)}x`.padStart(10)}${`${r.vsPrismQuiet.toFixed(1)}x`.padStart(19)}`,
+    );
+  }
+  console.log('(requests per second)');
+  console.log('targets: sandbox >= 0.5 x node:http and >= 10 x prism');
+  console.log(
+    `\npersistence: POST addZoneDomainPermission with --data ${Math.round(persisted.rps)} req/s, in memory ${Math.round(results[1]?.sandboxRps ?? 0)} req/s: ${persisted.vsMemory.toFixed(2)} x (target >= 0.5 x)`,
   );
 }
-console.log('(requests per second)');
-console.log('targets: sandbox >= 0.5 x node:http and >= 10 x prism');
-console.log(
-  `\npersistence: POST addZoneDomainPermission with --data ${Math.round(persisted.rps)} req/s, in memory ${Math.round(results[1]?.sandboxRps ?? 0)} req/s: ${persisted.vsMemory.toFixed(2)} x (target >= 0.5 x)`,
-);
 
 /** MB/s of one download of `url` (directly, or through `proxy` in a CONNECT tunnel): the best of three. */
 async function download(url, proxy) {
@@ -214,7 +222,7 @@ traffic: GET 1 KB through a sandbox port (port -> network -> target) ${Math.roun
   }
 }
 
-if (!values['no-fuzz']) {
+if (!values['no-fuzz'] && !onlyTraffic) {
   console.log('\nfuzz: 5,000 spec-derived requests per API against the sandbox (no 5xx, broken ones refused, answers as declared)');
   const started = Date.now();
   const code = await new Promise((resolve) => {

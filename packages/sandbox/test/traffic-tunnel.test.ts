@@ -129,6 +129,41 @@ describe('CONNECT tunnels name their exit peer', () => {
     }
   });
 
+  it('in process or over TCP (a port naming the network as its proxy), a port hands on the peer and the refusals alike', async () => {
+    const { manager } = t;
+    const network = new URL(t.sandbox.networkUrl as string);
+    const inProcess = await freePort();
+    const overTcp = await freePort();
+    await manager.createProxy({ body: { proxy: { port: inProcess, zone: RES } } });
+    await manager.createProxy({ body: { proxy: { port: overTcp, zone: RES, proxy: '127.0.0.1', proxy_port: Number(network.port) } } });
+    const closed = `127.0.0.1:${await freePort()}`;
+    try {
+      for (const port of [inProcess, overTcp]) {
+        const open = await tunnelThrough(`http://127.0.0.1:${port}`, target);
+        expect(open).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
+        expect(zonePeers()).toContain(peerOf(open.headers));
+        const refused = await tunnelThrough(`http://127.0.0.1:${port}`, closed);
+        expect(refused.status).toBe(502);
+        expect(refused.headers['x-luminati-err-code']).toBe('target_unreachable');
+        await expect
+          .poll(
+            async () => ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries.length,
+          )
+          .toBe(2);
+        const [last] = ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries.filter(
+          (e: Rec) => e.request.url === `https://${closed}`,
+        );
+        expect(last).toMatchObject({ request: { method: 'CONNECT' }, response: { status: 502 } });
+      }
+      // Both were billed to the Zone by the network: two open tunnels and two refusals.
+      const billed = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'dst.url': closed } } })).data as Rec[];
+      expect(billed.map((l) => l.status.code)).toEqual([502, 502]);
+    } finally {
+      await manager.deleteProxy({ params: { path: { port: inProcess } } });
+      await manager.deleteProxy({ params: { path: { port: overTcp } } });
+    }
+  });
+
   it('max_ban_retries: a tunnel whose every peer is banned fails with 502 Too many banned IPs', async () => {
     const { manager } = t;
     const port = await freePort();

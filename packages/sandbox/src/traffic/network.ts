@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
@@ -6,7 +7,7 @@ import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
 import { forward, readBody, requestBytes, responseBytes } from './forward.js';
-import { connectHead, dial, relay, TunnelServer, tunnel } from './tunnel.js';
+import { connectHead, dial, relay, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
 import { headerBrand, parseUsername } from './username.js';
 
 // The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
@@ -33,9 +34,21 @@ export interface NetworkOptions {
   now: () => number;
 }
 
+/** What the network reads of a request to admit it: the credential, where it comes from, where it goes. */
+export interface Admission {
+  username: string;
+  password: string;
+  clientIp: string;
+  hostname: string;
+  port: number;
+  ua: string;
+}
+
 export interface ProxyNetwork {
   port: number;
   url: string;
+  /** A CONNECT as a port of this sandbox sends it, without the loopback hop: the answer, and the target's socket when it is 200. */
+  openTunnel(r: Admission): Promise<UpstreamTunnel>;
   close(): Promise<void>;
 }
 
@@ -149,8 +162,9 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     return exit;
   }
 
-  async function prepare({ request, username, password, hostname, port, isHttp }: PrepareRequestFunctionOpts) {
-    const clientIp = request.socket.remoteAddress ?? '';
+  /** Who may send this request, and through which exit peer: the checks of the network, in order; a refusal throws. */
+  function admit(r: Admission) {
+    const { username, password, clientIp, hostname } = r;
     const user = username ? parseUsername(username, o.strict) : { error: 'no Proxy-Authorization: Basic credential was sent' };
     const brand = 'brand' in user ? user.brand : 'zone-api';
     if ('error' in user) throw refuse(brand, 'auth_failed', `Proxy authentication failed: ${user.error}`);
@@ -168,32 +182,53 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     if (!egressAllowed(host, o.egressAllow))
       throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback targets; allow ${host} with --egress-allow`);
     const exit = pickExit(brand, zone, user.options);
-    const session = user.options.session ?? '';
-    const ua = String(request.headers['user-agent'] ?? '');
+    const usage = { zone, clientIp, session: user.options.session ?? '', ua: r.ua, host };
+    return { brand, exit, usage, peerHeader: { [`x-${headerBrand(brand)}-ip`]: exit.ip } };
+  }
+
+  /**
+   * The exit of a tunnel: the target dialled (a target that refuses is billed and refused), billed
+   * with the bytes each way when it closes. The answer to the CONNECT names the exit peer, as the
+   * provider's super proxy does.
+   */
+  async function openExit(r: Admission): Promise<{ target: Socket; headers: Record<string, string> }> {
+    const { brand, usage, peerHeader } = admit(r);
+    const billed = { ...usage, url: `${usage.host}:${r.port}` };
+    let target: Socket;
+    try {
+      target = await dial(r.hostname, r.port);
+    } catch (err) {
+      bill(store, { ...billed, status: 502, message: 'Target unreachable', up: 0, down: 0 }, o.now());
+      o.changed();
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw refuse(brand, 'target_unreachable', `The target ${billed.url} cannot be reached (${code})`);
+    }
+    target.once('close', () => {
+      bill(store, { ...billed, status: 200, message: 'Connection established', up: target.bytesWritten, down: target.bytesRead }, o.now());
+      o.changed();
+    });
+    return { target, headers: peerHeader };
+  }
+
+  async function prepare({ request, username, password, hostname, port, isHttp }: PrepareRequestFunctionOpts) {
+    const admission = {
+      username,
+      password,
+      hostname,
+      port,
+      clientIp: request.socket.remoteAddress ?? '',
+      ua: String(request.headers['user-agent'] ?? ''),
+    };
     if (!isHttp) {
-      const usage = { zone, clientIp, session, ua, host, url: `${host}:${port}` };
       return {
         customTag: tunnel(async (socket, head) => {
-          let target: Socket;
-          try {
-            target = await dial(hostname, port);
-          } catch (err) {
-            bill(store, { ...usage, status: 502, message: 'Target unreachable', up: 0, down: 0 }, o.now());
-            o.changed();
-            throw refuse(
-              brand,
-              'target_unreachable',
-              `The target ${host}:${port} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-            );
-          }
-          // The answer to the CONNECT names the exit peer, as the provider's super proxy does.
-          socket.write(connectHead(200, 'Connection established', { [`x-${headerBrand(brand)}-ip`]: exit.ip }));
-          const { up, down } = await relay(socket, target, head);
-          bill(store, { ...usage, status: 200, message: 'Connection established', up, down }, o.now());
-          o.changed();
+          const { target, headers } = await openExit(admission);
+          socket.write(connectHead(200, 'Connection established', headers));
+          await relay(socket, target, head);
         }),
       };
     }
+    const { brand, usage, peerHeader } = admit(admission);
     return {
       customResponseFunction: async () => {
         const url = new URL(request.url as string);
@@ -210,11 +245,23 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
         }
         const up = requestBytes(request, body);
         const down = responseBytes(res);
-        bill(store, { zone, clientIp, session, ua, host, url: url.href, status: res.status, message: res.statusText, up, down }, o.now());
+        bill(store, { ...usage, url: url.href, status: res.status, message: res.statusText, up, down }, o.now());
         o.changed();
-        return { statusCode: res.status, headers: { ...res.headers, [`x-${headerBrand(brand)}-ip`]: exit.ip }, body: res.body };
+        return { statusCode: res.status, headers: { ...res.headers, ...peerHeader }, body: res.body };
       },
     };
+  }
+
+  /** A tunnel opened in process (a port of this sandbox whose upstream is this network): the network's answer, and the target. */
+  async function openTunnel(r: Admission): Promise<UpstreamTunnel> {
+    try {
+      const { target, headers } = await openExit(r);
+      return { status: 200, statusText: 'Connection established', headers, socket: target, head: Buffer.alloc(0) };
+    } catch (err) {
+      if (!(err instanceof RequestError)) throw err;
+      const headers = { ...(err.headers as Record<string, string>), 'content-type': 'text/plain; charset=utf-8' };
+      return { status: err.statusCode, statusText: STATUS_CODES[err.statusCode] ?? '', headers, body: err.message, head: Buffer.alloc(0) };
+    }
   }
 
   const server = new TunnelServer({
@@ -228,6 +275,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
   return {
     port,
     url: `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`,
+    openTunnel,
     close: () => server.close(true),
   };
 }

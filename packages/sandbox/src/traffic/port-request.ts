@@ -5,7 +5,8 @@ import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { forward, passHeaders, readBody, requestBytes, responseBytes } from './forward.js';
 import type { Exchange } from './har.js';
-import { connectHead, connectVia, relay } from './tunnel.js';
+import type { Admission } from './network.js';
+import { connectHead, connectVia, relay, type UpstreamTunnel } from './tunnel.js';
 import type { Gate } from './upstream.js';
 import { headerBrand } from './username.js';
 
@@ -21,10 +22,14 @@ export interface PortRequest {
   cfg: ProxyPortConfig;
   port: number;
   clientIp: string;
+  /** The client's User-Agent (the network's request log records it). */
+  ua: string;
   session: string;
   upstream: { host: string; port: number; authorization?: string };
-  /** The upstream `Proxy-Authorization` for a session. */
-  credential: (session: string) => string;
+  /** The upstream username for a session, and the password beside it. */
+  login: (session: string) => { username: string; password: string };
+  /** The sandbox's own network when it is the port's upstream: tunnels open in process, without the loopback hop. */
+  network?: (r: Admission) => Promise<UpstreamTunnel>;
   started: number;
   now: () => number;
   gate?: Gate;
@@ -38,7 +43,7 @@ export interface PortRequest {
 export const portError = (status: number, message: string) => new RequestError(message, status, { 'x-lpm-error': message });
 
 /**
- * Runs `send` with the upstream credential of the port's session, again `proxy_retry` times while
+ * Runs `send` with the port's session, again `proxy_retry` times while
  * the upstream cannot be reached, and again with a new session while the exit peer it names is banned
  * for the port and the target's host (up to `max_ban_retries`, then 502 Too many banned IPs). `drop` lets go of
  * an answer that is not used.
@@ -46,19 +51,19 @@ export const portError = (status: number, message: string) => new RequestError(m
 export async function throughUpstream<T>(
   ctx: PortRequest,
   target: { host: string; authority: string },
-  send: (authorization: string) => Promise<T>,
+  send: (session: string) => Promise<T>,
   peerOf: (answer: T) => string | null,
   drop: (answer: T) => void,
 ): Promise<{ answer: T; peer: string | null }> {
-  const { store, cfg, port, session, upstream, credential, now, gate } = ctx;
+  const { store, cfg, port, session, upstream, now, gate } = ctx;
   const { host } = target;
   const retries = (cfg as { max_ban_retries?: number }).max_ban_retries ?? 10;
   const upstreamRetries = (cfg as { proxy_retry?: number }).proxy_retry ?? 2;
   /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
-  const attemptOnce = async (authorization: string) => {
+  const attemptOnce = async (current: string) => {
     for (let tries = 0; ; tries++) {
       try {
-        return await (gate ? gate.run(() => send(authorization)) : send(authorization));
+        return await (gate ? gate.run(() => send(current)) : send(current));
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code ?? 'error';
         // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
@@ -70,7 +75,7 @@ export async function throughUpstream<T>(
   };
   let current = session;
   for (let attempt = 0; ; attempt++) {
-    const answer = await attemptOnce(upstream.authorization ?? credential(current));
+    const answer = await attemptOnce(current);
     const peer = peerOf(answer);
     const banned = peer !== null && store.activeBans(port, now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
     if (!banned) return { answer, peer };
@@ -78,6 +83,13 @@ export async function throughUpstream<T>(
     if (attempt >= retries) throw portError(502, 'Too many banned IPs');
     current = `${session}_b${attempt + 1}`;
   }
+}
+
+/** The upstream `Proxy-Authorization` of a session: an external proxy's own, else the port's login. */
+export function authorization(ctx: PortRequest, session: string): string {
+  if (ctx.upstream.authorization) return ctx.upstream.authorization;
+  const { username, password } = ctx.login(session);
+  return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
 /** The exit peer an upstream answer names (`x-luminati-ip`, the header the real manager reads). */
@@ -95,13 +107,13 @@ export async function servePortRequest(
   const { answer: res, peer } = await throughUpstream(
     ctx,
     { host: url.hostname, authority: url.host },
-    (authorization) =>
+    (session) =>
       forward({
         method: request.method as string,
         url,
         headers,
         body,
-        via: { ...upstream, authorization },
+        via: { ...upstream, authorization: authorization(ctx, session) },
         ca: ctx.targetCa,
         insecure: (cfg as { insecure?: boolean }).insecure === true,
       }),
@@ -134,9 +146,12 @@ export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Bu
   const { answer: up, peer } = await throughUpstream(
     ctx,
     { host: hostname, authority },
-    (authorization) => connectVia(ctx.upstream, authority, authorization),
+    (session) =>
+      ctx.network
+        ? ctx.network({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
+        : connectVia(ctx.upstream, authority, authorization(ctx, session)),
     (u) => (u.status === 200 ? ([u.headers[peerHeader]].flat()[0] ?? null) : null),
-    (u) => u.socket.destroy(),
+    (u) => u.socket?.destroy(),
   );
   const x = ctx.exchange('CONNECT', `https://${authority}`);
   x.peer = peer;
@@ -146,10 +161,16 @@ export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Bu
     x.statusText = up.statusText;
     x.responseHeaders = Object.fromEntries(Object.entries(passHeaders(up.headers)).map(([k, v]) => [k, [v].flat().join(', ')]));
   }
-  socket.write(connectHead(up.status, up.statusText, passHeaders(up.headers)));
-  const { up: outBw, down: inBw } = await relay(socket, up.socket, head, up.head);
-  x.inBw = inBw;
-  x.outBw = outBw;
+  if (up.socket) {
+    socket.write(connectHead(up.status, up.statusText, passHeaders(up.headers)));
+    const { up: outBw, down: inBw } = await relay(socket, up.socket, head, up.head);
+    x.inBw = inBw;
+    x.outBw = outBw;
+  } else {
+    const text = Buffer.from(up.body ?? '');
+    socket.end(connectHead(up.status, up.statusText, { ...up.headers, 'content-length': String(text.length), connection: 'close' }) + text);
+    x.inBw = text.length;
+  }
   x.time = ctx.now() - x.started;
   ctx.log(x);
 }

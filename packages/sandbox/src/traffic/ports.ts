@@ -7,7 +7,7 @@ import type { ProxyPortConfig } from '../domain/types.js';
 import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
 import { type Exchange, harEntry } from './har.js';
-import { egressAllowed } from './network.js';
+import { egressAllowed, type ProxyNetwork } from './network.js';
 import { BRAND, type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
 import { connectHead, TunnelServer, tunnel } from './tunnel.js';
 import { type ExtDefaults, extProxy, Gate } from './upstream.js';
@@ -29,6 +29,8 @@ export interface PortTrafficOptions {
   ca: () => Promise<SandboxCa>;
   /** CA certificates trusted for HTTPS targets beside the system's. */
   targetCa?: readonly string[];
+  /** Opens a tunnel through the sandbox's network in process (ports whose upstream it is skip the loopback hop). */
+  openTunnel?: ProxyNetwork['openTunnel'];
 }
 
 export class PortTraffic {
@@ -142,7 +144,7 @@ export class PortTraffic {
   }
 
   /** The port's upstream: its external proxies in turn (`take` moves the turn on), the proxy it names (which egress must allow), else the sandbox's network. */
-  private upstreamOf(cfg: ProxyPortConfig, take = true): { host: string; port: number; authorization?: string } {
+  private upstreamOf(cfg: ProxyPortConfig, take = true): { host: string; port: number; authorization?: string; network?: boolean } {
     const c = cfg as { proxy?: string; proxy_port?: number; ext_proxies?: { proxy: string }[] } & ExtDefaults;
     if (c.ext_proxies?.length) {
       // External proxies take turns, each request the next; egress must allow each.
@@ -159,7 +161,8 @@ export class PortTraffic {
     }
     const net = this.o.network();
     if (!net) throw portError(502, 'This port has no upstream: the sandbox runs without its proxy network and the port names no proxy');
-    return { host: net.host, port: c.proxy_port ?? net.port };
+    const port = c.proxy_port ?? net.port;
+    return { host: net.host, port, ...(port === net.port ? { network: true } : {}) };
   }
 
   private async prepare(port: number, { request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
@@ -179,7 +182,6 @@ export class PortTraffic {
     const zone = store.zones.get(zoneName);
     const password = (cfg as { password?: string }).password ?? zone?.passwords[0] ?? s.password ?? '';
     const userFor = (session: string) => portUsername(cfg, s.customer, zoneName, session, BRAND);
-    const credential = (session: string) => `Basic ${Buffer.from(`${userFor(session)}:${password}`).toString('base64')}`;
     const session = this.session(cfg, clientIp);
     const started = this.o.now();
     const ctx: PortRequest = {
@@ -188,8 +190,10 @@ export class PortTraffic {
       port,
       clientIp,
       session,
+      ua: String(request.headers['user-agent'] ?? ''),
       upstream,
-      credential,
+      login: (session) => ({ username: userFor(session), password }),
+      ...(upstream.network && this.o.openTunnel ? { network: this.o.openTunnel } : {}),
       started,
       now: this.o.now,
       gate: this.gateOf(cfg),

@@ -63,7 +63,10 @@ export interface UpstreamTunnel {
   status: number;
   statusText: string;
   headers: Record<string, string | string[] | undefined>;
-  socket: Socket;
+  /** The tunnel (or what follows a refusal's head, up to its end); none when `body` holds the refusal. */
+  socket?: Socket;
+  /** A refusal's text, when there is no socket to read it from. */
+  body?: string;
   /** Bytes the upstream sent after its answer's head, already read. */
   head: Buffer;
 }
