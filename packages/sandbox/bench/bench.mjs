@@ -5,7 +5,8 @@
 // 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
 // Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz] [--no-traffic]
 //   [--only-traffic] (the traffic part alone: no API requests/s, persistence or fuzz) [--rounds N] (traffic: the
-//   ways take turns N times for requests/s and 3 N times for the 50 MB download; the best of each counts)
+//   ways take turns N times for requests/s and 3 N times for the 50 MB download; the best of each, and the median
+//   of the ratios within each round)
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -189,13 +190,18 @@ async function download(url, proxy) {
 }
 
 /**
- * The best of `rounds` measures of each way, the ways taking turns in every round, so that a load
- * that comes and goes on a shared machine falls on each of them alike.
+ * The measures of each way over `rounds` rounds, the ways taking turns in every round, so that a load
+ * that comes and goes on a shared machine falls on each of them alike: the best of each, and the
+ * median over the rounds of each way's ratio to the first way measured in the same round.
  */
-async function bestOfRounds(ways, rounds) {
-  const best = Object.fromEntries(Object.keys(ways).map((k) => [k, 0]));
-  for (let i = 0; i < rounds; i++) for (const [k, run] of Object.entries(ways)) best[k] = Math.max(best[k], await run());
-  return best;
+async function rounds_(ways, rounds) {
+  const samples = Object.fromEntries(Object.keys(ways).map((k) => [k, []]));
+  for (let i = 0; i < rounds; i++) for (const [k, run] of Object.entries(ways)) samples[k].push(await run());
+  const [first] = Object.keys(ways);
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return Object.fromEntries(
+    Object.entries(samples).map(([k, xs]) => [k, { best: Math.max(...xs), ratio: median(xs.map((x, i) => x / samples[first][i])) }]),
+  );
 }
 
 // Traffic: requests/s through a sandbox port (client -> port -> network -> loopback target) against
@@ -209,27 +215,33 @@ if (!values['no-traffic']) {
     const bare = await start(['bare-chain']);
     try {
       const small = { method: 'GET', path: `${origin.url}/small` };
-      const { direct, port, chain } = await bestOfRounds(
+      const rps = await rounds_(
         {
-          direct: () => measure(origin.url, { method: 'GET', path: '/small' }),
-          port: () => measure(sbx.url, small),
           chain: () => measure(bare.url, small),
+          port: () => measure(sbx.url, small),
+          direct: () => measure(origin.url, { method: 'GET', path: '/small' }),
         },
         rounds,
       );
+      const [direct, port, chain] = [rps.direct.best, rps.port.best, rps.chain.best];
       const big = `${origin.url}/big`;
-      const tunnels = await bestOfRounds(
+      const tunnels = await rounds_(
         { direct: () => download(big), port: () => download(big, sbx.url), bare: () => download(big, bare.url) },
         rounds * 3,
       );
-      const [tunnelDirect, tunnelPort, tunnelBare] = [tunnels.direct, tunnels.port, tunnels.bare];
+      const [tunnelDirect, tunnelPort, tunnelBare] = [tunnels.direct.best, tunnels.port.best, tunnels.bare.best];
       console.log(
         `
 traffic: GET 1 KB through a sandbox port (port -> network -> target) ${Math.round(port)} req/s; a bare two-hop proxy-chain ${Math.round(chain)} req/s; the target direct ${Math.round(direct)} req/s`,
       );
-      console.log(`  vs the bare chain ${(port / chain).toFixed(2)} x (target >= 0.7 x); vs direct ${(port / direct).toFixed(2)} x`);
+      console.log(
+        `  vs the bare chain ${(port / chain).toFixed(2)} x (target >= 0.7 x; median of the rounds' ratios ${rps.port.ratio.toFixed(2)} x); vs direct ${(port / direct).toFixed(2)} x`,
+      );
       console.log(
         `  50 MB through a CONNECT tunnel (port -> network, in process -> target) ${tunnelPort.toFixed(0)} MB/s, direct ${tunnelDirect.toFixed(0)} MB/s: ${(tunnelPort / tunnelDirect).toFixed(2)} x (target >= 0.8 x); the bare chain ${tunnelBare.toFixed(0)} MB/s (${(tunnelBare / tunnelDirect).toFixed(2)} x)`,
+      );
+      console.log(
+        `  median of the rounds' ratios to direct: the tunnel ${tunnels.port.ratio.toFixed(2)} x, the bare chain ${tunnels.bare.ratio.toFixed(2)} x`,
       );
     } finally {
       sbx.stop();

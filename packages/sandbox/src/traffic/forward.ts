@@ -67,6 +67,12 @@ function headBytes(firstLine: string, rawHeaders: readonly string[]): number {
   return n;
 }
 
+/** Bytes of a request as sent: its request line, headers and body. */
+export function requestSize(method: string, url: string, headers: IncomingMessage['headers'], body: Buffer): number {
+  const raw = Object.entries(passHeaders(headers)).flatMap(([k, v]) => [v].flat().flatMap((x) => [k, String(x)]));
+  return headBytes(`${method} ${url} HTTP/1.1`, raw) + body.length;
+}
+
 /** Bytes the client sent: its request's head and body. */
 export const requestBytes = (req: IncomingMessage, body: Buffer): number =>
   headBytes(`${req.method} ${req.url} HTTP/1.1`, req.rawHeaders) + body.length;

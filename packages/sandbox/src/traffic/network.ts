@@ -6,7 +6,7 @@ import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
-import { forward, readBody, requestBytes, responseBytes } from './forward.js';
+import { type Forwarded, type ForwardOptions, forward, readBody, requestBytes, requestSize, responseBytes } from './forward.js';
 import { connectHead, dial, relay, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
 import { headerBrand, parseUsername } from './username.js';
 
@@ -49,6 +49,8 @@ export interface ProxyNetwork {
   url: string;
   /** A CONNECT as a port of this sandbox sends it, without the loopback hop: the answer, and the target's socket when it is 200. */
   openTunnel(r: Admission): Promise<UpstreamTunnel>;
+  /** A plain request as a port of this sandbox sends it, without the loopback hop: the network's answer (its refusals too). */
+  request(r: Admission, req: Omit<ForwardOptions, 'ca' | 'via'>): Promise<Forwarded>;
   close(): Promise<void>;
 }
 
@@ -228,28 +230,51 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
         }),
       };
     }
-    const { brand, usage, peerHeader } = admit(admission);
+    const admitted = admit(admission);
     return {
       customResponseFunction: async () => {
         const url = new URL(request.url as string);
         const body = await readBody(request);
-        let res: Awaited<ReturnType<typeof forward>>;
-        try {
-          res = await forward({ method: request.method as string, url, headers: request.headers, body, ca: o.targetCa });
-        } catch (err) {
-          throw refuse(
-            brand,
-            'target_unreachable',
-            `The target ${url.host} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-          );
-        }
-        const up = requestBytes(request, body);
-        const down = responseBytes(res);
-        bill(store, { ...usage, url: url.href, status: res.status, message: res.statusText, up, down }, o.now());
-        o.changed();
-        return { statusCode: res.status, headers: { ...res.headers, ...peerHeader }, body: res.body };
+        const res = await exchange(
+          admitted,
+          { method: request.method as string, url, headers: request.headers, body },
+          requestBytes(request, body),
+        );
+        return { statusCode: res.status, headers: res.headers, body: res.body };
       },
     };
+  }
+
+  /** A plain request forwarded to its target through the exit peer, billed, its answer naming the peer. */
+  async function exchange(a: ReturnType<typeof admit>, req: Omit<ForwardOptions, 'ca'>, up: number): Promise<Forwarded> {
+    let res: Forwarded;
+    try {
+      res = await forward({ ...req, ca: o.targetCa });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw refuse(a.brand, 'target_unreachable', `The target ${req.url.host} cannot be reached (${code})`);
+    }
+    const down = responseBytes(res);
+    bill(store, { ...a.usage, url: req.url.href, status: res.status, message: res.statusText, up, down }, o.now());
+    o.changed();
+    return { ...res, headers: { ...res.headers, ...a.peerHeader } };
+  }
+
+  /** A refusal of the network as the answer a client reads. */
+  function refusal(err: RequestError): { status: number; statusText: string; headers: Record<string, string>; body: string } {
+    const headers = { ...(err.headers as Record<string, string>), 'content-type': 'text/plain; charset=utf-8' };
+    return { status: err.statusCode, statusText: STATUS_CODES[err.statusCode] ?? '', headers, body: err.message };
+  }
+
+  /** A plain request as a port of this sandbox sends it, without the loopback hop: the network's answer. */
+  async function request(r: Admission, req: Omit<ForwardOptions, 'ca' | 'via'>): Promise<Forwarded> {
+    try {
+      return await exchange(admit(r), req, requestSize(req.method, req.url.href, req.headers, req.body));
+    } catch (err) {
+      if (!(err instanceof RequestError)) throw err;
+      const { body, ...answer } = refusal(err);
+      return { ...answer, rawHeaders: Object.entries(answer.headers).flat(), body: Buffer.from(body) };
+    }
   }
 
   /** A tunnel opened in process (a port of this sandbox whose upstream is this network): the network's answer, and the target. */
@@ -259,8 +284,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
       return { status: 200, statusText: 'Connection established', headers, socket: target, head: Buffer.alloc(0) };
     } catch (err) {
       if (!(err instanceof RequestError)) throw err;
-      const headers = { ...(err.headers as Record<string, string>), 'content-type': 'text/plain; charset=utf-8' };
-      return { status: err.statusCode, statusText: STATUS_CODES[err.statusCode] ?? '', headers, body: err.message, head: Buffer.alloc(0) };
+      return { ...refusal(err), head: Buffer.alloc(0) };
     }
   }
 
@@ -276,6 +300,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     port,
     url: `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`,
     openTunnel,
+    request,
     close: () => server.close(true),
   };
 }

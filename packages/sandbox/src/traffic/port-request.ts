@@ -5,8 +5,8 @@ import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { forward, passHeaders, readBody, requestBytes, responseBytes } from './forward.js';
 import type { Exchange } from './har.js';
-import type { Admission } from './network.js';
-import { connectHead, connectVia, relay, type UpstreamTunnel } from './tunnel.js';
+import type { ProxyNetwork } from './network.js';
+import { connectHead, connectVia, relay } from './tunnel.js';
 import type { Gate } from './upstream.js';
 import { headerBrand } from './username.js';
 
@@ -28,8 +28,8 @@ export interface PortRequest {
   upstream: { host: string; port: number; authorization?: string };
   /** The upstream username for a session, and the password beside it. */
   login: (session: string) => { username: string; password: string };
-  /** The sandbox's own network when it is the port's upstream: tunnels open in process, without the loopback hop. */
-  network?: (r: Admission) => Promise<UpstreamTunnel>;
+  /** The sandbox's own network when it is the port's upstream: requests and tunnels reach it in process, without the loopback hop. */
+  network?: Pick<ProxyNetwork, 'openTunnel' | 'request'>;
   started: number;
   now: () => number;
   gate?: Gate;
@@ -108,15 +108,20 @@ export async function servePortRequest(
     ctx,
     { host: url.hostname, authority: url.host },
     (session) =>
-      forward({
-        method: request.method as string,
-        url,
-        headers,
-        body,
-        via: { ...upstream, authorization: authorization(ctx, session) },
-        ca: ctx.targetCa,
-        insecure: (cfg as { insecure?: boolean }).insecure === true,
-      }),
+      ctx.network && url.protocol === 'http:'
+        ? ctx.network.request(
+            { ...ctx.login(session), clientIp: upstream.host, hostname: url.hostname, port: Number(url.port) || 80, ua: ctx.ua },
+            { method: request.method as string, url, headers, body },
+          )
+        : forward({
+            method: request.method as string,
+            url,
+            headers,
+            body,
+            via: { ...upstream, authorization: authorization(ctx, session) },
+            ca: ctx.targetCa,
+            insecure: (cfg as { insecure?: boolean }).insecure === true,
+          }),
     // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
     (r) => r.headers[peerHeader] ?? [r.connectHeaders?.[peerHeader]].flat()[0] ?? null,
     () => undefined,
@@ -148,7 +153,7 @@ export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Bu
     { host: hostname, authority },
     (session) =>
       ctx.network
-        ? ctx.network({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
+        ? ctx.network.openTunnel({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
         : connectVia(ctx.upstream, authority, authorization(ctx, session)),
     (u) => (u.status === 200 ? ([u.headers[peerHeader]].flat()[0] ?? null) : null),
     (u) => u.socket?.destroy(),

@@ -29,8 +29,8 @@ export interface PortTrafficOptions {
   ca: () => Promise<SandboxCa>;
   /** CA certificates trusted for HTTPS targets beside the system's. */
   targetCa?: readonly string[];
-  /** Opens a tunnel through the sandbox's network in process (ports whose upstream it is skip the loopback hop). */
-  openTunnel?: ProxyNetwork['openTunnel'];
+  /** The sandbox's network in process: ports whose upstream it is reach it without the loopback hop. */
+  inProcess?: Pick<ProxyNetwork, 'openTunnel' | 'request'>;
 }
 
 export class PortTraffic {
@@ -193,7 +193,7 @@ export class PortTraffic {
       ua: String(request.headers['user-agent'] ?? ''),
       upstream,
       login: (session) => ({ username: userFor(session), password }),
-      ...(upstream.network && this.o.openTunnel ? { network: this.o.openTunnel } : {}),
+      ...(upstream.network && this.o.inProcess ? { network: this.o.inProcess } : {}),
       started,
       now: this.o.now,
       gate: this.gateOf(cfg),
