@@ -1,6 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
-import { freePort } from '@zone-api/testkit';
+import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed } from '../src/index.js';
 import { C, RES, type Rec, useSandbox } from './helpers.js';
@@ -154,8 +154,12 @@ describe('CONNECT tunnels name their exit peer', () => {
           (e: Rec) => e.request.url === `https://${closed}`,
         );
         expect(last).toMatchObject({ request: { method: 'CONNECT' }, response: { status: 502 } });
+        // A plain request to it: the network's refusal, handed on the same way.
+        const plain = await viaProxy(`http://127.0.0.1:${port}`, `http://${closed}/plain`);
+        expect(plain.status).toBe(502);
+        expect(plain.headers['x-luminati-err-code']).toBe('target_unreachable');
       }
-      // Both were billed to the Zone by the network: two open tunnels and two refusals.
+      // The refused tunnels were billed to the Zone by the network, one per port.
       const billed = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'dst.url': closed } } })).data as Rec[];
       expect(billed.map((l) => l.status.code)).toEqual([502, 502]);
     } finally {
