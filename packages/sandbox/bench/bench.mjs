@@ -45,7 +45,23 @@ const post = {
 function start(args) {
   return new Promise((resolve, reject) => {
     const child = fork(target, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', (m) => resolve({ url: m.url, stop: () => child.kill() }));
+    child.once('message', (m) =>
+      resolve({
+        url: m.url,
+        stop: () => child.kill(),
+        /** The CPU time the server has used so far (microseconds). */
+        cpu: () =>
+          new Promise((done) => {
+            const on = (r) => {
+              if (r.cpu === undefined) return;
+              child.off('message', on);
+              done(r.cpu);
+            };
+            child.on('message', on);
+            child.send('cpu');
+          }),
+      }),
+    );
     child.once('exit', (code) => reject(new Error(`${args[0]} server exited (${code})`)));
   });
 }
@@ -213,6 +229,7 @@ if (!values['no-traffic']) {
   try {
     const sbx = await start(['sandbox-traffic', String(await freePort())]);
     const bare = await start(['bare-chain']);
+    const hop = await start(['bare-hop']);
     try {
       const small = { method: 'GET', path: `${origin.url}/small` };
       const rps = await rounds_(
@@ -226,9 +243,27 @@ if (!values['no-traffic']) {
       const [direct, port, chain] = [rps.direct.best, rps.port.best, rps.chain.best];
       const big = `${origin.url}/big`;
       const tunnels = await rounds_(
-        { direct: () => download(big), port: () => download(big, sbx.url), bare: () => download(big, bare.url) },
+        {
+          direct: () => download(big),
+          port: () => download(big, sbx.url),
+          bare: () => download(big, bare.url),
+          hop: () => download(big, hop.url),
+        },
         rounds * 3,
       );
+      // What relaying 50 MB costs the proxy's process in CPU time (the median of a few downloads).
+      const cpuPer = async (server) => {
+        const costs = [];
+        for (let i = 0; i < 3 * rounds; i++) {
+          const before = await server.cpu();
+          await download(big, server.url);
+          costs.push((await server.cpu()) - before);
+        }
+        return costs.sort((a, b) => a - b)[Math.floor(costs.length / 2)] / 1000;
+      };
+      const cpuPort = await cpuPer(sbx);
+      const cpuBare = await cpuPer(bare);
+      const cpuHop = await cpuPer(hop);
       const [tunnelDirect, tunnelPort, tunnelBare] = [tunnels.direct.best, tunnels.port.best, tunnels.bare.best];
       console.log(
         `
@@ -241,11 +276,15 @@ traffic: GET 1 KB through a sandbox port (port -> network -> target) ${Math.roun
         `  50 MB through a CONNECT tunnel (port -> network, in process -> target) ${tunnelPort.toFixed(0)} MB/s, direct ${tunnelDirect.toFixed(0)} MB/s: ${(tunnelPort / tunnelDirect).toFixed(2)} x (target >= 0.8 x); the bare chain ${tunnelBare.toFixed(0)} MB/s (${(tunnelBare / tunnelDirect).toFixed(2)} x)`,
       );
       console.log(
-        `  median of the rounds' ratios to direct: the tunnel ${tunnels.port.ratio.toFixed(2)} x, the bare chain ${tunnels.bare.ratio.toFixed(2)} x`,
+        `  median of the rounds' ratios to direct: the tunnel ${tunnels.port.ratio.toFixed(2)} x, the bare chain ${tunnels.bare.ratio.toFixed(2)} x, one bare proxy-chain hop ${tunnels.hop.ratio.toFixed(2)} x`,
+      );
+      console.log(
+        `  CPU time of the proxy's process to relay 50 MB: the sandbox ${cpuPort.toFixed(0)} ms, the bare chain ${cpuBare.toFixed(0)} ms (${(cpuPort / cpuBare).toFixed(2)} x), one bare hop ${cpuHop.toFixed(0)} ms`,
       );
     } finally {
       sbx.stop();
       bare.stop();
+      hop.stop();
     }
   } finally {
     origin.stop();
