@@ -54,6 +54,8 @@ export function dial(host: string, port: number, timeoutMs = 30_000): Promise<So
     socket.once('connect', () => {
       socket.setTimeout(0);
       socket.removeListener('error', reject);
+      // Until the relay takes it over, an error only closes it.
+      socket.on('error', () => socket.destroy());
       resolve(socket);
     });
   });
@@ -86,6 +88,7 @@ export function connectVia(via: { host: string; port: number }, authority: strin
     req.once('error', reject);
     req.once('connect', (res, socket, head) => {
       socket.setTimeout(0);
+      socket.on('error', () => socket.destroy());
       resolve({ status: res.statusCode ?? 502, statusText: res.statusMessage ?? '', headers: res.headers, socket, head });
     });
     req.end();
@@ -98,6 +101,12 @@ export function connectVia(via: { host: string; port: number }, authority: strin
  * the bytes sent to the target (`up`) and received from it (`down`), read off the sockets' counters.
  */
 export function relay(client: Socket, target: Socket, head: Buffer, targetHead?: Buffer): Promise<{ up: number; down: number }> {
+  // An end that went away while the tunnel was being opened: nothing to relay.
+  if (client.destroyed || target.destroyed) {
+    client.destroy();
+    target.destroy();
+    return Promise.resolve({ up: 0, down: 0 });
+  }
   const upAtStart = target.bytesWritten;
   const downAtStart = target.bytesRead - (targetHead?.length ?? 0);
   client.setNoDelay(true);
