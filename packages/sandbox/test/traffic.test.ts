@@ -247,39 +247,6 @@ describe('proxy ports that carry traffic', () => {
     expect(() => validateSeed(t.sandbox.state(), docs)).not.toThrow();
   });
 
-  it('pool_size: the port keeps N sessions and sends its requests through them in turn; refresh_sessions starts a new pool', async () => {
-    const { manager } = t;
-    const port = await freePort();
-    await manager.createProxy({ body: { proxy: { port, zone: RES, pool_size: 3 } } });
-    const proxy = `http://127.0.0.1:${port}`;
-    /** The exit peer and the upstream session of one request through the port. */
-    const send = async (path: string) => {
-      const res = await via(proxy, `${targetUrl}/${path}`);
-      expect(res.status).toBe(200);
-      const [billed] = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'dst.url': `${targetUrl}/${path}` } } }))
-        .data as Rec[];
-      return { peer: peerOf(res.headers), session: billed?.tun.session as string };
-    };
-    try {
-      const round: { peer?: string; session: string }[] = [];
-      for (let i = 0; i < 6; i++) round.push(await send(`pool-${i}`));
-      // Three sessions, each with its own peer, used in turn.
-      expect(new Set(round.slice(0, 3).map((r) => r.session)).size).toBe(3);
-      expect(new Set(round.slice(0, 3).map((r) => r.peer)).size).toBe(3);
-      expect(round.slice(3)).toEqual(round.slice(0, 3));
-      await manager.refreshSessions({ params: { path: { port } } });
-      const fresh: { session: string }[] = [];
-      for (let i = 0; i < 3; i++) fresh.push(await send(`pool-fresh-${i}`));
-      expect(new Set(fresh.map((r) => r.session)).size).toBe(3);
-      for (const r of fresh) expect(round.map((o) => o.session)).not.toContain(r.session);
-      // An explicit session overrides the pool: every request through it.
-      await manager.updateProxy({ params: { path: { port } }, body: { proxy: { session: 'fixed1' } } });
-      expect(new Set([(await send('pool-fixed-0')).session, (await send('pool-fixed-1')).session])).toEqual(new Set(['fixed1']));
-    } finally {
-      await manager.deleteProxy({ params: { path: { port } } });
-    }
-  });
-
   it('a port that cannot bind is refused at create, naming the port; a move listens anew', async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));

@@ -36,8 +36,6 @@ export interface PortTrafficOptions {
 export class PortTraffic {
   private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
   private readonly gates = new Map<number, Gate>();
-  /** The session pools of ports with a `pool_size`: which refresh they belong to, and whose turn is next. */
-  private readonly pools = new Map<number, { generation: number; size: number; turn: number }>();
   private rotation = 0;
   private extTurn = 0;
 
@@ -69,7 +67,6 @@ export class PortTraffic {
     if (!s) return;
     this.servers.delete(port);
     this.gates.delete(port);
-    this.pools.delete(port);
     await s.server.close(true);
   }
 
@@ -120,27 +117,13 @@ export class PortTraffic {
     return [...this.servers.keys()];
   }
 
-  /**
-   * The session of a port's next request: its own `session`, a new one per request
-   * (`rotate_session`), one per client host (`sticky_ip`), the next of its pool of `pool_size`
-   * sessions in turn, else the port's one session; `refresh_sessions` starts new ones.
-   */
+  /** The session of a port's next request: its own, a new one per request, per client host, or the refreshed counter's. */
   private session(cfg: ProxyPortConfig, clientIp: string): string {
-    const c = cfg as { session?: string | boolean; rotate_session?: boolean; sticky_ip?: boolean; pool_size?: number };
+    const c = cfg as { session?: string | boolean; rotate_session?: boolean; sticky_ip?: boolean };
     if (typeof c.session === 'string' && c.session) return c.session;
     if (c.rotate_session) return `${cfg.port}_r${++this.rotation}`;
     const n = this.o.store.manager.sessions[String(cfg.port)] ?? 0;
-    if (c.sticky_ip) return `${cfg.port}_${n}_${clientIp.replace(/[^0-9a-f]/gi, '')}`;
-    const size = Number(c.pool_size) || 0;
-    if (size > 1) {
-      let pool = this.pools.get(cfg.port);
-      if (!pool || pool.generation !== n || pool.size !== size) {
-        pool = { generation: n, size, turn: 0 };
-        this.pools.set(cfg.port, pool);
-      }
-      return `${cfg.port}_${n}_${pool.turn++ % size}`;
-    }
-    return `${cfg.port}_${n}`;
+    return c.sticky_ip ? `${cfg.port}_${n}_${clientIp.replace(/[^0-9a-f]/gi, '')}` : `${cfg.port}_${n}`;
   }
 
   /** The port's upstream: its external proxies in turn (`take` moves the turn on), the proxy it names (which egress must allow), else the sandbox's network. */
