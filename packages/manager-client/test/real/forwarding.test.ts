@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
-import { type Sandbox, startSandbox } from '@zone-api/sandbox';
+import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,7 +37,10 @@ beforeAll(async () => {
   echo = createTcpServer((socket) => socket.pipe(socket));
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   echoAt = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
-  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0 });
+  // The sandbox's own ports listen too (none from the seed), to be compared with the real manager's.
+  const seed = defaultSeed();
+  seed.manager.ports = [];
+  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed });
   manager = await startRealManager({
     wwwPort: await freePort(),
     customer: CUSTOMER,
@@ -160,5 +163,33 @@ describe('the real manager through the sandbox', () => {
     const billed = sandbox.state().req_logs.filter((r) => r.zone === ZONE && r.dst.url === echoAt);
     expect(billed).toHaveLength(2);
     expect(new Set(billed.map((b) => b.tun.session)).size).toBe(1);
+  });
+
+  it('pool_size without IPs allocated to the port: the real manager sends every request with one session, and so does a sandbox port', async () => {
+    /** The upstream sessions the network billed for six requests through a port of `managerUrl` with pool_size 3. */
+    const sessionsThrough = async (managerUrl: string) => {
+      const port = await freePort();
+      const created = await fetch(`${managerUrl}/api/proxies`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ proxy: { port, zone: ZONE, pool_size: 3 } }),
+      });
+      expect(created.status, await created.clone().text()).toBe(200);
+      const sessions: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const url = `${targetUrl}/pool-${port}-${i}`;
+        expect((await viaProxy(`http://127.0.0.1:${port}`, url)).status).toBe(200);
+        sessions.push(
+          ...sandbox
+            .state()
+            .req_logs.filter((r) => r.dst.url === url)
+            .map((r) => r.tun.session.replace(String(port), '<port>')),
+        );
+      }
+      return sessions;
+    };
+    const real = await sessionsThrough(manager.url);
+    expect(real).toEqual(Array(6).fill('<port>_0'));
+    expect(await sessionsThrough(sandbox.managerUrl)).toEqual(real);
   });
 });
