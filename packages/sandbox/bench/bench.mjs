@@ -4,6 +4,9 @@
 // operation, all measured in one run so that the ratios carry the machine's noise equally. Then the
 // 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
 // Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz] [--no-traffic]
+//   [--only-traffic] (the traffic part alone: no API requests/s, persistence or fuzz) [--rounds N] (traffic: the
+//   ways take turns N times for requests/s and 3 N times for the 50 MB download; the best of each, and the median
+//   of the ratios within each round)
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -21,10 +24,13 @@ const { values } = parseArgs({
     check: { type: 'string' },
     'no-fuzz': { type: 'boolean', default: false },
     'no-traffic': { type: 'boolean', default: false },
+    'only-traffic': { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '2' },
   },
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
+const rounds = Number(values.rounds);
 const target = new URL('./target.mjs', import.meta.url);
 
 const headers = { authorization: 'Bearer sandbox-token-0001', 'content-type': 'application/json' };
@@ -39,7 +45,23 @@ const post = {
 function start(args) {
   return new Promise((resolve, reject) => {
     const child = fork(target, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', (m) => resolve({ url: m.url, stop: () => child.kill() }));
+    child.once('message', (m) =>
+      resolve({
+        url: m.url,
+        stop: () => child.kill(),
+        /** The CPU time the server has used so far (microseconds). */
+        cpu: () =>
+          new Promise((done) => {
+            const on = (r) => {
+              if (r.cpu === undefined) return;
+              child.off('message', on);
+              done(r.cpu);
+            };
+            child.on('message', on);
+            child.send('cpu');
+          }),
+      }),
+    );
     child.once('exit', (code) => reject(new Error(`${args[0]} server exited (${code})`)));
   });
 }
@@ -91,136 +113,191 @@ async function measure(url, request) {
   return r.requests.average;
 }
 
-const sandbox = await start(['sandbox']);
-const answers = await Promise.all(
-  [get, post].map(async (r) => (await fetch(`${sandbox.url}${r.path}`, { method: r.method, headers: r.headers, body: r.body })).text()),
-);
+const onlyTraffic = values['only-traffic'];
 const results = [];
-try {
-  for (const [name, request] of [
-    ['GET  getZone', get],
-    ['POST addZoneDomainPermission', post],
-  ]) {
-    const sandboxRps = await measure(sandbox.url, request);
-    const plain = await start(['plain', answers[0], answers[1]]);
-    let plainRps;
-    try {
-      plainRps = await measure(plain.url, request);
-    } finally {
-      plain.stop();
-    }
-    const prismRps = {};
-    for (const quiet of [false, true]) {
-      const prism = await startPrism(quiet);
+if (!onlyTraffic) await apiPart();
+
+/** Requests/s of the API against node:http and Prism, and persistence. */
+async function apiPart() {
+  const sandbox = await start(['sandbox']);
+  const answers = await Promise.all(
+    [get, post].map(async (r) => (await fetch(`${sandbox.url}${r.path}`, { method: r.method, headers: r.headers, body: r.body })).text()),
+  );
+  try {
+    for (const [name, request] of [
+      ['GET  getZone', get],
+      ['POST addZoneDomainPermission', post],
+    ]) {
+      const sandboxRps = await measure(sandbox.url, request);
+      const plain = await start(['plain', answers[0], answers[1]]);
+      let plainRps;
       try {
-        prismRps[quiet ? 'quiet' : 'default'] = await measure(prism.url, request);
+        plainRps = await measure(plain.url, request);
       } finally {
-        prism.stop();
+        plain.stop();
+      }
+      const prismRps = {};
+      for (const quiet of [false, true]) {
+        const prism = await startPrism(quiet);
+        try {
+          prismRps[quiet ? 'quiet' : 'default'] = await measure(prism.url, request);
+        } finally {
+          prism.stop();
+        }
+      }
+      results.push({
+        name,
+        sandboxRps,
+        plainRps,
+        prismRps,
+        vsPlain: sandboxRps / plainRps,
+        vsPrism: sandboxRps / prismRps.default,
+        vsPrismQuiet: sandboxRps / prismRps.quiet,
+      });
+    }
+  } finally {
+    sandbox.stop();
+  }
+
+  // Persistence: the same POST against a sandbox with --data (each change written to the journal before
+  // its answer) and against a fresh one in memory, in turn (memory, data, memory, data), so that both
+  // carry the machine's load of the same minute.
+  const dataDir = mkdtempSync(join(tmpdir(), 'zone-api-bench-data-'));
+  const persisted = { rps: 0, memoryRps: 0, vsMemory: 0 };
+  try {
+    for (let round = 0; round < 2; round++) {
+      for (const withData of [false, true]) {
+        const server = await start(withData ? ['sandbox-data', join(dataDir, `state-${round}.json`)] : ['sandbox']);
+        try {
+          persisted[withData ? 'rps' : 'memoryRps'] += (await measure(server.url, post)) / 2;
+        } finally {
+          server.stop();
+        }
       }
     }
-    results.push({
-      name,
-      sandboxRps,
-      plainRps,
-      prismRps,
-      vsPlain: sandboxRps / plainRps,
-      vsPrism: sandboxRps / prismRps.default,
-      vsPrismQuiet: sandboxRps / prismRps.quiet,
-    });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
-} finally {
-  sandbox.stop();
-}
+  persisted.vsMemory = persisted.rps / persisted.memoryRps;
 
-// Persistence: the same POST against a sandbox with --data (each change written to the journal before
-// its answer) and against a fresh one in memory, in turn (memory, data, memory, data), so that both
-// carry the machine's load of the same minute.
-const dataDir = mkdtempSync(join(tmpdir(), 'zone-api-bench-data-'));
-const persisted = { rps: 0, memoryRps: 0, vsMemory: 0 };
-try {
-  for (let round = 0; round < 2; round++) {
-    for (const withData of [false, true]) {
-      const server = await start(withData ? ['sandbox-data', join(dataDir, `state-${round}.json`)] : ['sandbox']);
-      try {
-        persisted[withData ? 'rps' : 'memoryRps'] += (await measure(server.url, post)) / 2;
-      } finally {
-        server.stop();
-      }
-    }
-  }
-} finally {
-  rmSync(dataDir, { recursive: true, force: true });
-}
-persisted.vsMemory = persisted.rps / persisted.memoryRps;
-
-console.log(
-  `\n${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; autocannon ${connections} connections, ${duration} s each\n`,
-);
-console.log('operation                      sandbox  node:http  prism  prism -v error   vs node:http  vs prism  vs prism -v error');
-for (const r of results) {
-  const n = (x, w) => Math.round(x).toString().padStart(w);
   console.log(
-    `${r.name.padEnd(29)}${n(r.sandboxRps, 9)}${n(r.plainRps, 11)}${n(r.prismRps.default, 7)}${n(r.prismRps.quiet, 16)}${r.vsPlain.toFixed(2).padStart(15)}${`${r.vsPrism.toFixed(1)}x`.padStart(10)}${`${r.vsPrismQuiet.toFixed(1)}x`.padStart(19)}`,
+    `\n${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; autocannon ${connections} connections, ${duration} s each\n`,
+  );
+  console.log('operation                      sandbox  node:http  prism  prism -v error   vs node:http  vs prism  vs prism -v error');
+  for (const r of results) {
+    const n = (x, w) => Math.round(x).toString().padStart(w);
+    console.log(
+      `${r.name.padEnd(29)}${n(r.sandboxRps, 9)}${n(r.plainRps, 11)}${n(r.prismRps.default, 7)}${n(r.prismRps.quiet, 16)}${r.vsPlain.toFixed(2).padStart(15)}${`${r.vsPrism.toFixed(1)}x`.padStart(10)}${`${r.vsPrismQuiet.toFixed(1)}x`.padStart(19)}`,
+    );
+  }
+  console.log('(requests per second)');
+  console.log('targets: sandbox >= 0.5 x node:http and >= 10 x prism');
+  console.log(
+    `\npersistence: POST addZoneDomainPermission with --data ${Math.round(persisted.rps)} req/s, in memory ${Math.round(persisted.memoryRps)} req/s (means of two runs each, in turn): ${persisted.vsMemory.toFixed(2)} x (target >= 0.5 x)`,
   );
 }
-console.log('(requests per second)');
-console.log('targets: sandbox >= 0.5 x node:http and >= 10 x prism');
-console.log(
-  `\npersistence: POST addZoneDomainPermission with --data ${Math.round(persisted.rps)} req/s, in memory ${Math.round(persisted.memoryRps)} req/s (means of two runs each, in turn): ${persisted.vsMemory.toFixed(2)} x (target >= 0.5 x)`,
-);
 
-/** MB/s of one download of `url` (directly, or through `proxy` in a CONNECT tunnel): the best of three. */
+/** MB/s of one download of `url` (directly, or through `proxy` in a CONNECT tunnel). */
 async function download(url, proxy) {
-  let best = 0;
-  for (let i = 0; i < 3; i++) {
-    const dispatcher = proxy ? new ProxyAgent({ uri: proxy }) : undefined;
-    const started = process.hrtime.bigint();
-    const res = await undiciRequest(url, dispatcher ? { dispatcher } : {});
-    let bytes = 0;
-    for await (const chunk of res.body) bytes += chunk.length;
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    await dispatcher?.close();
-    if (res.statusCode !== 200 || bytes !== 50 * 1024 * 1024)
-      throw new Error(`${url} via ${proxy ?? 'nothing'}: ${res.statusCode}, ${bytes} bytes`);
-    best = Math.max(best, bytes / 1024 / 1024 / seconds);
-  }
-  return best;
+  const dispatcher = proxy ? new ProxyAgent({ uri: proxy }) : undefined;
+  const started = process.hrtime.bigint();
+  const res = await undiciRequest(url, dispatcher ? { dispatcher } : {});
+  let bytes = 0;
+  for await (const chunk of res.body) bytes += chunk.length;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await dispatcher?.close();
+  if (res.statusCode !== 200 || bytes !== 50 * 1024 * 1024)
+    throw new Error(`${url} via ${proxy ?? 'nothing'}: ${res.statusCode}, ${bytes} bytes`);
+  return bytes / 1024 / 1024 / seconds;
+}
+
+/**
+ * The measures of each way over `rounds` rounds, the ways taking turns in every round, so that a load
+ * that comes and goes on a shared machine falls on each of them alike: the best of each, and the
+ * median over the rounds of each way's ratio to the first way measured in the same round.
+ */
+async function rounds_(ways, rounds) {
+  const samples = Object.fromEntries(Object.keys(ways).map((k) => [k, []]));
+  for (let i = 0; i < rounds; i++) for (const [k, run] of Object.entries(ways)) samples[k].push(await run());
+  const [first] = Object.keys(ways);
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return Object.fromEntries(
+    Object.entries(samples).map(([k, xs]) => [k, { best: Math.max(...xs), ratio: median(xs.map((x, i) => x / samples[first][i])) }]),
+  );
 }
 
 // Traffic: requests/s through a sandbox port (client -> port -> network -> loopback target) against
 // the target direct and against a bare two-hop proxy-chain with no logic; MB/s of a 50 MB download
-// through a CONNECT tunnel (client -> port -> network -> target) against direct.
+// through a CONNECT tunnel (client -> port -> network -> target; a port reaches the sandbox's own network in process
+// for tunnels) against direct.
 if (!values['no-traffic']) {
   const origin = await start(['origin']);
   try {
     const sbx = await start(['sandbox-traffic', String(await freePort())]);
     const bare = await start(['bare-chain']);
+    const hop = await start(['bare-hop']);
     try {
       const small = { method: 'GET', path: `${origin.url}/small` };
-      const direct = await measure(origin.url, { method: 'GET', path: '/small' });
-      const port = await measure(sbx.url, small);
-      const chain = await measure(bare.url, small);
-      const tunnelDirect = await download(`${origin.url}/big`);
-      const tunnelPort = await download(`${origin.url}/big`, sbx.url);
-      const tunnelBare = await download(`${origin.url}/big`, bare.url);
+      const rps = await rounds_(
+        {
+          chain: () => measure(bare.url, small),
+          port: () => measure(sbx.url, small),
+          direct: () => measure(origin.url, { method: 'GET', path: '/small' }),
+        },
+        rounds,
+      );
+      const [direct, port, chain] = [rps.direct.best, rps.port.best, rps.chain.best];
+      const big = `${origin.url}/big`;
+      const tunnels = await rounds_(
+        {
+          direct: () => download(big),
+          port: () => download(big, sbx.url),
+          bare: () => download(big, bare.url),
+          hop: () => download(big, hop.url),
+        },
+        rounds * 3,
+      );
+      // What relaying 50 MB costs the proxy's process in CPU time (the median of a few downloads).
+      const cpuPer = async (server) => {
+        const costs = [];
+        for (let i = 0; i < 3 * rounds; i++) {
+          const before = await server.cpu();
+          await download(big, server.url);
+          costs.push((await server.cpu()) - before);
+        }
+        return costs.sort((a, b) => a - b)[Math.floor(costs.length / 2)] / 1000;
+      };
+      const cpuPort = await cpuPer(sbx);
+      const cpuBare = await cpuPer(bare);
+      const cpuHop = await cpuPer(hop);
+      const [tunnelDirect, tunnelPort, tunnelBare] = [tunnels.direct.best, tunnels.port.best, tunnels.bare.best];
       console.log(
         `
 traffic: GET 1 KB through a sandbox port (port -> network -> target) ${Math.round(port)} req/s; a bare two-hop proxy-chain ${Math.round(chain)} req/s; the target direct ${Math.round(direct)} req/s`,
       );
-      console.log(`  vs the bare chain ${(port / chain).toFixed(2)} x (target >= 0.7 x); vs direct ${(port / direct).toFixed(2)} x`);
       console.log(
-        `  50 MB through a CONNECT tunnel (port -> network -> target) ${tunnelPort.toFixed(0)} MB/s, direct ${tunnelDirect.toFixed(0)} MB/s: ${(tunnelPort / tunnelDirect).toFixed(2)} x (target >= 0.8 x); the bare chain ${tunnelBare.toFixed(0)} MB/s (${(tunnelBare / tunnelDirect).toFixed(2)} x)`,
+        `  vs the bare chain ${(port / chain).toFixed(2)} x (target >= 0.7 x; median of the rounds' ratios ${rps.port.ratio.toFixed(2)} x); vs direct ${(port / direct).toFixed(2)} x`,
+      );
+      console.log(
+        `  50 MB through a CONNECT tunnel (port -> network, in process -> target) ${tunnelPort.toFixed(0)} MB/s, direct ${tunnelDirect.toFixed(0)} MB/s: ${(tunnelPort / tunnelDirect).toFixed(2)} x (target >= 0.8 x); the bare chain ${tunnelBare.toFixed(0)} MB/s (${(tunnelBare / tunnelDirect).toFixed(2)} x)`,
+      );
+      console.log(
+        `  median of the rounds' ratios to direct: the tunnel ${tunnels.port.ratio.toFixed(2)} x, the bare chain ${tunnels.bare.ratio.toFixed(2)} x, one bare proxy-chain hop ${tunnels.hop.ratio.toFixed(2)} x`,
+      );
+      console.log(
+        `  CPU time of the proxy's process to relay 50 MB: the sandbox ${cpuPort.toFixed(0)} ms, the bare chain ${cpuBare.toFixed(0)} ms (${(cpuPort / cpuBare).toFixed(2)} x), one bare hop ${cpuHop.toFixed(0)} ms`,
       );
     } finally {
       sbx.stop();
       bare.stop();
+      hop.stop();
     }
   } finally {
     origin.stop();
   }
 }
 
-if (!values['no-fuzz']) {
+if (!values['no-fuzz'] && !onlyTraffic) {
   console.log('\nfuzz: 5,000 spec-derived requests per API against the sandbox (no 5xx, broken ones refused, answers as declared)');
   const started = Date.now();
   const code = await new Promise((resolve) => {

@@ -2,12 +2,21 @@
 // event loop: `sandbox` (the built package), `sandbox-data FILE` (the same with `--data FILE`),
 // `plain` (node:http answering the same JSON, the baseline); for traffic, `origin` (a loopback
 // target: /small, 1 KB, and /big, 50 MB), `sandbox-traffic` (the network and one listening port) and
-// `bare-chain` (two proxy-chain servers chained, with no logic: the floor a two-hop proxy costs).
+// `bare-chain` (two proxy-chain servers chained, with no logic: the floor a two-hop proxy costs) and
+// `bare-hop` (one proxy-chain server: the floor of relaying at all).
 import { createServer } from 'node:http';
 import { Server } from 'proxy-chain';
 import { defaultSeed, startSandbox } from '../dist/index.js';
 
 const kind = process.argv[2];
+// The CPU time this process has used (user + system, microseconds), on request: what a relay costs,
+// which holds on a shared machine where wall-clock throughput does not.
+process.on('message', (m) => {
+  if (m === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ cpu: user + system });
+  }
+});
 if (kind === 'origin') {
   const small = Buffer.alloc(1024, 'a');
   const chunk = Buffer.alloc(1024 * 1024, 0);
@@ -40,6 +49,10 @@ if (kind === 'origin') {
   });
   if (!created.ok) throw new Error(`the bench port was not created: ${created.status} ${await created.text()}`);
   process.send?.({ url: `http://127.0.0.1:${process.argv[3]}` });
+} else if (kind === 'bare-hop') {
+  const one = new Server({ port: 0, host: '127.0.0.1' });
+  await one.listen();
+  process.send?.({ url: `http://127.0.0.1:${one.port}` });
 } else if (kind === 'bare-chain') {
   const second = new Server({ port: 0, host: '127.0.0.1' });
   await second.listen();

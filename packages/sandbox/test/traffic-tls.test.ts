@@ -69,6 +69,14 @@ describe('SSL analyzing', () => {
         response: { status: 200, content: { mimeType: 'application/json', text: '{"secure":true,"path":"/inside?q=1"}' } },
         details: { port, protocol: 'https', success: true },
       });
+      // The exit peer, named in the network's answer to the port's CONNECT, is logged, and bans apply.
+      const peer = entry?.details.proxy_peer as string;
+      expect(t.sandbox.state().peers.map((p) => p.ip)).toContain(peer);
+      await t.manager.banIp({ params: { path: { port } }, body: { ip: peer } });
+      expect((await viaTunnel(`http://127.0.0.1:${port}`, `${targetUrl}/after-ban`, pem)).status).toBe(200);
+      const after = (await entriesOf(port)).find((e) => String(e.request.url).endsWith('/after-ban'));
+      expect(after?.details.proxy_peer).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+      expect(after?.details.proxy_peer).not.toBe(peer);
       // A client that trusts only the target's own CA refuses the port's certificate: it is the sandbox's.
       await expect(viaTunnel(`http://127.0.0.1:${port}`, `${targetUrl}/x`, targetCa.certificate)).rejects.toThrow();
     } finally {

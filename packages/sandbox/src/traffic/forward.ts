@@ -26,6 +26,8 @@ export interface Forwarded {
   headers: Record<string, string>;
   rawHeaders: string[];
   body: Buffer;
+  /** The headers of the upstream's answer to the CONNECT an HTTPS request went through (the exit peer's among them). */
+  connectHeaders?: IncomingMessage['headers'];
 }
 
 export interface ForwardOptions {
@@ -65,6 +67,12 @@ function headBytes(firstLine: string, rawHeaders: readonly string[]): number {
   return n;
 }
 
+/** Bytes of a request as sent: its request line, headers and body. */
+export function requestSize(method: string, url: string, headers: IncomingMessage['headers'], body: Buffer): number {
+  const raw = Object.entries(passHeaders(headers)).flatMap(([k, v]) => [v].flat().flatMap((x) => [k, String(x)]));
+  return headBytes(`${method} ${url} HTTP/1.1`, raw) + body.length;
+}
+
 /** Bytes the client sent: its request's head and body. */
 export const requestBytes = (req: IncomingMessage, body: Buffer): number =>
   headBytes(`${req.method} ${req.url} HTTP/1.1`, req.rawHeaders) + body.length;
@@ -83,7 +91,9 @@ export function passHeaders(headers: IncomingMessage['headers']): Record<string,
  * A tunnel to `url`'s host through the proxy `via` (CONNECT), with TLS to the target on top: how an
  * HTTPS request reaches its target through an HTTP proxy.
  */
-function tunnel(o: ForwardOptions & { via: NonNullable<ForwardOptions['via']> }): Promise<TLSSocket> {
+function tunnel(
+  o: ForwardOptions & { via: NonNullable<ForwardOptions['via']> },
+): Promise<{ tls: TLSSocket; headers: IncomingMessage['headers'] }> {
   return new Promise((resolve, reject) => {
     const authority = `${o.url.hostname}:${o.url.port || 443}`;
     const req = httpRequest({
@@ -111,7 +121,7 @@ function tunnel(o: ForwardOptions & { via: NonNullable<ForwardOptions['via']> })
         ...(o.ca?.length ? { ca: [...rootCertificates, ...o.ca] } : {}),
         rejectUnauthorized: o.insecure !== true,
       });
-      tls.once('secureConnect', () => resolve(tls));
+      tls.once('secureConnect', () => resolve({ tls, headers: res.headers }));
       tls.once('error', reject);
     });
     req.end();
@@ -119,7 +129,8 @@ function tunnel(o: ForwardOptions & { via: NonNullable<ForwardOptions['via']> })
 }
 
 export async function forward(o: ForwardOptions): Promise<Forwarded> {
-  const socket = o.via && o.url.protocol === 'https:' ? await tunnel({ ...o, via: o.via }) : undefined;
+  const tunnelled = o.via && o.url.protocol === 'https:' ? await tunnel({ ...o, via: o.via }) : undefined;
+  const socket = tunnelled?.tls;
   return new Promise((resolve, reject) => {
     const headers = passHeaders(o.headers);
     headers['content-length'] = String(o.body.length);
@@ -157,6 +168,7 @@ export async function forward(o: ForwardOptions): Promise<Forwarded> {
           headers: out,
           rawHeaders: res.rawHeaders,
           body: Buffer.concat(chunks),
+          ...(tunnelled ? { connectHeaders: tunnelled.headers } : {}),
         });
       });
     });

@@ -65,6 +65,7 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
         now,
         ca: () => ca as Promise<SandboxCa>,
         targetCa: o.targetCa ?? [],
+        ...(network ? { inProcess: network } : {}),
       })
     : undefined;
   return {

@@ -1,10 +1,13 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
-import { type PrepareRequestFunctionOpts, RequestError, Server } from 'proxy-chain';
+import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
-import { forward, readBody, requestBytes, responseBytes } from './forward.js';
+import { type Forwarded, type ForwardOptions, forward, readBody, requestBytes, requestSize, responseBytes } from './forward.js';
+import { connectHead, dial, relay, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
 import { headerBrand, parseUsername } from './username.js';
 
 // The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
@@ -31,9 +34,23 @@ export interface NetworkOptions {
   now: () => number;
 }
 
+/** What the network reads of a request to admit it: the credential, where it comes from, where it goes. */
+export interface Admission {
+  username: string;
+  password: string;
+  clientIp: string;
+  hostname: string;
+  port: number;
+  ua: string;
+}
+
 export interface ProxyNetwork {
   port: number;
   url: string;
+  /** A CONNECT as a port of this sandbox sends it, without the loopback hop: the answer, and the target's socket when it is 200. */
+  openTunnel(r: Admission): Promise<UpstreamTunnel>;
+  /** A plain request as a port of this sandbox sends it, without the loopback hop: the network's answer (its refusals too). */
+  request(r: Admission, req: Omit<ForwardOptions, 'ca' | 'via'>): Promise<Forwarded>;
   close(): Promise<void>;
 }
 
@@ -116,8 +133,6 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
   /** `<zone>:<session>` -> exit IP: a session keeps its peer while the peer serves the Zone. */
   const sticky = new Map<string, string>();
   let turn = 0;
-  /** CONNECT tunnels by connection, billed when they close. */
-  const tunnels = new Map<number, Omit<Parameters<typeof bill>[1], 'up' | 'down'>>();
 
   function pickExit(brand: string, zone: ZoneState, options: Record<string, string>): Exit {
     let exits = exitsOf(store, zone);
@@ -149,8 +164,9 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     return exit;
   }
 
-  async function prepare({ connectionId, request, username, password, hostname, port, isHttp }: PrepareRequestFunctionOpts) {
-    const clientIp = request.socket.remoteAddress ?? '';
+  /** Who may send this request, and through which exit peer: the checks of the network, in order; a refusal throws. */
+  function admit(r: Admission) {
+    const { username, password, clientIp, hostname } = r;
     const user = username ? parseUsername(username, o.strict) : { error: 'no Proxy-Authorization: Basic credential was sent' };
     const brand = 'brand' in user ? user.brand : 'zone-api';
     if ('error' in user) throw refuse(brand, 'auth_failed', `Proxy authentication failed: ${user.error}`);
@@ -168,78 +184,123 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     if (!egressAllowed(host, o.egressAllow))
       throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback targets; allow ${host} with --egress-allow`);
     const exit = pickExit(brand, zone, user.options);
-    const session = user.options.session ?? '';
-    const ua = String(request.headers['user-agent'] ?? '');
-    if (!isHttp) {
-      tunnels.set(connectionId, {
-        zone,
-        clientIp,
-        session,
-        ua,
-        host,
-        url: `${host}:${port}`,
-        status: 200,
-        message: 'Connection established',
-      });
-      return {};
+    const usage = { zone, clientIp, session: user.options.session ?? '', ua: r.ua, host };
+    return { brand, exit, usage, peerHeader: { [`x-${headerBrand(brand)}-ip`]: exit.ip } };
+  }
+
+  /**
+   * The exit of a tunnel: the target dialled (a target that refuses is billed and refused), billed
+   * with the bytes each way when it closes. The answer to the CONNECT names the exit peer, as the
+   * provider's super proxy does.
+   */
+  async function openExit(r: Admission): Promise<{ target: Socket; headers: Record<string, string> }> {
+    const { brand, usage, peerHeader } = admit(r);
+    const billed = { ...usage, url: `${usage.host}:${r.port}` };
+    let target: Socket;
+    try {
+      target = await dial(r.hostname, r.port);
+    } catch (err) {
+      bill(store, { ...billed, status: 502, message: 'Target unreachable', up: 0, down: 0 }, o.now());
+      o.changed();
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw refuse(brand, 'target_unreachable', `The target ${billed.url} cannot be reached (${code})`);
     }
+    target.once('close', () => {
+      bill(store, { ...billed, status: 200, message: 'Connection established', up: target.bytesWritten, down: target.bytesRead }, o.now());
+      o.changed();
+    });
+    return { target, headers: peerHeader };
+  }
+
+  async function prepare({ request, username, password, hostname, port, isHttp }: PrepareRequestFunctionOpts) {
+    const admission = {
+      username,
+      password,
+      hostname,
+      port,
+      clientIp: request.socket.remoteAddress ?? '',
+      ua: String(request.headers['user-agent'] ?? ''),
+    };
+    if (!isHttp) {
+      return {
+        customTag: tunnel(async (socket, head) => {
+          const { target, headers } = await openExit(admission);
+          socket.write(connectHead(200, 'Connection established', headers));
+          await relay(socket, target, head);
+        }),
+      };
+    }
+    const admitted = admit(admission);
     return {
       customResponseFunction: async () => {
         const url = new URL(request.url as string);
         const body = await readBody(request);
-        let res: Awaited<ReturnType<typeof forward>>;
-        try {
-          res = await forward({ method: request.method as string, url, headers: request.headers, body, ca: o.targetCa });
-        } catch (err) {
-          throw refuse(
-            brand,
-            'target_unreachable',
-            `The target ${url.host} cannot be reached (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-          );
-        }
-        const up = requestBytes(request, body);
-        const down = responseBytes(res);
-        bill(store, { zone, clientIp, session, ua, host, url: url.href, status: res.status, message: res.statusText, up, down }, o.now());
-        o.changed();
-        return { statusCode: res.status, headers: { ...res.headers, [`x-${headerBrand(brand)}-ip`]: exit.ip }, body: res.body };
+        const res = await exchange(
+          admitted,
+          { method: request.method as string, url, headers: request.headers, body },
+          requestBytes(request, body),
+        );
+        return { statusCode: res.status, headers: res.headers, body: res.body };
       },
     };
   }
 
-  const server = new Server({ port: o.port, host: o.host, prepareRequestFunction: prepare, authRealm: 'zone-api sandbox proxy network' });
-  server.on(
-    'connectionClosed',
-    ({
-      connectionId,
-      stats,
-    }: {
-      connectionId: number;
-      stats?: { srcTxBytes: number; trgTxBytes: number | null; trgRxBytes: number | null };
-    }) => {
-      const t = tunnels.get(connectionId);
-      if (!t) return;
-      tunnels.delete(connectionId);
-      // Nothing was written to the client, not even the 200: the tunnel never opened (proxy-chain
-      // drops the client's connection when the target refuses or does not answer).
-      const opened = (stats?.srcTxBytes ?? 0) > 0;
-      bill(
-        store,
-        {
-          ...t,
-          ...(opened ? {} : { status: 502, message: 'Target unreachable' }),
-          up: stats?.trgTxBytes ?? 0,
-          down: stats?.trgRxBytes ?? 0,
-        },
-        o.now(),
-      );
-      o.changed();
-    },
-  );
+  /** A plain request forwarded to its target through the exit peer, billed, its answer naming the peer. */
+  async function exchange(a: ReturnType<typeof admit>, req: Omit<ForwardOptions, 'ca'>, up: number): Promise<Forwarded> {
+    let res: Forwarded;
+    try {
+      res = await forward({ ...req, ca: o.targetCa });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw refuse(a.brand, 'target_unreachable', `The target ${req.url.host} cannot be reached (${code})`);
+    }
+    const down = responseBytes(res);
+    bill(store, { ...a.usage, url: req.url.href, status: res.status, message: res.statusText, up, down }, o.now());
+    o.changed();
+    return { ...res, headers: { ...res.headers, ...a.peerHeader } };
+  }
+
+  /** A refusal of the network as the answer a client reads. */
+  function refusal(err: RequestError): { status: number; statusText: string; headers: Record<string, string>; body: string } {
+    const headers = { ...(err.headers as Record<string, string>), 'content-type': 'text/plain; charset=utf-8' };
+    return { status: err.statusCode, statusText: STATUS_CODES[err.statusCode] ?? '', headers, body: err.message };
+  }
+
+  /** A plain request as a port of this sandbox sends it, without the loopback hop: the network's answer. */
+  async function request(r: Admission, req: Omit<ForwardOptions, 'ca' | 'via'>): Promise<Forwarded> {
+    try {
+      return await exchange(admit(r), req, requestSize(req.method, req.url.href, req.headers, req.body));
+    } catch (err) {
+      if (!(err instanceof RequestError)) throw err;
+      const { body, ...answer } = refusal(err);
+      return { ...answer, rawHeaders: Object.entries(answer.headers).flat(), body: Buffer.from(body) };
+    }
+  }
+
+  /** A tunnel opened in process (a port of this sandbox whose upstream is this network): the network's answer, and the target. */
+  async function openTunnel(r: Admission): Promise<UpstreamTunnel> {
+    try {
+      const { target, headers } = await openExit(r);
+      return { status: 200, statusText: 'Connection established', headers, socket: target, head: Buffer.alloc(0) };
+    } catch (err) {
+      if (!(err instanceof RequestError)) throw err;
+      return { ...refusal(err), head: Buffer.alloc(0) };
+    }
+  }
+
+  const server = new TunnelServer({
+    port: o.port,
+    host: o.host,
+    prepareRequestFunction: prepare,
+    authRealm: 'zone-api sandbox proxy network',
+  });
   await server.listen();
   const port = server.port;
   return {
     port,
     url: `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`,
+    openTunnel,
+    request,
     close: () => server.close(true),
   };
 }

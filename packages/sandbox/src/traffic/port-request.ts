@@ -1,9 +1,12 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { forward, passHeaders, readBody, requestBytes, responseBytes } from './forward.js';
 import type { Exchange } from './har.js';
+import type { ProxyNetwork } from './network.js';
+import { connectHead, connectVia, relay } from './tunnel.js';
 import type { Gate } from './upstream.js';
 import { headerBrand } from './username.js';
 
@@ -19,10 +22,14 @@ export interface PortRequest {
   cfg: ProxyPortConfig;
   port: number;
   clientIp: string;
+  /** The client's User-Agent (the network's request log records it). */
+  ua: string;
   session: string;
   upstream: { host: string; port: number; authorization?: string };
-  /** The upstream `Proxy-Authorization` for a session. */
-  credential: (session: string) => string;
+  /** The upstream username for a session, and the password beside it. */
+  login: (session: string) => { username: string; password: string };
+  /** The sandbox's own network when it is the port's upstream: requests and tunnels reach it in process, without the loopback hop. */
+  network?: Pick<ProxyNetwork, 'openTunnel' | 'request'>;
   started: number;
   now: () => number;
   gate?: Gate;
@@ -35,66 +42,140 @@ export interface PortRequest {
 
 export const portError = (status: number, message: string) => new RequestError(message, status, { 'x-lpm-error': message });
 
+/**
+ * Runs `send` with the port's session, again `proxy_retry` times while
+ * the upstream cannot be reached, and again with a new session while the exit peer it names is banned
+ * for the port and the target's host (up to `max_ban_retries`, then 502 Too many banned IPs). `drop` lets go of
+ * an answer that is not used.
+ */
+export async function throughUpstream<T>(
+  ctx: PortRequest,
+  target: { host: string; authority: string },
+  send: (session: string) => Promise<T>,
+  peerOf: (answer: T) => string | null,
+  drop: (answer: T) => void,
+): Promise<{ answer: T; peer: string | null }> {
+  const { store, cfg, port, session, upstream, now, gate } = ctx;
+  const { host } = target;
+  const retries = (cfg as { max_ban_retries?: number }).max_ban_retries ?? 10;
+  const upstreamRetries = (cfg as { proxy_retry?: number }).proxy_retry ?? 2;
+  /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
+  const attemptOnce = async (current: string) => {
+    for (let tries = 0; ; tries++) {
+      try {
+        return await (gate ? gate.run(() => send(current)) : send(current));
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code ?? 'error';
+        // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
+        if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
+          throw portError(502, `The HTTPS target ${target.authority} failed: ${code} (${(err as Error).message})`);
+        if (tries >= upstreamRetries) throw portError(502, `The upstream ${upstream.host}:${upstream.port} cannot be reached (${code})`);
+      }
+    }
+  };
+  let current = session;
+  for (let attempt = 0; ; attempt++) {
+    const answer = await attemptOnce(current);
+    const peer = peerOf(answer);
+    const banned = peer !== null && store.activeBans(port, now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
+    if (!banned) return { answer, peer };
+    drop(answer);
+    if (attempt >= retries) throw portError(502, 'Too many banned IPs');
+    current = `${session}_b${attempt + 1}`;
+  }
+}
+
+/** The upstream `Proxy-Authorization` of a session: an external proxy's own, else the port's login. */
+export function authorization(ctx: PortRequest, session: string): string {
+  if (ctx.upstream.authorization) return ctx.upstream.authorization;
+  const { username, password } = ctx.login(session);
+  return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+}
+
+/** The exit peer an upstream answer names (`x-luminati-ip`, the header the real manager reads). */
+export const peerHeader = `x-${headerBrand(BRAND)}-ip`;
+
 export async function servePortRequest(
   ctx: PortRequest,
   request: IncomingMessage,
   url: URL,
 ): Promise<{ statusCode: number; headers: Record<string, string>; body: Buffer }> {
-  const { store, cfg, port, session, upstream, credential, started, now, gate, exchange, log } = ctx;
+  const { cfg, upstream, started, now, exchange, log } = ctx;
   const body = await readBody(request);
   const headers = { ...request.headers };
   for (const h of (cfg as { headers?: { name: string; value: string }[] }).headers ?? []) headers[h.name.toLowerCase()] = h.value;
-  const host = url.hostname;
-  const retries = (cfg as { max_ban_retries?: number }).max_ban_retries ?? 10;
-  const upstreamRetries = (cfg as { proxy_retry?: number }).proxy_retry ?? 2;
-  const send = (authorization: string) =>
-    forward({
-      method: request.method as string,
-      url,
-      headers,
-      body,
-      via: { ...upstream, authorization: upstream.authorization ?? authorization },
-      ca: ctx.targetCa,
-      insecure: (cfg as { insecure?: boolean }).insecure === true,
-    });
-  /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
-  const attemptOnce = async (authorization: string) => {
-    for (let tries = 0; ; tries++) {
-      try {
-        return await (gate ? gate.run(() => send(authorization)) : send(authorization));
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code ?? 'error';
-        // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
-        if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
-          throw portError(502, `The HTTPS target ${url.host} failed: ${code} (${(err as Error).message})`);
-        if (tries >= upstreamRetries) throw portError(502, `The upstream ${upstream.host}:${upstream.port} cannot be reached (${code})`);
-      }
-    }
-  };
-  let attempt = 0;
-  let current = session;
-  for (;;) {
-    const res = await attemptOnce(credential(current));
-    const peer = res.headers[`x-${headerBrand(BRAND)}-ip`] ?? null;
-    const banned = peer !== null && store.activeBans(port, now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
-    if (banned && attempt < retries) {
-      attempt++;
-      current = `${session}_b${attempt}`;
-      continue;
-    }
-    if (banned) throw portError(502, 'Too many banned IPs');
-    const x = exchange(request.method as string, url.href);
-    x.requestHeaders = passHeaders(headers);
-    x.requestBody = body;
-    x.status = res.status;
-    x.statusText = res.statusText;
-    x.responseHeaders = res.headers;
-    x.responseBody = res.body;
-    x.peer = peer;
-    x.outBw = requestBytes(request, body);
-    x.inBw = responseBytes(res);
-    x.time = now() - started;
-    log(x);
-    return { statusCode: res.status, headers: res.headers, body: res.body };
+  const { answer: res, peer } = await throughUpstream(
+    ctx,
+    { host: url.hostname, authority: url.host },
+    (session) =>
+      ctx.network && url.protocol === 'http:'
+        ? ctx.network.request(
+            { ...ctx.login(session), clientIp: upstream.host, hostname: url.hostname, port: Number(url.port) || 80, ua: ctx.ua },
+            { method: request.method as string, url, headers, body },
+          )
+        : forward({
+            method: request.method as string,
+            url,
+            headers,
+            body,
+            via: { ...upstream, authorization: authorization(ctx, session) },
+            ca: ctx.targetCa,
+            insecure: (cfg as { insecure?: boolean }).insecure === true,
+          }),
+    // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
+    (r) => r.headers[peerHeader] ?? [r.connectHeaders?.[peerHeader]].flat()[0] ?? null,
+    () => undefined,
+  );
+  const x = exchange(request.method as string, url.href);
+  x.requestHeaders = passHeaders(headers);
+  x.requestBody = body;
+  x.status = res.status;
+  x.statusText = res.statusText;
+  x.responseHeaders = res.headers;
+  x.responseBody = res.body;
+  x.peer = peer;
+  x.outBw = requestBytes(request, body);
+  x.inBw = responseBytes(res);
+  x.time = now() - started;
+  log(x);
+  return { statusCode: res.status, headers: res.headers, body: res.body };
+}
+
+/**
+ * A CONNECT through a port without SSL analyzing: a CONNECT to the upstream (a new session while the
+ * exit peer it names is banned), whose answer the client gets (the peer's header with it), then the
+ * tunnel relayed, logged when it closes as the real manager logs a tunnel: status and body unknown.
+ */
+export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Buffer, hostname: string, targetPort: number): Promise<void> {
+  const authority = `${hostname.includes(':') ? `[${hostname}]` : hostname}:${targetPort}`;
+  const { answer: up, peer } = await throughUpstream(
+    ctx,
+    { host: hostname, authority },
+    (session) =>
+      ctx.network
+        ? ctx.network.openTunnel({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
+        : connectVia(ctx.upstream, authority, authorization(ctx, session)),
+    (u) => (u.status === 200 ? ([u.headers[peerHeader]].flat()[0] ?? null) : null),
+    (u) => u.socket?.destroy(),
+  );
+  const x = ctx.exchange('CONNECT', `https://${authority}`);
+  x.peer = peer;
+  if (up.status !== 200) {
+    // The upstream refused the tunnel: the client gets its answer.
+    x.status = up.status;
+    x.statusText = up.statusText;
+    x.responseHeaders = Object.fromEntries(Object.entries(passHeaders(up.headers)).map(([k, v]) => [k, [v].flat().join(', ')]));
   }
+  if (up.socket) {
+    socket.write(connectHead(up.status, up.statusText, passHeaders(up.headers)));
+    const { up: outBw, down: inBw } = await relay(socket, up.socket, head, up.head);
+    x.inBw = inBw;
+    x.outBw = outBw;
+  } else {
+    const text = Buffer.from(up.body ?? '');
+    socket.end(connectHead(up.status, up.statusText, { ...up.headers, 'content-length': String(text.length), connection: 'close' }) + text);
+    x.inBw = text.length;
+  }
+  x.time = ctx.now() - x.started;
+  ctx.log(x);
 }

@@ -1,14 +1,15 @@
 import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
-import { type PrepareRequestFunctionOpts, RequestError, Server } from 'proxy-chain';
+import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { ipInList } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
 import { type Exchange, harEntry } from './har.js';
-import { egressAllowed } from './network.js';
-import { BRAND, type PortRequest, portError, servePortRequest } from './port-request.js';
+import { egressAllowed, type ProxyNetwork } from './network.js';
+import { BRAND, type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
+import { connectHead, TunnelServer, tunnel } from './tunnel.js';
 import { type ExtDefaults, extProxy, Gate } from './upstream.js';
 import { portUsername } from './username.js';
 
@@ -28,11 +29,12 @@ export interface PortTrafficOptions {
   ca: () => Promise<SandboxCa>;
   /** CA certificates trusted for HTTPS targets beside the system's. */
   targetCa?: readonly string[];
+  /** The sandbox's network in process: ports whose upstream it is reach it without the loopback hop. */
+  inProcess?: Pick<ProxyNetwork, 'openTunnel' | 'request'>;
 }
 
 export class PortTraffic {
-  private readonly servers = new Map<number, { server: Server; iface: string }>();
-  private readonly tunnels = new Map<string, Exchange>();
+  private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
   private readonly gates = new Map<number, Gate>();
   private rotation = 0;
   private extTurn = 0;
@@ -50,17 +52,12 @@ export class PortTraffic {
     if (this.servers.has(cfg.port)) await this.close(cfg.port);
     const iface = this.ifaceOf(cfg);
     const port = cfg.port;
-    const server = new Server({
+    const server = new TunnelServer({
       port,
       host: iface,
       authRealm: 'Proxy Manager',
       prepareRequestFunction: (opts) => this.prepare(port, opts),
     });
-    server.on(
-      'connectionClosed',
-      ({ connectionId, stats }: { connectionId: number; stats?: { trgRxBytes: number | null; trgTxBytes: number | null } }) =>
-        this.tunnelClosed(port, connectionId, stats),
-    );
     await server.listen();
     this.servers.set(port, { server, iface });
   }
@@ -130,7 +127,7 @@ export class PortTraffic {
   }
 
   /** The port's upstream: its external proxies in turn (`take` moves the turn on), the proxy it names (which egress must allow), else the sandbox's network. */
-  private upstreamOf(cfg: ProxyPortConfig, take = true): { host: string; port: number; authorization?: string } {
+  private upstreamOf(cfg: ProxyPortConfig, take = true): { host: string; port: number; authorization?: string; network?: boolean } {
     const c = cfg as { proxy?: string; proxy_port?: number; ext_proxies?: { proxy: string }[] } & ExtDefaults;
     if (c.ext_proxies?.length) {
       // External proxies take turns, each request the next; egress must allow each.
@@ -147,10 +144,11 @@ export class PortTraffic {
     }
     const net = this.o.network();
     if (!net) throw portError(502, 'This port has no upstream: the sandbox runs without its proxy network and the port names no proxy');
-    return { host: net.host, port: c.proxy_port ?? net.port };
+    const port = c.proxy_port ?? net.port;
+    return { host: net.host, port, ...(port === net.port ? { network: true } : {}) };
   }
 
-  private async prepare(port: number, { connectionId, request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
+  private async prepare(port: number, { request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
     const store = this.o.store;
     const cfg = store.ports.get(port);
     if (!cfg) throw portError(502, `No proxy at port ${port}`);
@@ -167,7 +165,6 @@ export class PortTraffic {
     const zone = store.zones.get(zoneName);
     const password = (cfg as { password?: string }).password ?? zone?.passwords[0] ?? s.password ?? '';
     const userFor = (session: string) => portUsername(cfg, s.customer, zoneName, session, BRAND);
-    const credential = (session: string) => `Basic ${Buffer.from(`${userFor(session)}:${password}`).toString('base64')}`;
     const session = this.session(cfg, clientIp);
     const started = this.o.now();
     const ctx: PortRequest = {
@@ -176,8 +173,10 @@ export class PortTraffic {
       port,
       clientIp,
       session,
+      ua: String(request.headers['user-agent'] ?? ''),
       upstream,
-      credential,
+      login: (session) => ({ username: userFor(session), password }),
+      ...(upstream.network && this.o.inProcess ? { network: this.o.inProcess } : {}),
       started,
       now: this.o.now,
       gate: this.gateOf(cfg),
@@ -186,14 +185,7 @@ export class PortTraffic {
       log: (x) => this.log(x),
     };
     if (!isHttp && (cfg as { ssl?: boolean }).ssl === true) return this.mitm(ctx, hostname, targetPort);
-    if (!isHttp) {
-      const user = userFor(session);
-      this.tunnels.set(
-        `${port}:${connectionId}`,
-        this.exchange(cfg, started, 'CONNECT', `https://${hostname}:${targetPort}`, request, upstream, clientIp),
-      );
-      return { upstreamProxyUrl: `http://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${upstream.host}:${upstream.port}` };
-    }
+    if (!isHttp) return { customTag: tunnel((socket, head) => servePortTunnel(ctx, socket, head, hostname, targetPort)) };
     return { customResponseFunction: () => servePortRequest(ctx, request, new URL(request.url as string)) };
   }
 
@@ -231,7 +223,14 @@ export class PortTraffic {
         );
       },
     );
-    return { customConnectServer: server };
+    return {
+      customTag: tunnel(async (socket, head) => {
+        socket.unshift(head);
+        socket.write(connectHead(200, 'Connection established'));
+        server.emit('connection', socket);
+        await new Promise((resolve) => socket.once('close', resolve));
+      }),
+    };
   }
 
   private exchange(
@@ -263,16 +262,6 @@ export class PortTraffic {
       protocol: method === 'CONNECT' || url.startsWith('https:') ? 'https' : 'http',
       harLimit: this.o.store.manager.settings.har_limit,
     };
-  }
-
-  private tunnelClosed(port: number, connectionId: number, stats?: { trgRxBytes: number | null; trgTxBytes: number | null }): void {
-    const x = this.tunnels.get(`${port}:${connectionId}`);
-    if (!x) return;
-    this.tunnels.delete(`${port}:${connectionId}`);
-    x.inBw = stats?.trgRxBytes ?? 0;
-    x.outBw = stats?.trgTxBytes ?? 0;
-    x.time = this.o.now() - x.started;
-    this.log(x);
   }
 
   /** One HAR entry, the log trimmed to the settings' `logs` entries (1000 by default). */

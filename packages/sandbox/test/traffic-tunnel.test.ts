@@ -1,0 +1,192 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { freePort, viaProxy } from '@zone-api/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultSeed } from '../src/index.js';
+import { C, RES, type Rec, useSandbox } from './helpers.js';
+
+// CONNECT tunnels name their exit peer: the network answers the CONNECT with `x-luminati-ip`, as the
+// provider's super proxy does, and a port reads it, so that bans (per port, for all ports, per domain,
+// with an expiry) and max_ban_retries apply to tunnels as they do to plain requests. The target is a
+// loopback TCP echo server this file starts.
+
+const RES_PW = 'r3s1d3nt9x7w';
+const seed = defaultSeed();
+seed.manager.ports = [];
+const t = useSandbox({ networkPort: 0, proxyPorts: true, seed });
+
+let echo: Server;
+let target: string;
+beforeAll(async () => {
+  echo = createServer((socket) => socket.pipe(socket));
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  target = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => echo.close(() => resolve())));
+
+const basic = (user: string, pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`;
+
+/**
+ * A raw CONNECT to `authority` through `proxy`: the answer's status and headers and, when it is 200,
+ * what the echo target sends back for a line written through the tunnel.
+ */
+function tunnelThrough(
+  proxy: string,
+  authority: string,
+  auth?: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; echoed?: string }> {
+  const p = new URL(proxy);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      host: p.hostname,
+      port: p.port,
+      method: 'CONNECT',
+      path: authority,
+      headers: auth ? { 'proxy-authorization': auth } : {},
+      agent: false,
+    });
+    req.setTimeout(5000, () => req.destroy(new Error('no answer to the CONNECT')));
+    req.once('error', reject);
+    req.once('connect', (res, socket: Socket) => {
+      const answer = { status: res.statusCode ?? 0, headers: res.headers };
+      if (answer.status !== 200) {
+        socket.destroy();
+        resolve(answer);
+        return;
+      }
+      let got = '';
+      socket.on('data', (d: Buffer) => {
+        got += d.toString();
+        if (got.endsWith('\n')) socket.end();
+      });
+      socket.once('close', () => resolve({ ...answer, echoed: got }));
+      socket.write('ping through the tunnel\n');
+    });
+    req.end();
+  });
+}
+
+const peerOf = (headers: IncomingHttpHeaders) => headers['x-luminati-ip'] as string | undefined;
+const zonePeers = () =>
+  t.sandbox
+    .state()
+    .peers.filter((p) => p.zone === RES || p.vip !== undefined)
+    .map((p) => p.ip);
+
+describe('CONNECT tunnels name their exit peer', () => {
+  it('the network answers a CONNECT with the exit peer in x-<brand>-ip, kept for the session', async () => {
+    const auth = basic(`lum-customer-${C}-zone-${RES}-session-tun1`, RES_PW);
+    const a = await tunnelThrough(t.sandbox.networkUrl as string, target, auth);
+    expect(a).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
+    expect(zonePeers()).toContain(peerOf(a.headers));
+    expect(peerOf((await tunnelThrough(t.sandbox.networkUrl as string, target, auth)).headers)).toBe(peerOf(a.headers));
+    // A target that refuses: the network answers 502 with its error headers (nothing was opened).
+    const closed = await tunnelThrough(t.sandbox.networkUrl as string, `127.0.0.1:${await freePort()}`, auth);
+    expect(closed.status).toBe(502);
+    expect(closed.headers['x-luminati-err-code']).toBe('target_unreachable');
+    expect(peerOf(closed.headers)).toBeUndefined();
+  });
+
+  it('a port passes the peer on, logs it, and takes a new session when the peer of a tunnel is banned', async () => {
+    const { manager } = t;
+    const port = await freePort();
+    await manager.createProxy({ body: { proxy: { port, zone: RES } } });
+    const proxy = `http://127.0.0.1:${port}`;
+    try {
+      const first = await tunnelThrough(proxy, target);
+      expect(first).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
+      const peer = peerOf(first.headers) as string;
+      expect(zonePeers()).toContain(peer);
+      // The port's session keeps its peer from one tunnel to the next.
+      expect(peerOf((await tunnelThrough(proxy, target)).headers)).toBe(peer);
+      await expect
+        .poll(async () => ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries)
+        .toHaveLength(2);
+      const logged = ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries;
+      expect(logged[0]).toMatchObject({ request: { method: 'CONNECT' }, response: { status: 0 }, details: { proxy_peer: peer } });
+
+      // Banned for this port (for the target's domain): the next tunnel exits through another peer.
+      await manager.banIp({ params: { path: { port } }, body: { ip: peer, domain: '127.0.0.1' } });
+      const afterBan = await tunnelThrough(proxy, target);
+      expect(afterBan).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
+      expect(peerOf(afterBan.headers)).not.toBe(peer);
+      await manager.unbanIp({ params: { path: { port } }, body: { ip: peer, domain: '127.0.0.1' } });
+      expect(peerOf((await tunnelThrough(proxy, target)).headers)).toBe(peer);
+
+      // A ban for another domain leaves the tunnel alone.
+      await manager.banIp({ params: { path: { port } }, body: { ip: peer, domain: 'example.com' } });
+      expect(peerOf((await tunnelThrough(proxy, target)).headers)).toBe(peer);
+      await manager.unbanIp({ params: { path: { port } }, body: { ip: peer, domain: 'example.com' } });
+
+      // Banned on all ports for a minute: avoided until the clock passes the expiry.
+      await manager.banIpAllPorts({ body: { ip: peer, ms: 60_000 } });
+      expect(peerOf((await tunnelThrough(proxy, target)).headers)).not.toBe(peer);
+      t.sandbox.clock.advance(61_000);
+      expect(peerOf((await tunnelThrough(proxy, target)).headers)).toBe(peer);
+    } finally {
+      t.sandbox.clock.reset();
+      await manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
+
+  it('in process or over TCP (a port naming the network as its proxy), a port hands on the peer and the refusals alike', async () => {
+    const { manager } = t;
+    const network = new URL(t.sandbox.networkUrl as string);
+    const inProcess = await freePort();
+    const overTcp = await freePort();
+    await manager.createProxy({ body: { proxy: { port: inProcess, zone: RES } } });
+    await manager.createProxy({ body: { proxy: { port: overTcp, zone: RES, proxy: '127.0.0.1', proxy_port: Number(network.port) } } });
+    const closed = `127.0.0.1:${await freePort()}`;
+    try {
+      for (const port of [inProcess, overTcp]) {
+        const open = await tunnelThrough(`http://127.0.0.1:${port}`, target);
+        expect(open).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
+        expect(zonePeers()).toContain(peerOf(open.headers));
+        const refused = await tunnelThrough(`http://127.0.0.1:${port}`, closed);
+        expect(refused.status).toBe(502);
+        expect(refused.headers['x-luminati-err-code']).toBe('target_unreachable');
+        await expect
+          .poll(
+            async () => ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries.length,
+          )
+          .toBe(2);
+        const [last] = ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries.filter(
+          (e: Rec) => e.request.url === `https://${closed}`,
+        );
+        expect(last).toMatchObject({ request: { method: 'CONNECT' }, response: { status: 502 } });
+        // A plain request to it: the network's refusal, handed on the same way.
+        const plain = await viaProxy(`http://127.0.0.1:${port}`, `http://${closed}/plain`);
+        expect(plain.status).toBe(502);
+        expect(plain.headers['x-luminati-err-code']).toBe('target_unreachable');
+      }
+      // The refused tunnels were billed to the Zone by the network, one per port.
+      const billed = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'dst.url': closed } } })).data as Rec[];
+      expect(billed.map((l) => l.status.code)).toEqual([502, 502]);
+    } finally {
+      await manager.deleteProxy({ params: { path: { port: inProcess } } });
+      await manager.deleteProxy({ params: { path: { port: overTcp } } });
+    }
+  });
+
+  it('max_ban_retries: a tunnel whose every peer is banned fails with 502 Too many banned IPs', async () => {
+    const { manager } = t;
+    const port = await freePort();
+    // No retry allowed: the banned peer is final.
+    await manager.createProxy({ body: { proxy: { port, zone: RES, max_ban_retries: 0 } } });
+    const proxy = `http://127.0.0.1:${port}`;
+    try {
+      const peer = peerOf((await tunnelThrough(proxy, target)).headers) as string;
+      await manager.banIp({ params: { path: { port } }, body: { ip: peer } });
+      const refused = await tunnelThrough(proxy, target);
+      expect(refused.status).toBe(502);
+      expect(refused.headers['x-lpm-error']).toBe('Too many banned IPs');
+      // Allowed one retry, the port takes a new session and the tunnel opens.
+      await manager.updateProxy({ params: { path: { port } }, body: { proxy: { max_ban_retries: 1 } } });
+      const retried = await tunnelThrough(proxy, target);
+      expect(retried).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
+      expect(peerOf(retried.headers)).not.toBe(peer);
+    } finally {
+      await manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
+});
