@@ -152,7 +152,7 @@ describe('the real manager through the sandbox', () => {
 
     // Banned on the real manager's port, the peer still carries the next tunnel: the real manager checks
     // bans on plain requests and SSL-analyzed ones, not on a tunnel it does not open (observed, same
-    // session, one CONNECT billed). The sandbox's ports do avoid it; its README lists the difference.
+    // session, one CONNECT billed). The sandbox's ports do the same (sandbox test traffic-tunnel.test.ts).
     const banned = await fetch(`${manager.url}/api/proxies/${port}/banip`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

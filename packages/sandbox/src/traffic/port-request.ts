@@ -46,7 +46,8 @@ export const portError = (status: number, message: string) => new RequestError(m
  * Runs `send` with the port's session, again `proxy_retry` times while
  * the upstream cannot be reached, and again with a new session while the exit peer it names is banned
  * for the port and the target's host (up to `max_ban_retries`, then 502 Too many banned IPs). `drop` lets go of
- * an answer that is not used.
+ * an answer that is not used. `checkBans: false` takes the first answer whatever its peer (a tunnel the
+ * port does not open, as the real manager).
  */
 export async function throughUpstream<T>(
   ctx: PortRequest,
@@ -54,6 +55,7 @@ export async function throughUpstream<T>(
   send: (session: string) => Promise<T>,
   peerOf: (answer: T) => string | null,
   drop: (answer: T) => void,
+  checkBans = true,
 ): Promise<{ answer: T; peer: string | null }> {
   const { store, cfg, port, session, upstream, now, gate } = ctx;
   const { host } = target;
@@ -77,7 +79,8 @@ export async function throughUpstream<T>(
   for (let attempt = 0; ; attempt++) {
     const answer = await attemptOnce(current);
     const peer = peerOf(answer);
-    const banned = peer !== null && store.activeBans(port, now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
+    const banned =
+      checkBans && peer !== null && store.activeBans(port, now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
     if (!banned) return { answer, peer };
     drop(answer);
     if (attempt >= retries) throw portError(502, 'Too many banned IPs');
@@ -142,9 +145,11 @@ export async function servePortRequest(
 }
 
 /**
- * A CONNECT through a port without SSL analyzing: a CONNECT to the upstream (a new session while the
- * exit peer it names is banned), whose answer the client gets (the peer's header with it), then the
- * tunnel relayed, logged when it closes as the real manager logs a tunnel: status and body unknown.
+ * A CONNECT through a port without SSL analyzing: a CONNECT to the upstream, whose answer the client
+ * gets (the peer's header with it), then the tunnel relayed, logged when it closes as the real manager
+ * logs a tunnel: status and body unknown, the peer the upstream named. Bans are not checked on it: the
+ * real manager checks them on requests it reads (plain, SSL-analyzed), not on a tunnel it does not
+ * open (proven in the real-manager suite).
  */
 export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Buffer, hostname: string, targetPort: number): Promise<void> {
   const authority = `${hostname.includes(':') ? `[${hostname}]` : hostname}:${targetPort}`;
@@ -157,6 +162,7 @@ export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Bu
         : connectVia(ctx.upstream, authority, authorization(ctx, session)),
     (u) => (u.status === 200 ? ([u.headers[peerHeader]].flat()[0] ?? null) : null),
     (u) => u.socket?.destroy(),
+    false,
   );
   const x = ctx.exchange('CONNECT', `https://${authority}`);
   x.peer = peer;

@@ -4,8 +4,8 @@ import type { Duplex } from 'node:stream';
 import { Server } from 'proxy-chain';
 
 // CONNECT tunnels that the sandbox opens itself, so that the answer to the CONNECT carries headers (the
-// network names the exit peer in it, as the provider's super proxy does, and a port reads it to apply
-// its bans) and so that a port can try again through another session before answering. proxy-chain
+// network names the exit peer in it, as the provider's super proxy does, and a port reads it to log the
+// tunnel's peer) and so that a port answers its client with the upstream's own answer. proxy-chain
 // still reads the request and its credentials; a prepare function hands back `customTag: tunnel(…)`.
 
 /** Opens the tunnel on the client's socket; throwing a proxy-chain RequestError before anything was written answers it. */
