@@ -6,9 +6,9 @@ import createClient, {
   type QuerySerializer,
 } from 'openapi-fetch';
 import type { ErrorResponse, MediaType, Readable, ResponseObjectMap, SuccessResponse } from 'openapi-typescript-helpers';
+import { textAnswer } from './answer.js';
 import { redact, ZoneApiError } from './errors.js';
 import { createTransport, type TransportOptions } from './fetch.js';
-import { textBodies } from './middleware.js';
 import { type AtPointer, type Pagination, paginate } from './paginate.js';
 
 /**
@@ -151,9 +151,21 @@ export interface CoreClientOptions extends TransportOptions {
   headers?: Record<string, string>;
 }
 
+/** A call's options as openapi-fetch takes them (`params`, `body`, `headers`, …). */
+export type CallInit = Record<string, unknown> & { params?: Record<string, unknown>; body?: unknown; headers?: unknown };
+
 /** What a client package adds to the shared client. */
 export interface ClientParts {
-  middleware: readonly Middleware[];
+  /**
+   * The credential headers of a request to a schema path (none: `undefined`). Asked once per path.
+   * A header of the same name that the caller sets (client `headers`, or the call's) wins.
+   */
+  auth?: (schemaPath: string) => Readonly<Record<string, string>> | undefined;
+  /**
+   * Fills in what a call left out (the account's default `customer`), on the call's options before
+   * openapi-fetch serializes them; returns them unchanged, or a new object.
+   */
+  fill?: (method: string, init: CallInit | undefined) => CallInit | undefined;
   /** The credentials the client holds: no error message or error text will contain them. */
   secrets: readonly string[];
   /** Replaces an operation's `brandPrefix` in its path (the manager's `pm_users` → `lpm_users`). */
@@ -208,10 +220,24 @@ function checked(op: OperationInfo, result: { data?: unknown; error?: unknown; r
   return result;
 }
 
+const PATH_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
+
+/** A per-call middleware that sets each header the request does not carry yet (the caller's own headers win). */
+function setIfAbsent(headers: Readonly<Record<string, string>>): Middleware {
+  return {
+    onRequest({ request }) {
+      for (const [name, value] of Object.entries(headers)) if (!request.headers.has(name)) request.headers.set(name, value);
+      return request;
+    },
+  };
+}
+
 /**
- * Builds the shared client: openapi-fetch over a transport with timeout and retries, text bodies
- * as strings, the given middleware (auth first), and one method per operation of `operations`.
- * Operations that are not safe to repeat (`idempotent: false`) are sent once, whatever the method.
+ * Builds the shared client: openapi-fetch over a transport with timeout and retries that also turns
+ * text bodies into strings and redacts error bodies, credentials added as headers, and one method per
+ * operation of `operations`. Operations that are not safe to repeat (`idempotent: false`) are sent
+ * once, whatever the method. No middleware of ours runs on a call (openapi-fetch's middleware steps
+ * cost a share of every call): the middleware a user adds with `use` runs on every call, as before.
  */
 export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
   options: CoreClientOptions,
@@ -225,25 +251,44 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
       'A credential given to the client contains a line break or a NUL character (a trailing newline read from a file?), which no HTTP header can carry; the credential is not shown here',
     );
   }
-  const retrying = createTransport(options, secrets);
-  const once = createTransport({ ...options, retry: false }, secrets);
+  const answer = textAnswer(secrets);
   const mayRepeat = (op: OperationInfo) => op.idempotent || (options.retry !== false && options.retry?.retryNonIdempotent === true);
-  const client = createClient<Paths>({
+  const base = {
     baseUrl: options.baseUrl,
-    fetch: retrying,
     querySerializer,
     ...(options.headers ? { headers: options.headers } : {}),
-  });
-  client.use(...parts.middleware, textBodies(secrets));
+  };
+  // Two openapi-fetch clients over two transports: one that retries what its method allows, one that
+  // sends once (for operations not safe to repeat); the first is the client handed out.
+  const client = createClient<Paths>({ ...base, fetch: createTransport(options, secrets, answer) });
+  const single = createClient<Paths>({ ...base, fetch: createTransport({ ...options, retry: false }, secrets, answer) });
+  type Raw = (method: string, path: string, init?: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+  const request = client.request.bind(client) as Raw;
+  const requestOnce = single.request.bind(single) as Raw;
+
+  // The credential headers of a path, less those the client's own `headers` set (which win).
+  const own = new Headers(options.headers);
+  const authOf = (schemaPath: string) => {
+    const headers = parts.auth?.(schemaPath);
+    if (!headers) return undefined;
+    const kept = Object.entries(headers).filter(([name]) => !own.has(name));
+    return kept.length ? Object.fromEntries(kept) : undefined;
+  };
+  /** A call's options with the filled-in fields and the credential headers. */
+  const prepare = (method: string, auth: Readonly<Record<string, string>> | undefined, init: CallInit | undefined) => {
+    const filled = parts.fill ? parts.fill(method, init) : init;
+    if (!auth) return filled;
+    // The caller's headers, if any, are merged by openapi-fetch first; the credential then only fills a gap.
+    if (filled?.headers !== undefined || filled?.params?.header !== undefined) {
+      const middleware = (filled.middleware as Middleware[] | undefined) ?? [];
+      return { ...filled, middleware: [...middleware, setIfAbsent(auth)] };
+    }
+    return filled ? { ...filled, headers: auth } : { headers: auth };
+  };
+
   const typed = client as TypedClient<Paths, Ops>;
-  const request = client.request as (
-    method: string,
-    path: string,
-    init?: unknown,
-  ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  const call = (op: OperationInfo, init?: Record<string, unknown>) => {
-    const path = op.brandPrefix && parts.brand ? op.path.replace(`/${op.brandPrefix}_`, `/${parts.brand}_`) : op.path;
-    return request(op.method, path, { ...init, fetch: mayRepeat(op) ? retrying : once }).then(
+  const call = (op: OperationInfo, path: string, auth: Readonly<Record<string, string>> | undefined, init?: CallInit) =>
+    (mayRepeat(op) ? request : requestOnce)(op.method, path, prepare(op.method, auth, init)).then(
       (r) => checked(op, r, secrets),
       (err: unknown) => {
         // openapi-fetch's JSON.parse of a broken body: its message quotes the body, so it is not passed on.
@@ -253,15 +298,45 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
         throw err;
       },
     );
-  };
   for (const [operationId, op] of Object.entries(operations)) {
-    Object.defineProperty(typed, operationId, { value: (init?: Record<string, unknown>) => call(op, init), enumerable: true });
+    // What does not change from call to call is worked out once: the branded path, the credential.
+    const path = op.brandPrefix && parts.brand ? op.path.replace(`/${op.brandPrefix}_`, `/${parts.brand}_`) : op.path;
+    const auth = authOf(op.path);
+    Object.defineProperty(typed, operationId, { value: (init?: CallInit) => call(op, path, auth, init), enumerable: true });
   }
+  // The path-based methods get the same credential and filled-in fields.
+  for (const method of PATH_METHODS) {
+    const own = client[method] as (url: string, init?: unknown) => Promise<unknown>;
+    Object.defineProperty(typed, method, {
+      value: (url: string, init?: CallInit) => own(url, prepare(method, authOf(url), init)),
+      enumerable: true,
+    });
+  }
+  Object.defineProperty(typed, 'request', {
+    value: (method: string, url: string, init?: CallInit) => request(method, url, prepare(method.toUpperCase(), authOf(url), init)),
+    enumerable: true,
+  });
+  // A user's middleware runs on every call, whichever of the two clients sends it.
+  const { use, eject } = client;
+  Object.defineProperty(typed, 'use', {
+    value: (...middleware: Middleware[]) => {
+      use(...middleware);
+      single.use(...middleware);
+    },
+  });
+  Object.defineProperty(typed, 'eject', {
+    value: (...middleware: Middleware[]) => {
+      eject(...middleware);
+      single.eject(...middleware);
+    },
+  });
   Object.defineProperty(typed, 'paginate', {
     value: (operationId: string, init?: Record<string, unknown>) => {
       const op = operations[operationId];
       if (!op?.pagination) throw new TypeError(`${operationId} is not a paged operation`);
-      return paginate((i) => call(op, i), op.pagination, init, op.method, op.path);
+      const path = op.brandPrefix && parts.brand ? op.path.replace(`/${op.brandPrefix}_`, `/${parts.brand}_`) : op.path;
+      const auth = authOf(op.path);
+      return paginate((i) => call(op, path, auth, i), op.pagination, init, op.method, op.path);
     },
   });
   return typed;

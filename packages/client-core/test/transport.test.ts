@@ -118,6 +118,34 @@ describe('transport timeouts and aborts', () => {
     expect(err.kind).toBe('aborted');
     expect(seen).toHaveLength(1);
   });
+
+  it('with no timeout and no deadline, an abort by the caller still ends the call', async () => {
+    const { fetch, seen } = scripted(hang, hang);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    const err = await createTransport({ fetch, timeoutMs: 0, deadlineMs: 0, retry: fast }, [])('http://x.test/a', {
+      signal: ac.signal,
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(ZoneApiError);
+    expect(err.kind).toBe('aborted');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('the timer of an answered attempt keeps running while the body is read: a stalled body times out', async () => {
+    const stalled = (req: Request) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"a":'));
+          req.signal.addEventListener('abort', () => controller.error(req.signal.reason));
+        },
+      });
+      return Promise.resolve(new Response(body, { status: 200 }));
+    };
+    const { fetch } = scripted(stalled);
+    const res = await createTransport({ fetch, timeoutMs: 30, retry: false }, [])('http://x.test/a');
+    const err = await res.text().catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'TimeoutError' });
+  });
 });
 
 describe('secrets', () => {
