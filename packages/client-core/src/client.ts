@@ -8,7 +8,7 @@ import createClient, {
 import type { ErrorResponse, MediaType, Readable, ResponseObjectMap, SuccessResponse } from 'openapi-typescript-helpers';
 import { textAnswer } from './answer.js';
 import { redact, ZoneApiError } from './errors.js';
-import { createTransport, type TransportOptions } from './fetch.js';
+import { createTransport, PlainRequest, type TransportOptions } from './fetch.js';
 import { type AtPointer, type Pagination, paginate } from './paginate.js';
 
 /**
@@ -258,13 +258,27 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
     querySerializer,
     ...(options.headers ? { headers: options.headers } : {}),
   };
-  // Two openapi-fetch clients over two transports: one that retries what its method allows, one that
-  // sends once (for operations not safe to repeat); the first is the client handed out.
-  const client = createClient<Paths>({ ...base, fetch: createTransport(options, secrets, answer) });
-  const single = createClient<Paths>({ ...base, fetch: createTransport({ ...options, retry: false }, secrets, answer) });
+  // openapi-fetch clients over two transports: one that retries what its method allows, one that sends
+  // once (for operations not safe to repeat). While no middleware is registered, calls go through the
+  // pair that builds no Request of its own (a PlainRequest, which the transport hands to fetch as URL
+  // and init: the call's one Request is the one fetch builds); a user's middleware gets real Requests
+  // from the other pair, the client handed out.
+  const retrying = createTransport(options, secrets, answer);
+  const sendOnce = createTransport({ ...options, retry: false }, secrets, answer);
+  const client = createClient<Paths>({ ...base, fetch: retrying });
+  const single = createClient<Paths>({ ...base, fetch: sendOnce });
+  const Request = PlainRequest as unknown as typeof globalThis.Request;
+  const plainClient = createClient<Paths>({ ...base, fetch: retrying, Request });
+  const plainSingle = createClient<Paths>({ ...base, fetch: sendOnce, Request });
   type Raw = (method: string, path: string, init?: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  const request = client.request.bind(client) as Raw;
-  const requestOnce = single.request.bind(single) as Raw;
+  const raw = (c: Client<Paths>) => c.request.bind(c) as Raw;
+  const [request, requestOnce, plainRequest, plainRequestOnce] = [client, single, plainClient, plainSingle].map(raw) as [
+    Raw,
+    Raw,
+    Raw,
+    Raw,
+  ];
+  const registered = new Set<Middleware>();
 
   // The credential headers of a path, less those the client's own `headers` set (which win).
   const own = new Headers(options.headers);
@@ -286,9 +300,17 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
     return filled ? { ...filled, headers: auth } : { headers: auth };
   };
 
+  /** Sends a prepared call: real Requests for middleware (a user's, or a call's own), else PlainRequests. */
+  const send = (repeat: boolean, method: string, path: string, init: CallInit | undefined) =>
+    (registered.size || init?.middleware !== undefined ? (repeat ? request : requestOnce) : repeat ? plainRequest : plainRequestOnce)(
+      method,
+      path,
+      init,
+    );
+
   const typed = client as TypedClient<Paths, Ops>;
   const call = (op: OperationInfo, path: string, auth: Readonly<Record<string, string>> | undefined, init?: CallInit) =>
-    (mayRepeat(op) ? request : requestOnce)(op.method, path, prepare(op.method, auth, init)).then(
+    send(mayRepeat(op), op.method, path, prepare(op.method, auth, init)).then(
       (r) => checked(op, r, secrets),
       (err: unknown) => {
         // openapi-fetch's JSON.parse of a broken body: its message quotes the body, so it is not passed on.
@@ -306,28 +328,29 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
   }
   // The path-based methods get the same credential and filled-in fields.
   for (const method of PATH_METHODS) {
-    const own = client[method] as (url: string, init?: unknown) => Promise<unknown>;
     Object.defineProperty(typed, method, {
-      value: (url: string, init?: CallInit) => own(url, prepare(method, authOf(url), init)),
+      value: (url: string, init?: CallInit) => send(true, method, url, prepare(method, authOf(url), init)),
       enumerable: true,
     });
   }
   Object.defineProperty(typed, 'request', {
-    value: (method: string, url: string, init?: CallInit) => request(method, url, prepare(method.toUpperCase(), authOf(url), init)),
+    value: (method: string, url: string, init?: CallInit) => send(true, method, url, prepare(method.toUpperCase(), authOf(url), init)),
     enumerable: true,
   });
-  // A user's middleware runs on every call, whichever of the two clients sends it.
+  // A user's middleware runs on every call, whichever client sends it.
   const { use, eject } = client;
   Object.defineProperty(typed, 'use', {
     value: (...middleware: Middleware[]) => {
       use(...middleware);
       single.use(...middleware);
+      for (const m of middleware) if (m) registered.add(m);
     },
   });
   Object.defineProperty(typed, 'eject', {
     value: (...middleware: Middleware[]) => {
       eject(...middleware);
       single.eject(...middleware);
+      for (const m of middleware) registered.delete(m);
     },
   });
   Object.defineProperty(typed, 'paginate', {

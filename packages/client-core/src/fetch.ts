@@ -61,13 +61,32 @@ function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   });
 }
 
+/**
+ * What openapi-fetch builds a request from (its URL and its `RequestInit`), kept as it is instead of a
+ * `Request`: the transport hands both to `fetch`, which builds the one `Request` of the call. A real
+ * `Request` would be built twice per call (once by openapi-fetch, once by `fetch` to attach the
+ * attempt's signal), and copied for each retry. Given to openapi-fetch as its `Request` only while no
+ * middleware is registered (a middleware gets real Requests).
+ */
+export class PlainRequest {
+  readonly method: string;
+  readonly signal: AbortSignal | undefined;
+  constructor(
+    readonly url: string,
+    readonly init: RequestInit,
+  ) {
+    this.method = (init.method ?? 'GET').toUpperCase();
+    this.signal = init.signal ?? undefined;
+  }
+}
+
 /** Full jitter: a random delay up to the exponential backoff of `attempt`, capped. */
 function jitter(attempt: number, baseDelay: number, maxDelay: number): number {
   return Math.random() * Math.min(maxDelay, baseDelay * 2 ** (attempt - 1));
 }
 
 /** The path of a request's URL, for messages: never its query, which may carry a customer or zone. */
-const pathOf = (request: Request) => new URL(request.url).pathname;
+const pathOf = (request: { url: string }) => new URL(request.url).pathname;
 
 const timedOut = () => new DOMException('The operation timed out', 'TimeoutError');
 
@@ -98,14 +117,28 @@ export function createTransport(
   const timed = timeoutMs > 0 || deadlineMs > 0;
 
   return async function transport(input, init) {
-    // openapi-fetch hands over a Request: used as it is, not copied (each copy costs a share of a call).
-    const original = input instanceof Request && init === undefined ? input : new Request(input, init);
-    const method = original.method.toUpperCase();
+    // openapi-fetch hands over a PlainRequest, or a Request (used as it is, not copied: each copy costs
+    // a share of a call). A stream body can be sent only once: it goes the Request way.
+    let plain = input instanceof PlainRequest && init === undefined ? input : undefined;
+    let original: PlainRequest | Request;
+    if (plain && !(plain.init.body instanceof ReadableStream)) original = plain;
+    else {
+      plain = undefined;
+      if (input instanceof PlainRequest) original = new Request(input.url, { ...input.init, ...init });
+      else original = input instanceof Request && init === undefined ? input : new Request(input, init);
+    }
+    const method = plain ? plain.method : (original as Request).method.toUpperCase();
     const mayRetry = retries > 0 && (retryNonIdempotent || IDEMPOTENT.has(method));
-    // A body can be sent once: it is copied for each attempt only when another attempt may follow.
-    const copyBody = mayRetry && original.body !== null;
+    // A Request's body can be sent once: it is copied for each attempt only when another may follow.
+    // A PlainRequest's body (a string, FormData, …) can be sent again as it is.
+    const copyBody = !plain && mayRetry && (original as Request).body !== null;
     const callerSignal = original.signal;
     const started = timed ? Date.now() : 0;
+    const send = (signal: AbortSignal | undefined) => {
+      if (plain) return baseFetch(plain.url, signal ? { ...plain.init, signal } : plain.init);
+      const request = copyBody ? (original as Request).clone() : (original as Request);
+      return signal ? baseFetch(request, { signal }) : baseFetch(request);
+    };
 
     for (let attempt = 1; ; attempt++) {
       // The attempt's own timeout, or what is left of the call's deadline if that is shorter.
@@ -123,14 +156,13 @@ export function createTransport(
         signal = controller.signal;
         timer = setTimeout(() => controller.abort(timedOut()), Math.max(1, Math.floor(limit)));
         timer.unref();
-        if (callerSignal.aborted) controller.abort(callerSignal.reason);
-        else callerSignal.addEventListener('abort', () => controller.abort(callerSignal.reason), { once: true });
+        if (callerSignal?.aborted) controller.abort(callerSignal.reason);
+        else callerSignal?.addEventListener('abort', () => controller.abort(callerSignal.reason), { once: true });
       }
-      const request = copyBody ? original.clone() : original;
       let reason: string;
       let backoff: number;
       try {
-        const response = await (signal ? baseFetch(request, { signal }) : baseFetch(request));
+        const response = await send(signal);
         if (!mayRetry || attempt > retries || !statuses.has(response.status)) return answer ? answer(response) : response;
         const retryAfter =
           response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers.get('Retry-After')) : undefined;
@@ -145,10 +177,19 @@ export function createTransport(
         clearTimeout(timer);
         const e = err as Error & { cause?: { code?: unknown } };
         const path = pathOf(original);
-        if (callerSignal.aborted) {
+        if (callerSignal?.aborted) {
           throw new ZoneApiError(`${method} ${path} was aborted`, 'aborted', method, path, attempt);
         }
         const isTimeout = signal?.aborted === true;
+        // A PlainRequest that cannot be built (an invalid header value, say) fails as a Request would
+        // have: a TypeError at once, no retry (its message redacted all the same).
+        if (plain && attempt === 1 && !isTimeout) {
+          try {
+            new Request(plain.url, plain.init);
+          } catch (invalid) {
+            throw new TypeError(redact(String((invalid as Error)?.message ?? invalid), secrets));
+          }
+        }
         // The network's reason (ECONNREFUSED, ECONNRESET, ...), never the request itself.
         const code = typeof e?.cause?.code === 'string' && /^[A-Z0-9_]{2,40}$/.test(e.cause.code) ? e.cause.code : undefined;
         backoff = jitter(attempt, baseDelay, maxDelay);

@@ -20,5 +20,5 @@ export { createTypedClient, errorAt, querySerializer } from './client.js';
 export type { ZoneApiErrorKind } from './errors.js';
 export { redact, ZoneApiError } from './errors.js';
 export type { RetryOptions, TransportOptions } from './fetch.js';
-export { createTransport, parseRetryAfter } from './fetch.js';
+export { createTransport, PlainRequest, parseRetryAfter } from './fetch.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGES, type Pagination, paginate } from './paginate.js';

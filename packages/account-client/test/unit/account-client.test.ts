@@ -114,6 +114,24 @@ describe('wire format', () => {
     expect(data).toBeUndefined();
   });
 
+  it('a retried DELETE sends its body on every attempt; a timeout still ends a call', async () => {
+    let n = 0;
+    const o = observed(() => (n++ === 0 ? new Response('busy', { status: 503 }) : new Response(null, { status: 200 })));
+    const client = createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 't' }, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    const { response } = await client.deleteZone({ body: { customer: 'c', zone: 'gone' } });
+    expect(response.status).toBe(200);
+    expect(await Promise.all(o.seen.map((r) => r.json()))).toEqual([
+      { customer: 'c', zone: 'gone' },
+      { customer: 'c', zone: 'gone' },
+    ]);
+    const hanging = observed(
+      (req) => new Promise<Response>((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason))),
+    );
+    const slow = createAccountClient({ baseUrl, fetch: hanging.fetch, auth: { token: 't' }, timeoutMs: 20, retry: false });
+    const err = await slow.getZone({ params: { query: { zone: 'z' } } }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'timeout', message: 'GET /api/zone timed out after 20 ms' });
+  });
+
   it('JSON-encodes the plan of count_available_ips into the query', async () => {
     const o = observed(() => Response.json({ count: 12 }));
     const plan = { ips_type: 'selective', country_city: 'us-newyork', city: true, geo_db: { maxmind: true } } as const;
