@@ -11,9 +11,9 @@ import { createAccountClient } from '../dist/index.js';
 
 const { values } = parseArgs({
   options: {
-    calls: { type: 'string', default: '2000' },
+    calls: { type: 'string', default: '500' },
     concurrency: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '40' },
   },
 });
 const calls = Number(values.calls);
@@ -65,14 +65,21 @@ async function timed(call) {
   return (used.user + used.system) / 1e6;
 }
 
-// The three take turns, round after round, so that a change in the machine's load (other processes
+// The three take turns, in short rounds, so that a change in the machine's load (other processes
 // share the CPU) falls on all three alike. A variant's cost is the median, over the rounds, of its
 // time in a round divided by bare fetch's time in the same round; the range of those ratios shows
 // how much the load moved.
 const variants = { bare, openapiFetch, typed };
 for (const call of Object.values(variants)) await timed(call); // warm-up: the connection pool, the JIT
 const seconds = { bare: [], openapiFetch: [], typed: [] };
-for (let round = 0; round < rounds; round++) for (const [name, call] of Object.entries(variants)) seconds[name].push(await timed(call));
+const order = Object.entries(variants);
+for (let round = 0; round < rounds; round++) {
+  // Each round starts with the next one, so that none always follows the same (and pays for its garbage).
+  for (let i = 0; i < order.length; i++) {
+    const [name, call] = order[(round + i) % order.length];
+    seconds[name].push(await timed(call));
+  }
+}
 server.close();
 
 const median = (values) => {
