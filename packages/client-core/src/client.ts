@@ -188,7 +188,8 @@ export const querySerializer: QuerySerializer<unknown> = (query) => {
   return search.toString();
 };
 
-const mediaOf = (response: Response) => (response.headers.get('Content-Type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+/** The media type of a Content-Type value, without its parameters (`application/json; charset=utf-8` → `application/json`). */
+const mediaOf = (contentType: string | null) => (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 
 /**
  * Holds an answer to what the operation declares: a 2xx body in an undeclared media type becomes a
@@ -204,7 +205,7 @@ function checked(op: OperationInfo, result: { data?: unknown; error?: unknown; r
   if (response.ok) {
     const declared = op.success[String(response.status)];
     if (result.data === undefined) return result;
-    if (!declared?.includes(mediaOf(response))) {
+    if (!declared?.includes(mediaOf(contentType))) {
       return fail(
         'media-type',
         `${op.method} ${op.path} answered ${response.status} with ${contentType ?? 'no Content-Type'}, which the operation does not declare${
