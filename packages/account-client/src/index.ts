@@ -1,5 +1,4 @@
-import { type CoreClientOptions, createTypedClient, headerAuth, type OperationMethods, type TypedClient } from '@zone-api/client-core';
-import type { Middleware } from 'openapi-fetch';
+import { type CallInit, type CoreClientOptions, createTypedClient, type OperationMethods, type TypedClient } from '@zone-api/client-core';
 import type { components, operations as Operations, paths } from './generated/account.js';
 import { type DocumentedMethods, operations } from './generated/operations.js';
 
@@ -102,9 +101,11 @@ export function zoneCredential(zone: { customer: string; zone: string; password:
   return withCountry && zone.country ? `${base}-country-${zone.country}` : base;
 }
 
-function authMiddleware(auth: AccountAuth): { middleware: Middleware; secrets: string[] } {
+/** The credential headers of a path, and the credentials no message may show. */
+function credentials(auth: AccountAuth): { auth: (schemaPath: string) => Record<string, string>; secrets: string[] } {
   if ('token' in auth) {
-    return { middleware: headerAuth('Authorization', `Bearer ${auth.token}`), secrets: [auth.token] };
+    const headers = { Authorization: `Bearer ${auth.token}` };
+    return { auth: () => headers, secrets: [auth.token] };
   }
   if ('basic' in auth) {
     if (!basicWarned) {
@@ -115,35 +116,37 @@ function authMiddleware(auth: AccountAuth): { middleware: Middleware; secrets: s
       });
     }
     const pair = `${auth.basic.username}:${auth.basic.password}`;
-    return {
-      middleware: headerAuth('Authorization', `Basic ${Buffer.from(pair).toString('base64')}`),
-      secrets: [auth.basic.password, pair],
-    };
+    const headers = { Authorization: `Basic ${Buffer.from(pair).toString('base64')}` };
+    return { auth: () => headers, secrets: [auth.basic.password, pair] };
   }
   const zone = auth.zone;
   return {
-    middleware: headerAuth(ZONE_AUTH_HEADER, (schemaPath) => zoneCredential(zone, schemaPath === '/api/zone/route_ips')),
+    auth: (schemaPath) => ({ [ZONE_AUTH_HEADER]: zoneCredential(zone, schemaPath === '/api/zone/route_ips') }),
     secrets: [zone.password, zoneCredential(zone), zoneCredential(zone, true)],
   };
 }
 
-/** Adds the default `customer` to the query (GET, HEAD) or the JSON object body of calls that leave it out. */
-function customerDefault(customer: string): Middleware {
-  return {
-    async onRequest({ request }) {
-      if (request.method === 'GET' || request.method === 'HEAD') {
-        const url = new URL(request.url);
-        if (url.searchParams.has('customer')) return undefined;
-        url.searchParams.set('customer', customer);
-        return new Request(url, request);
-      }
-      if (!(request.headers.get('Content-Type') ?? '').includes('application/json')) return undefined;
-      const text = await request.clone().text();
-      if (!text) return undefined;
-      const body: unknown = JSON.parse(text);
-      if (!body || typeof body !== 'object' || Array.isArray(body) || 'customer' in body) return undefined;
-      return new Request(request, { body: JSON.stringify({ customer, ...body }) });
-    },
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null &&
+  typeof value === 'object' &&
+  (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null);
+
+/**
+ * Adds the default `customer` to the query (GET, HEAD) or the JSON object body of calls that leave it
+ * out (a `customer` of `undefined` or `null` counts as left out). A body the call serializes itself
+ * (its own `bodySerializer`) is left alone.
+ */
+function customerDefault(customer: string): (method: string, init: CallInit | undefined) => CallInit | undefined {
+  return (method, init) => {
+    if (method === 'GET' || method === 'HEAD') {
+      const query = init?.params?.query as Record<string, unknown> | undefined;
+      if (query?.customer != null) return init;
+      return { ...init, params: { ...init?.params, query: { ...query, customer } } };
+    }
+    const body = init?.body;
+    if (!isPlainObject(body) || body.customer != null || init?.bodySerializer !== undefined) return init;
+    const { customer: _left, ...rest } = body;
+    return { ...init, body: { customer, ...rest } };
   };
 }
 
@@ -161,11 +164,8 @@ export function createAccountClient(options: AccountClientOptions & { customer: 
 export function createAccountClient(options: AccountClientOptions): AccountClient;
 export function createAccountClient(options: AccountClientOptions): AccountClient<FilledField> {
   const { auth, customer, ...core } = options;
-  const { middleware, secrets } = authMiddleware(auth);
-  const chain = [middleware];
-  if (customer && !('zone' in auth)) chain.push(customerDefault(customer));
   return createTypedClient<FilledPaths<FilledField>, typeof operations>(core, operations, {
-    middleware: chain,
-    secrets,
+    ...credentials(auth),
+    ...(customer && !('zone' in auth) ? { fill: customerDefault(customer) } : {}),
   }) as AccountClient<FilledField>;
 }

@@ -6,9 +6,9 @@ import createClient, {
   type QuerySerializer,
 } from 'openapi-fetch';
 import type { ErrorResponse, MediaType, Readable, ResponseObjectMap, SuccessResponse } from 'openapi-typescript-helpers';
+import { textAnswer } from './answer.js';
 import { redact, ZoneApiError } from './errors.js';
-import { createTransport, type TransportOptions } from './fetch.js';
-import { textBodies } from './middleware.js';
+import { createTransport, PlainRequest, type TransportOptions } from './fetch.js';
 import { type AtPointer, type Pagination, paginate } from './paginate.js';
 
 /**
@@ -151,9 +151,21 @@ export interface CoreClientOptions extends TransportOptions {
   headers?: Record<string, string>;
 }
 
+/** A call's options as openapi-fetch takes them (`params`, `body`, `headers`, …). */
+export type CallInit = Record<string, unknown> & { params?: Record<string, unknown>; body?: unknown; headers?: unknown };
+
 /** What a client package adds to the shared client. */
 export interface ClientParts {
-  middleware: readonly Middleware[];
+  /**
+   * The credential headers of a request to a schema path (none: `undefined`). Asked once per path.
+   * A header of the same name that the caller sets (client `headers`, or the call's) wins.
+   */
+  auth?: (schemaPath: string) => Readonly<Record<string, string>> | undefined;
+  /**
+   * Fills in what a call left out (the account's default `customer`), on the call's options before
+   * openapi-fetch serializes them; returns them unchanged, or a new object.
+   */
+  fill?: (method: string, init: CallInit | undefined) => CallInit | undefined;
   /** The credentials the client holds: no error message or error text will contain them. */
   secrets: readonly string[];
   /** Replaces an operation's `brandPrefix` in its path (the manager's `pm_users` → `lpm_users`). */
@@ -176,7 +188,8 @@ export const querySerializer: QuerySerializer<unknown> = (query) => {
   return search.toString();
 };
 
-const mediaOf = (response: Response) => (response.headers.get('Content-Type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+/** The media type of a Content-Type value, without its parameters (`application/json; charset=utf-8` → `application/json`). */
+const mediaOf = (contentType: string | null) => (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 
 /**
  * Holds an answer to what the operation declares: a 2xx body in an undeclared media type becomes a
@@ -192,7 +205,7 @@ function checked(op: OperationInfo, result: { data?: unknown; error?: unknown; r
   if (response.ok) {
     const declared = op.success[String(response.status)];
     if (result.data === undefined) return result;
-    if (!declared?.includes(mediaOf(response))) {
+    if (!declared?.includes(mediaOf(contentType))) {
       return fail(
         'media-type',
         `${op.method} ${op.path} answered ${response.status} with ${contentType ?? 'no Content-Type'}, which the operation does not declare${
@@ -208,10 +221,24 @@ function checked(op: OperationInfo, result: { data?: unknown; error?: unknown; r
   return result;
 }
 
+const PATH_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
+
+/** A per-call middleware that sets each header the request does not carry yet (the caller's own headers win). */
+function setIfAbsent(headers: Readonly<Record<string, string>>): Middleware {
+  return {
+    onRequest({ request }) {
+      for (const [name, value] of Object.entries(headers)) if (!request.headers.has(name)) request.headers.set(name, value);
+      return request;
+    },
+  };
+}
+
 /**
- * Builds the shared client: openapi-fetch over a transport with timeout and retries, text bodies
- * as strings, the given middleware (auth first), and one method per operation of `operations`.
- * Operations that are not safe to repeat (`idempotent: false`) are sent once, whatever the method.
+ * Builds the shared client: openapi-fetch over a transport with timeout and retries that also turns
+ * text bodies into strings and redacts error bodies, credentials added as headers, and one method per
+ * operation of `operations`. Operations that are not safe to repeat (`idempotent: false`) are sent
+ * once, whatever the method. No middleware of ours runs on a call (openapi-fetch's middleware steps
+ * cost a share of every call): the middleware a user adds with `use` runs on every call, as before.
  */
 export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
   options: CoreClientOptions,
@@ -225,25 +252,66 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
       'A credential given to the client contains a line break or a NUL character (a trailing newline read from a file?), which no HTTP header can carry; the credential is not shown here',
     );
   }
-  const retrying = createTransport(options, secrets);
-  const once = createTransport({ ...options, retry: false }, secrets);
+  const answer = textAnswer(secrets);
   const mayRepeat = (op: OperationInfo) => op.idempotent || (options.retry !== false && options.retry?.retryNonIdempotent === true);
-  const client = createClient<Paths>({
+  const base = {
     baseUrl: options.baseUrl,
-    fetch: retrying,
     querySerializer,
     ...(options.headers ? { headers: options.headers } : {}),
-  });
-  client.use(...parts.middleware, textBodies(secrets));
+  };
+  // openapi-fetch clients over two transports: one that retries what its method allows, one that sends
+  // once (for operations not safe to repeat). While no middleware is registered, calls go through the
+  // pair that builds no Request of its own (a PlainRequest, which the transport hands to fetch as URL
+  // and init: the call's one Request is the one fetch builds); a user's middleware gets real Requests
+  // from the other pair, the client handed out.
+  const retrying = createTransport(options, secrets, answer);
+  const sendOnce = createTransport({ ...options, retry: false }, secrets, answer);
+  const client = createClient<Paths>({ ...base, fetch: retrying });
+  const single = createClient<Paths>({ ...base, fetch: sendOnce });
+  const Request = PlainRequest as unknown as typeof globalThis.Request;
+  const plainClient = createClient<Paths>({ ...base, fetch: retrying, Request });
+  const plainSingle = createClient<Paths>({ ...base, fetch: sendOnce, Request });
+  type Raw = (method: string, path: string, init?: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+  const raw = (c: Client<Paths>) => c.request.bind(c) as Raw;
+  const [request, requestOnce, plainRequest, plainRequestOnce] = [client, single, plainClient, plainSingle].map(raw) as [
+    Raw,
+    Raw,
+    Raw,
+    Raw,
+  ];
+  const registered = new Set<Middleware>();
+
+  // The credential headers of a path, less those the client's own `headers` set (which win).
+  const own = new Headers(options.headers);
+  const authOf = (schemaPath: string) => {
+    const headers = parts.auth?.(schemaPath);
+    if (!headers) return undefined;
+    const kept = Object.entries(headers).filter(([name]) => !own.has(name));
+    return kept.length ? Object.fromEntries(kept) : undefined;
+  };
+  /** A call's options with the filled-in fields and the credential headers. */
+  const prepare = (method: string, auth: Readonly<Record<string, string>> | undefined, init: CallInit | undefined) => {
+    const filled = parts.fill ? parts.fill(method, init) : init;
+    if (!auth) return filled;
+    // The caller's headers, if any, are merged by openapi-fetch first; the credential then only fills a gap.
+    if (filled?.headers !== undefined || filled?.params?.header !== undefined) {
+      const middleware = (filled.middleware as Middleware[] | undefined) ?? [];
+      return { ...filled, middleware: [...middleware, setIfAbsent(auth)] };
+    }
+    return filled ? { ...filled, headers: auth } : { headers: auth };
+  };
+
+  /** Sends a prepared call: real Requests for middleware (a user's, or a call's own), else PlainRequests. */
+  const send = (repeat: boolean, method: string, path: string, init: CallInit | undefined) =>
+    (registered.size || init?.middleware !== undefined ? (repeat ? request : requestOnce) : repeat ? plainRequest : plainRequestOnce)(
+      method,
+      path,
+      init,
+    );
+
   const typed = client as TypedClient<Paths, Ops>;
-  const request = client.request as (
-    method: string,
-    path: string,
-    init?: unknown,
-  ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  const call = (op: OperationInfo, init?: Record<string, unknown>) => {
-    const path = op.brandPrefix && parts.brand ? op.path.replace(`/${op.brandPrefix}_`, `/${parts.brand}_`) : op.path;
-    return request(op.method, path, { ...init, fetch: mayRepeat(op) ? retrying : once }).then(
+  const call = (op: OperationInfo, path: string, auth: Readonly<Record<string, string>> | undefined, init?: CallInit) =>
+    send(mayRepeat(op), op.method, path, prepare(op.method, auth, init)).then(
       (r) => checked(op, r, secrets),
       (err: unknown) => {
         // openapi-fetch's JSON.parse of a broken body: its message quotes the body, so it is not passed on.
@@ -253,15 +321,46 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
         throw err;
       },
     );
-  };
   for (const [operationId, op] of Object.entries(operations)) {
-    Object.defineProperty(typed, operationId, { value: (init?: Record<string, unknown>) => call(op, init), enumerable: true });
+    // What does not change from call to call is worked out once: the branded path, the credential.
+    const path = op.brandPrefix && parts.brand ? op.path.replace(`/${op.brandPrefix}_`, `/${parts.brand}_`) : op.path;
+    const auth = authOf(op.path);
+    Object.defineProperty(typed, operationId, { value: (init?: CallInit) => call(op, path, auth, init), enumerable: true });
   }
+  // The path-based methods get the same credential and filled-in fields.
+  for (const method of PATH_METHODS) {
+    Object.defineProperty(typed, method, {
+      value: (url: string, init?: CallInit) => send(true, method, url, prepare(method, authOf(url), init)),
+      enumerable: true,
+    });
+  }
+  Object.defineProperty(typed, 'request', {
+    value: (method: string, url: string, init?: CallInit) => send(true, method, url, prepare(method.toUpperCase(), authOf(url), init)),
+    enumerable: true,
+  });
+  // A user's middleware runs on every call, whichever client sends it.
+  const { use, eject } = client;
+  Object.defineProperty(typed, 'use', {
+    value: (...middleware: Middleware[]) => {
+      use(...middleware);
+      single.use(...middleware);
+      for (const m of middleware) if (m) registered.add(m);
+    },
+  });
+  Object.defineProperty(typed, 'eject', {
+    value: (...middleware: Middleware[]) => {
+      eject(...middleware);
+      single.eject(...middleware);
+      for (const m of middleware) registered.delete(m);
+    },
+  });
   Object.defineProperty(typed, 'paginate', {
     value: (operationId: string, init?: Record<string, unknown>) => {
       const op = operations[operationId];
       if (!op?.pagination) throw new TypeError(`${operationId} is not a paged operation`);
-      return paginate((i) => call(op, i), op.pagination, init, op.method, op.path);
+      const path = op.brandPrefix && parts.brand ? op.path.replace(`/${op.brandPrefix}_`, `/${parts.brand}_`) : op.path;
+      const auth = authOf(op.path);
+      return paginate((i) => call(op, path, auth, i), op.pagination, init, op.method, op.path);
     },
   });
   return typed;

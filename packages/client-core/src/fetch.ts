@@ -62,12 +62,46 @@ function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
 }
 
 /**
+ * What openapi-fetch builds a request from (its URL and its `RequestInit`), kept as it is instead of a
+ * `Request`: the transport hands both to `fetch`, which builds the one `Request` of the call. A real
+ * `Request` would be built twice per call (once by openapi-fetch, once by `fetch` to attach the
+ * attempt's signal), and copied for each retry. Given to openapi-fetch as its `Request` only while no
+ * middleware is registered (a middleware gets real Requests).
+ */
+export class PlainRequest {
+  readonly method: string;
+  readonly signal: AbortSignal | undefined;
+  constructor(
+    readonly url: string,
+    readonly init: RequestInit,
+  ) {
+    this.method = (init.method ?? 'GET').toUpperCase();
+    this.signal = init.signal ?? undefined;
+  }
+}
+
+/** Full jitter: a random delay up to the exponential backoff of `attempt`, capped. */
+function jitter(attempt: number, baseDelay: number, maxDelay: number): number {
+  return Math.random() * Math.min(maxDelay, baseDelay * 2 ** (attempt - 1));
+}
+
+/** The path of a request's URL, for messages: never its query, which may carry a customer or zone. */
+const pathOf = (request: { url: string }) => new URL(request.url).pathname;
+
+const timedOut = () => new DOMException('The operation timed out', 'TimeoutError');
+
+/**
  * A fetch with a per-attempt timeout and retries with exponential backoff (full jitter).
  * Idempotent methods are retried on network errors, timeouts and the retry statuses; 429 and 503
  * wait for `Retry-After` when the server sends it. POST/PATCH are never retried unless
  * `retryNonIdempotent` is set. Errors carry no credential: `secrets` are redacted from messages.
+ * `answer`, if given, turns the final response into what the fetch returns (never a retried one).
  */
-export function createTransport(options: TransportOptions, secrets: readonly string[]): typeof globalThis.fetch {
+export function createTransport(
+  options: TransportOptions,
+  secrets: readonly string[],
+  answer?: (response: Response) => Response | Promise<Response>,
+): typeof globalThis.fetch {
   const baseFetch = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const retry = options.retry === false ? { retries: 0 } : (options.retry ?? {});
@@ -76,92 +110,119 @@ export function createTransport(options: TransportOptions, secrets: readonly str
   const maxDelay = retry.maxDelayMs ?? 5000;
   const maxRetryAfter = retry.maxRetryAfterMs ?? 60_000;
   const statuses = new Set(retry.statuses ?? DEFAULT_STATUSES);
+  const retryNonIdempotent = retry.retryNonIdempotent === true;
 
   const deadlineMs = options.deadlineMs ?? 120_000;
   const perAttempt = timeoutMs > 0 ? timeoutMs : Number.POSITIVE_INFINITY;
+  const timed = timeoutMs > 0 || deadlineMs > 0;
 
   return async function transport(input, init) {
-    // openapi-fetch hands over a Request: used as it is, not copied (each copy costs a share of a call).
-    const original = input instanceof Request && init === undefined ? input : new Request(input, init);
-    const method = original.method.toUpperCase();
-    let pathname: string | undefined;
-    // Needed only for an error or a retry.
-    const pathOf = () => (pathname ??= new URL(original.url).pathname);
-    const mayRetry = IDEMPOTENT.has(method) || retry.retryNonIdempotent === true;
-    // A body can be sent once: it is copied for each attempt only when another attempt may follow.
-    const copyBody = original.body !== null && mayRetry && retries > 0;
+    // openapi-fetch hands over a PlainRequest, or a Request (used as it is, not copied: each copy costs
+    // a share of a call). A stream body can be sent only once: it goes the Request way.
+    let plain = input instanceof PlainRequest && init === undefined ? input : undefined;
+    let original: PlainRequest | Request;
+    if (plain && !(plain.init.body instanceof ReadableStream)) original = plain;
+    else {
+      plain = undefined;
+      if (input instanceof PlainRequest) original = new Request(input.url, { ...input.init, ...init });
+      else original = input instanceof Request && init === undefined ? input : new Request(input, init);
+    }
+    const method = plain ? plain.method : (original as Request).method.toUpperCase();
+    const mayRetry = retries > 0 && (retryNonIdempotent || IDEMPOTENT.has(method));
+    // A Request's body can be sent once: it is copied for each attempt only when another may follow.
+    // A PlainRequest's body (a string, FormData, …) can be sent again as it is.
+    const copyBody = !plain && mayRetry && (original as Request).body !== null;
     const callerSignal = original.signal;
-    const started = Date.now();
-    const left = () => (deadlineMs > 0 ? deadlineMs - (Date.now() - started) : Number.POSITIVE_INFINITY);
-    const jitter = (attempt: number) => Math.random() * Math.min(maxDelay, baseDelay * 2 ** (attempt - 1));
+    const started = timed ? Date.now() : 0;
+    const send = (signal: AbortSignal | undefined) => {
+      if (plain) return baseFetch(plain.url, signal ? { ...plain.init, signal } : plain.init);
+      const request = copyBody ? (original as Request).clone() : (original as Request);
+      return signal ? baseFetch(request, { signal }) : baseFetch(request);
+    };
 
     for (let attempt = 1; ; attempt++) {
       // The attempt's own timeout, or what is left of the call's deadline if that is shorter.
-      const limit = Math.min(perAttempt, left());
+      const left = deadlineMs > 0 ? deadlineMs - (Date.now() - started) : Number.POSITIVE_INFINITY;
+      const limit = Math.min(perAttempt, left);
       const byDeadline = limit < perAttempt;
-      // One controller per attempt, aborted by its timer or by the caller (cheaper than composing
+      // With no limit and no caller's signal to follow, the Request goes out as it is. Otherwise one
+      // controller per attempt, aborted by its timer or by the caller (cheaper than composing
       // AbortSignal.timeout and AbortSignal.any on every call). The timer keeps running while the body
       // is read, so the limit covers the whole answer; it is unref'd and does not hold the process.
-      const controller = new AbortController();
-      let timedOutNow = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let signal: AbortSignal | undefined;
       if (Number.isFinite(limit)) {
-        setTimeout(
-          () => {
-            timedOutNow = true;
-            controller.abort(new DOMException('The operation timed out', 'TimeoutError'));
-          },
-          Math.max(1, Math.floor(limit)),
-        ).unref();
+        const controller = new AbortController();
+        signal = controller.signal;
+        timer = setTimeout(() => controller.abort(timedOut()), Math.max(1, Math.floor(limit)));
+        timer.unref();
+        if (callerSignal?.aborted) controller.abort(callerSignal.reason);
+        else callerSignal?.addEventListener('abort', () => controller.abort(callerSignal.reason), { once: true });
       }
-      if (callerSignal.aborted) controller.abort(callerSignal.reason);
-      else callerSignal.addEventListener('abort', () => controller.abort(callerSignal.reason), { once: true });
-      const signal = controller.signal;
       let reason: string;
       let backoff: number;
       try {
-        const response = await baseFetch(copyBody ? original.clone() : original, { signal });
-        if (!mayRetry || attempt > retries || !statuses.has(response.status)) return response;
+        const response = await send(signal);
+        if (!mayRetry || attempt > retries || !statuses.has(response.status)) return answer ? answer(response) : response;
         const retryAfter =
           response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers.get('Retry-After')) : undefined;
-        if (retryAfter !== undefined && retryAfter > maxRetryAfter) return response;
-        backoff = retryAfter ?? jitter(attempt);
+        if (retryAfter !== undefined && retryAfter > maxRetryAfter) return answer ? answer(response) : response;
+        backoff = retryAfter ?? jitter(attempt, baseDelay, maxDelay);
         // No time left to wait and ask again: this answer is the call's answer.
-        if (backoff >= left()) return response;
+        if (backoff >= deadlineLeft(deadlineMs, started)) return answer ? answer(response) : response;
+        clearTimeout(timer);
         reason = `status ${response.status}`;
         await response.body?.cancel();
       } catch (err) {
+        clearTimeout(timer);
         const e = err as Error & { cause?: { code?: unknown } };
-        if (callerSignal.aborted) {
-          throw new ZoneApiError(`${method} ${pathOf()} was aborted`, 'aborted', method, pathOf(), attempt);
+        const path = pathOf(original);
+        if (callerSignal?.aborted) {
+          throw new ZoneApiError(`${method} ${path} was aborted`, 'aborted', method, path, attempt);
         }
-        const timedOut = timedOutNow;
+        const isTimeout = signal?.aborted === true;
+        // A PlainRequest that cannot be built (an invalid header value, say) fails as a Request would
+        // have: a TypeError at once, no retry (its message redacted all the same).
+        if (plain && attempt === 1 && !isTimeout) {
+          try {
+            new Request(plain.url, plain.init);
+          } catch (invalid) {
+            throw new TypeError(redact(String((invalid as Error)?.message ?? invalid), secrets));
+          }
+        }
         // The network's reason (ECONNREFUSED, ECONNRESET, ...), never the request itself.
         const code = typeof e?.cause?.code === 'string' && /^[A-Z0-9_]{2,40}$/.test(e.cause.code) ? e.cause.code : undefined;
-        backoff = jitter(attempt);
-        if (!mayRetry || attempt > retries || backoff >= left()) {
-          const message = timedOut
+        backoff = jitter(attempt, baseDelay, maxDelay);
+        if (!mayRetry || attempt > retries || backoff >= deadlineLeft(deadlineMs, started)) {
+          const message = isTimeout
             ? byDeadline
-              ? `${method} ${pathOf()} timed out: the call's deadline of ${deadlineMs} ms passed`
-              : `${method} ${pathOf()} timed out after ${timeoutMs} ms`
-            : `${method} ${pathOf()} failed: ${redact(String(e?.message ?? e), secrets)}${code ? ` (${code})` : ''}`;
+              ? `${method} ${path} timed out: the call's deadline of ${deadlineMs} ms passed`
+              : `${method} ${path} timed out after ${timeoutMs} ms`
+            : `${method} ${path} failed: ${redact(String(e?.message ?? e), secrets)}${code ? ` (${code})` : ''}`;
           throw new ZoneApiError(
             attempt > 1 ? `${message} (after ${attempt} attempts)` : message,
-            timedOut ? 'timeout' : 'network',
+            isTimeout ? 'timeout' : 'network',
             method,
-            pathOf(),
+            path,
             attempt,
             undefined,
-            timedOut ? undefined : code,
+            isTimeout ? undefined : code,
           );
         }
-        reason = timedOut ? 'timeout' : code ? `network error (${code})` : 'network error';
+        reason = isTimeout ? 'timeout' : code ? `network error (${code})` : 'network error';
       }
-      retry.onRetry?.({ attempt, delayMs: backoff, reason, method, path: pathOf() });
+      const path = pathOf(original);
+      retry.onRetry?.({ attempt, delayMs: backoff, reason, method, path });
       try {
         await sleep(backoff, callerSignal);
       } catch {
-        throw new ZoneApiError(`${method} ${pathOf()} was aborted`, 'aborted', method, pathOf(), attempt);
+        throw new ZoneApiError(`${method} ${path} was aborted`, 'aborted', method, path, attempt);
       }
     }
   };
+}
+
+/** What is left of a call's deadline, in ms (infinite with no deadline). */
+function deadlineLeft(deadlineMs: number, started: number): number {
+  return deadlineMs > 0 ? deadlineMs - (Date.now() - started) : Number.POSITIVE_INFINITY;
 }

@@ -1,4 +1,6 @@
+export { textAnswer } from './answer.js';
 export type {
+  CallInit,
   CallResult,
   ClientParts,
   CoreClientOptions,
@@ -18,6 +20,5 @@ export { createTypedClient, errorAt, querySerializer } from './client.js';
 export type { ZoneApiErrorKind } from './errors.js';
 export { redact, ZoneApiError } from './errors.js';
 export type { RetryOptions, TransportOptions } from './fetch.js';
-export { createTransport, parseRetryAfter } from './fetch.js';
-export { headerAuth, textBodies } from './middleware.js';
+export { createTransport, PlainRequest, parseRetryAfter } from './fetch.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGES, type Pagination, paginate } from './paginate.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTypedClient, headerAuth, querySerializer, ZoneApiError } from '../src/index.js';
+import { createTypedClient, querySerializer, ZoneApiError } from '../src/index.js';
 
 type Paths = {
   '/api/thing': {
@@ -27,7 +27,7 @@ const ops = {
   rotateThing: { method: 'GET', path: '/api/thing', idempotent: false, changesState: true, success: { '200': ['text/plain'] } },
   getBranded: { method: 'GET', path: '/api/pm_thing', idempotent: true, changesState: false, brandPrefix: 'pm', success: { '200': [] } },
 } as const;
-const parts = (secrets: string[] = []) => ({ middleware: [], secrets });
+const parts = (secrets: string[] = []) => ({ secrets });
 
 function recorder(response: () => Response) {
   const seen: Request[] = [];
@@ -112,14 +112,65 @@ describe('createTypedClient', () => {
     expect(r.seen.map((q) => new URL(q.url).pathname)).toEqual(['/api/lpm_thing', '/api/pm_thing']);
   });
 
-  it('runs auth middleware only on the paths it names', async () => {
+  it('sends the credential headers of each path, only where given', async () => {
     const r = recorder(() => new Response(null, { status: 204 }));
     const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, {
-      middleware: [headerAuth('Authorization', 'tok', ['/api/other'])],
+      auth: (path) => (path === '/api/pm_thing' ? { Authorization: 'tok' } : undefined),
       secrets: [],
+      brand: 'lpm',
     });
     await client.getThing();
-    expect(r.seen[0]?.headers.get('Authorization')).toBeNull();
+    await client.getBranded();
+    await client.GET('/api/pm_thing');
+    expect(r.seen.map((q) => q.headers.get('Authorization'))).toEqual([null, 'tok', 'tok']);
+  });
+
+  it('a header the caller sets wins over the credential; the credential still fills a gap', async () => {
+    const r = recorder(() => new Response(null, { status: 204 }));
+    const auth = () => ({ Authorization: 'tok' });
+    const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, { auth, secrets: [] });
+    await client.getThing({ headers: { authorization: 'mine' } });
+    await client.getThing({ headers: { 'X-Other': '1' } });
+    const withOwn = createTypedClient<AllPaths, typeof ops>(
+      { baseUrl: 'http://x.test', fetch: r.fetch, headers: { AUTHORIZATION: 'client-wide' } },
+      ops,
+      { auth, secrets: [] },
+    );
+    await withOwn.getThing();
+    expect(r.seen.map((q) => [q.headers.get('Authorization'), q.headers.get('X-Other')])).toEqual([
+      ['mine', null],
+      ['tok', '1'],
+      ['client-wide', null],
+    ]);
+  });
+});
+
+describe('middleware a user adds', () => {
+  it('runs on operations sent once and on those that may be retried, and stops after eject', async () => {
+    const r = recorder(() => new Response('hello', { headers: { 'Content-Type': 'text/plain' } }));
+    const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, parts());
+    const seen: string[] = [];
+    const mw = {
+      onRequest({ request }: { request: Request }) {
+        request.headers.set('X-Seen', '1');
+        return request;
+      },
+      async onResponse({ response }: { response: Response }) {
+        // The text body is already a string for openapi-fetch's parse when a user's middleware sees it.
+        seen.push(await response.clone().text());
+        return undefined;
+      },
+    };
+    client.use(mw);
+    await client.getThing();
+    await client.rotateThing();
+    const { data } = await client.GET('/api/thing');
+    client.eject(mw);
+    await client.getThing();
+    await client.rotateThing();
+    expect(r.seen.map((q) => q.headers.get('X-Seen'))).toEqual(['1', '1', '1', null, null]);
+    expect(seen).toEqual(['"hello"', '"hello"', '"hello"']);
+    expect(data).toBe('hello');
   });
 });
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createTransport, parseRetryAfter, redact, ZoneApiError } from '../src/index.js';
+import { createTransport, PlainRequest, parseRetryAfter, redact, ZoneApiError } from '../src/index.js';
 
 /** A fetch that answers from a script and records what it was sent (nothing is mocked: it is a real fetch signature). */
 function scripted(...answers: Array<Response | Error | ((req: Request) => Promise<Response>)>) {
@@ -55,6 +55,29 @@ describe('transport retries', () => {
     const { fetch, seen } = scripted(new Response('', { status: 429 }), new Response('', { status: 200 }));
     await createTransport({ fetch, retry: fast }, [])('http://x.test/api/zone', { method: 'DELETE', body: '{"zone":"z"}' });
     expect(await Promise.all(seen.map((r) => r.text()))).toEqual(['{"zone":"z"}', '{"zone":"z"}']);
+  });
+
+  it('sends the body of a PlainRequest (what openapi-fetch builds for the clients) on every attempt, signal and all', async () => {
+    const { fetch, seen } = scripted(new Response('', { status: 503 }), new Response('', { status: 200 }));
+    const headers = new Headers({ 'Content-Type': 'application/json' });
+    const plain = new PlainRequest('http://x.test/api/zone', { method: 'delete', body: '{"zone":"z"}', headers });
+    const res = await createTransport({ fetch, retry: fast }, [])(plain as unknown as Request);
+    expect(res.status).toBe(200);
+    expect(seen.map((r) => r.method)).toEqual(['DELETE', 'DELETE']);
+    expect(await Promise.all(seen.map((r) => r.text()))).toEqual(['{"zone":"z"}', '{"zone":"z"}']);
+    expect(seen.every((r) => r.headers.get('Content-Type') === 'application/json')).toBe(true);
+  });
+
+  it('a PlainRequest that cannot be built fails at once with a TypeError, not retried, without the secret', async () => {
+    const { fetch, seen } = scripted(new Response('', { status: 200 }));
+    const plain = new PlainRequest('http://x.test/a', { headers: { 'X-Key': 'K3Y\nbad' } });
+    const err = await createTransport({ fetch: (i, init) => fetch(i, init), retry: fast }, ['K3Y'])(plain as unknown as Request).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TypeError);
+    expect(err).not.toBeInstanceOf(ZoneApiError);
+    expect(String((err as Error).message)).not.toContain('K3Y');
+    expect(seen).toHaveLength(0);
   });
 
   it('waits for Retry-After on 429', async () => {
@@ -117,6 +140,34 @@ describe('transport timeouts and aborts', () => {
     );
     expect(err.kind).toBe('aborted');
     expect(seen).toHaveLength(1);
+  });
+
+  it('with no timeout and no deadline, an abort by the caller still ends the call', async () => {
+    const { fetch, seen } = scripted(hang, hang);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    const err = await createTransport({ fetch, timeoutMs: 0, deadlineMs: 0, retry: fast }, [])('http://x.test/a', {
+      signal: ac.signal,
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(ZoneApiError);
+    expect(err.kind).toBe('aborted');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('the timer of an answered attempt keeps running while the body is read: a stalled body times out', async () => {
+    const stalled = (req: Request) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"a":'));
+          req.signal.addEventListener('abort', () => controller.error(req.signal.reason));
+        },
+      });
+      return Promise.resolve(new Response(body, { status: 200 }));
+    };
+    const { fetch } = scripted(stalled);
+    const res = await createTransport({ fetch, timeoutMs: 30, retry: false }, [])('http://x.test/a');
+    const err = await res.text().catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'TimeoutError' });
   });
 });
 

@@ -1,5 +1,4 @@
-import { type CoreClientOptions, createTypedClient, headerAuth, type OperationMethods, type TypedClient } from '@zone-api/client-core';
-import type { Middleware } from 'openapi-fetch';
+import { type CoreClientOptions, createTypedClient, type OperationMethods, type TypedClient } from '@zone-api/client-core';
 import type { components, operations as Operations, paths } from './generated/manager.js';
 import { type DocumentedMethods, operations } from './generated/operations.js';
 
@@ -53,9 +52,9 @@ export type ManagerClient = TypedClient<paths, typeof operations, DocumentedMeth
  */
 export function createManagerClient(options: ManagerClientOptions = {}): ManagerClient {
   const { token, baseUrl = DEFAULT_MANAGER_URL, brand = 'lpm', ...core } = options;
-  const middleware: Middleware[] = token ? [headerAuth('Authorization', token, TOKEN_PATHS)] : [];
+  const headers = token ? { Authorization: token } : undefined;
   return createTypedClient<paths, typeof operations>({ ...core, baseUrl }, operations, {
-    middleware,
+    ...(headers ? { auth: (schemaPath: string) => (TOKEN_PATHS.includes(schemaPath) ? headers : undefined) } : {}),
     secrets: token ? [token] : [],
     brand,
   }) as ManagerClient;

@@ -66,6 +66,28 @@ describe('default customer', () => {
     expect(await o.last().json()).toEqual({ zone: 'z', customer: 'mine' });
   });
 
+  it('counts a customer of null or undefined as left out, and leaves a body the call serializes itself alone', async () => {
+    const o = observed();
+    const client = createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 't' }, customer: 'c_default' });
+    await client.getZone({ params: { query: { zone: 'z', customer: undefined } } });
+    expect(new URL(o.last().url).searchParams.getAll('customer')).toEqual(['c_default']);
+    await client.deleteZone({ body: { zone: 'z', customer: undefined } });
+    expect(await o.last().json()).toEqual({ customer: 'c_default', zone: 'z' });
+    await client.deleteZone({ body: { zone: 'z' }, bodySerializer: (b: unknown) => `raw:${JSON.stringify(b)}` });
+    expect(await o.last().text()).toBe('raw:{"zone":"z"}');
+  });
+
+  it('path-based calls get the credential and the default customer too', async () => {
+    const o = observed();
+    const client = createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 'tok-9' }, customer: 'c_default' });
+    await client.GET('/api/zone', { params: { query: { zone: 'z' } } });
+    expect(o.last().headers.get('Authorization')).toBe('Bearer tok-9');
+    expect(new URL(o.last().url).searchParams.get('customer')).toBe('c_default');
+    await client.DELETE('/api/zone', { body: { zone: 'z' } });
+    expect(o.last().headers.get('Authorization')).toBe('Bearer tok-9');
+    expect(await o.last().json()).toEqual({ customer: 'c_default', zone: 'z' });
+  });
+
   it('is not added with the Zone credential header, which names the account', async () => {
     const o = observed();
     const client = createAccountClient({
@@ -90,6 +112,24 @@ describe('wire format', () => {
     expect(await o.last().json()).toEqual({ customer: 'c', zone: 'gone' });
     expect(response.status).toBe(200);
     expect(data).toBeUndefined();
+  });
+
+  it('a retried DELETE sends its body on every attempt; a timeout still ends a call', async () => {
+    let n = 0;
+    const o = observed(() => (n++ === 0 ? new Response('busy', { status: 503 }) : new Response(null, { status: 200 })));
+    const client = createAccountClient({ baseUrl, fetch: o.fetch, auth: { token: 't' }, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    const { response } = await client.deleteZone({ body: { customer: 'c', zone: 'gone' } });
+    expect(response.status).toBe(200);
+    expect(await Promise.all(o.seen.map((r) => r.json()))).toEqual([
+      { customer: 'c', zone: 'gone' },
+      { customer: 'c', zone: 'gone' },
+    ]);
+    const hanging = observed(
+      (req) => new Promise<Response>((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason))),
+    );
+    const slow = createAccountClient({ baseUrl, fetch: hanging.fetch, auth: { token: 't' }, timeoutMs: 20, retry: false });
+    const err = await slow.getZone({ params: { query: { zone: 'z' } } }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'timeout', message: 'GET /api/zone timed out after 20 ms' });
   });
 
   it('JSON-encodes the plan of count_available_ips into the query', async () => {
