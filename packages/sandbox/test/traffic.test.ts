@@ -63,6 +63,29 @@ async function via(proxy: string, url: string, o: { auth?: string; tunnel?: bool
 
 const peerOf = (headers: Record<string, unknown>) => headers['x-luminati-ip'] as string | undefined;
 
+/**
+ * One plain request through a manager port, and the exit peer its HAR entry names: a port keeps the
+ * network's peer header to itself, as the real manager does. `path` must be unique to this request
+ * (its part before `?` is the log's search pattern).
+ */
+async function peerThroughPort(proxy: string, path: string): Promise<string> {
+  const res = await via(proxy, `${targetUrl}${path}`);
+  expect(res.status, res.text).toBe(200);
+  expect(peerOf(res.headers)).toBeUndefined();
+  const port = Number(new URL(proxy).port);
+  let peer: string | undefined;
+  await expect
+    .poll(async () => {
+      const logs = (
+        await t.manager.getLogs({ params: { query: { search: path.split('?')[0], port_from: port, port_to: port, limit: 10 } } })
+      ).data as Rec;
+      peer = logs.log.entries.find((e: Rec) => e.request.url === `${targetUrl}${path}`)?.details.proxy_peer;
+      return peer;
+    })
+    .toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  return peer as string;
+}
+
 describe('the proxy network', () => {
   it('forwards an absolute-URI request, names the exit peer, and keeps it for the session', async () => {
     const a = await via(t.sandbox.networkUrl as string, `${targetUrl}/hello?x=1`, { auth: basic(user(DC, '-session-s1'), DC_PW) });
@@ -205,11 +228,9 @@ describe('proxy ports that carry traffic', () => {
     expect(t.sandbox.listeningPorts()).toContain(port);
     const proxy = `http://127.0.0.1:${port}`;
 
-    const first = await via(proxy, `${targetUrl}/through-port?q=1`);
-    expect(first.status).toBe(200);
+    const peer = await peerThroughPort(proxy, '/through-port?q=1');
     expect(seen.at(-1)?.headers['x-from-port']).toBe('yes');
-    const peer = peerOf(first.headers);
-    expect(peerOf((await via(proxy, `${targetUrl}/same-session`)).headers)).toBe(peer);
+    expect(await peerThroughPort(proxy, '/same-session')).toBe(peer);
 
     const logs = (await manager.getLogs({ params: { query: { search: 'through-port', limit: 10 } } })).data as Rec;
     expect(logs.log.entries).toHaveLength(1);
@@ -222,16 +243,14 @@ describe('proxy ports that carry traffic', () => {
     expect(stats.ports[String(port)].reqs).toBeGreaterThanOrEqual(2);
 
     // The peer banned for this port: the port takes a new session, and the next request exits elsewhere.
-    await manager.banIp({ params: { path: { port } }, body: { ip: peer as string } });
-    const afterBan = await via(proxy, `${targetUrl}/after-ban`);
-    expect(afterBan.status).toBe(200);
-    expect(peerOf(afterBan.headers)).not.toBe(peer);
-    await manager.unbanIp({ params: { path: { port } }, body: { ip: peer as string } });
+    await manager.banIp({ params: { path: { port } }, body: { ip: peer } });
+    expect(await peerThroughPort(proxy, '/after-ban')).not.toBe(peer);
+    await manager.unbanIp({ params: { path: { port } }, body: { ip: peer } });
 
     // refresh_sessions: the next request comes from another peer.
-    const before = peerOf((await via(proxy, `${targetUrl}/before-refresh`)).headers);
+    const before = await peerThroughPort(proxy, '/before-refresh');
     await manager.refreshSessions({ params: { path: { port } } });
-    expect(peerOf((await via(proxy, `${targetUrl}/after-refresh`)).headers)).not.toBe(before);
+    expect(await peerThroughPort(proxy, '/after-refresh')).not.toBe(before);
 
     // The usage of the port's requests is the Zone's, in the account API: the request the banned peer
     // answered was billed too (the network served it; the port dropped it and took a new session).
@@ -297,13 +316,13 @@ describe('time under control', () => {
     await manager.createProxy({ body: { proxy: { port, zone: RES } } });
     const proxy = `http://127.0.0.1:${port}`;
     try {
-      const peer = peerOf((await via(proxy, `${targetUrl}/clock-1`)).headers);
-      await manager.banIp({ params: { path: { port } }, body: { ip: peer as string, ms: 60_000 } });
-      expect(peerOf((await via(proxy, `${targetUrl}/clock-2`)).headers)).not.toBe(peer);
+      const peer = await peerThroughPort(proxy, '/clock-1');
+      await manager.banIp({ params: { path: { port } }, body: { ip: peer, ms: 60_000 } });
+      expect(await peerThroughPort(proxy, '/clock-2')).not.toBe(peer);
       t.sandbox.clock.advance(59_000);
-      expect(peerOf((await via(proxy, `${targetUrl}/clock-3`)).headers)).not.toBe(peer);
+      expect(await peerThroughPort(proxy, '/clock-3')).not.toBe(peer);
       t.sandbox.clock.advance(2_000);
-      expect(peerOf((await via(proxy, `${targetUrl}/clock-4`)).headers)).toBe(peer);
+      expect(await peerThroughPort(proxy, '/clock-4')).toBe(peer);
 
       // Two days on: a request is billed on the sandbox's day, and the reports show it there.
       t.sandbox.clock.advance(2 * 86_400_000);
@@ -415,10 +434,8 @@ describe("a port's upstream settings", () => {
     const created = await t.manager.createProxy({ body: { proxy: { port, zone: RES, ext_proxies: [{ proxy: ext }] } } });
     expect(created.response.status, JSON.stringify(created.error)).toBe(200);
     try {
-      const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/ext`);
-      expect(res.status).toBe(200);
       // The external proxy's credential, not the port's Zone: the exit is a dc_zone_2 IP.
-      expect(['192.0.2.121', '192.0.2.122']).toContain(peerOf(res.headers));
+      expect(['192.0.2.121', '192.0.2.122']).toContain(await peerThroughPort(`http://127.0.0.1:${port}`, '/ext'));
     } finally {
       await t.manager.deleteProxy({ params: { path: { port } } });
     }

@@ -99,7 +99,7 @@ describe('the real manager through the sandbox', () => {
     expect(res.status, `${res.text}\n${manager.output().slice(-2000)}`).toBe(200);
     expect(res.text).toBe('hello from the target: /through-the-real-manager?n=1');
     expect(arrived.at(-1)?.url).toBe('/through-the-real-manager?n=1');
-    // The real manager keeps the network's peer header to itself (the sandbox's ports hand it on; its README says so).
+    // The real manager keeps the network's peer header to itself, as the sandbox's ports do (sandbox test traffic.test.ts).
     expect(res.headers['x-luminati-ip']).toBeUndefined();
 
     // The real manager's HAR log: the request, and the exit peer the network named in x-luminati-ip.

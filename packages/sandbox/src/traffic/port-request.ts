@@ -141,7 +141,10 @@ export async function servePortRequest(
   x.inBw = responseBytes(res);
   x.time = now() - started;
   log(x);
-  return { statusCode: res.status, headers: res.headers, body: res.body };
+  // The real manager keeps the network's peer header to itself (proven in the real-manager suite): the
+  // port's HAR log names the peer; the client's answer does not.
+  const { [peerHeader]: _peer, ...answer } = res.headers;
+  return { statusCode: res.status, headers: answer, body: res.body };
 }
 
 /**
