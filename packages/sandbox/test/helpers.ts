@@ -11,6 +11,7 @@ export const LIMITED_TOKEN = 'sandbox-token-0002';
 export const STATIC = 'static_zone';
 export const STATIC_PW = 'z8x7c6v5b4n3';
 export const RES = 'res_zone';
+export const RES_PW = 'r3s1d3nt9x7w';
 
 interface Route {
   re: RegExp;

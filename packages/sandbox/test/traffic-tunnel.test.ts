@@ -3,7 +3,7 @@ import { type AddressInfo, createServer, type Server, type Socket } from 'node:n
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed } from '../src/index.js';
-import { C, RES, type Rec, useSandbox } from './helpers.js';
+import { C, RES, RES_PW, type Rec, useSandbox } from './helpers.js';
 
 // CONNECT tunnels name their exit peer: the network answers the CONNECT with `x-luminati-ip`, as the
 // provider's super proxy does, and a port reads it and logs it. As in the real manager (proven in the
@@ -11,7 +11,6 @@ import { C, RES, type Rec, useSandbox } from './helpers.js';
 // and SSL-analyzed ones (traffic.test.ts, traffic-tls.test.ts) avoid a banned peer. The target is a
 // loopback TCP echo server this file starts.
 
-const RES_PW = 'r3s1d3nt9x7w';
 const seed = defaultSeed();
 seed.manager.ports = [];
 const t = useSandbox({ networkPort: 0, proxyPorts: true, seed });

@@ -5,7 +5,7 @@ import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, validateSeed } from '../src/index.js';
 import { parseUsername } from '../src/traffic/username.js';
-import { C, docs, RES, type Rec, STATIC, useSandbox } from './helpers.js';
+import { C, docs, RES, RES_PW, type Rec, STATIC, useSandbox } from './helpers.js';
 
 // Traffic through the sandbox, offline: the emulated proxy network and listening proxy ports, sending
 // requests only to a loopback target this file starts. Usage shows up in the account API, each request
@@ -13,7 +13,6 @@ import { C, docs, RES, type Rec, STATIC, useSandbox } from './helpers.js';
 
 const DC = 'dc_zone_2';
 const DC_PW = 'd4c2z6n8q1p0';
-const RES_PW = 'r3s1d3nt9x7w';
 const seed = defaultSeed();
 seed.manager.ports = [];
 const t = useSandbox({ networkPort: 0, proxyPorts: true, seed });

@@ -84,15 +84,21 @@ function tunnelThrough(proxy: string, authority: string): Promise<{ status: numb
   });
 }
 
+/** A proxy port of the manager at `managerUrl` (the real one or a sandbox's) on a free port, with `config`; its number. */
+async function createPort(managerUrl: string, config: Record<string, unknown> = {}): Promise<number> {
+  const port = await freePort();
+  const created = await fetch(`${managerUrl}/api/proxies`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ proxy: { port, zone: ZONE, ...config } }),
+  });
+  expect(created.status, await created.clone().text()).toBe(200);
+  return port;
+}
+
 describe('the real manager through the sandbox', () => {
   it('forwards a request of its port through the proxy network: it arrives, the real HAR log and the sandbox usage show it', async () => {
-    const port = await freePort();
-    const created = await fetch(`${manager.url}/api/proxies`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ proxy: { port, zone: ZONE } }),
-    });
-    expect(created.status, await created.clone().text()).toBe(200);
+    const port = await createPort(manager.url);
 
     const url = `${targetUrl}/through-the-real-manager?n=1`;
     const res = await viaProxy(`http://127.0.0.1:${port}`, url);
@@ -125,13 +131,7 @@ describe('the real manager through the sandbox', () => {
   });
 
   it('tunnels a CONNECT of its port through the network and logs the exit peer named in the answer; a banned peer is not avoided on a tunnel', async () => {
-    const port = await freePort();
-    const created = await fetch(`${manager.url}/api/proxies`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ proxy: { port, zone: ZONE } }),
-    });
-    expect(created.status, await created.clone().text()).toBe(200);
+    const port = await createPort(manager.url);
     const proxy = `http://127.0.0.1:${port}`;
     const opened = await tunnelThrough(proxy, echoAt);
     expect(opened, manager.output().slice(-2000)).toEqual({ status: 200, echoed: 'through the real manager\n' });
@@ -170,13 +170,7 @@ describe('the real manager through the sandbox', () => {
   it('pool_size without IPs allocated to the port: the real manager sends every request with one session, and so does a sandbox port', async () => {
     /** The upstream sessions the network billed for six requests through a port of `managerUrl` with pool_size 3. */
     const sessionsThrough = async (managerUrl: string) => {
-      const port = await freePort();
-      const created = await fetch(`${managerUrl}/api/proxies`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ proxy: { port, zone: ZONE, pool_size: 3 } }),
-      });
-      expect(created.status, await created.clone().text()).toBe(200);
+      const port = await createPort(managerUrl, { pool_size: 3 });
       const sessions: string[] = [];
       for (let i = 0; i < 6; i++) {
         const url = `${targetUrl}/pool-${port}-${i}`;
