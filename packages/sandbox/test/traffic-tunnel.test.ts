@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed } from '../src/index.js';
 import { C, RES, RES_PW, type Rec, useSandbox } from './helpers.js';
 
-// CONNECT tunnels name their exit peer: the network answers the CONNECT with `x-luminati-ip`, as the
-// provider's super proxy does, and a port reads it and logs it. As in the real manager (proven in the
-// real-manager suite), a port does not check bans on a tunnel it does not open: only plain requests
-// and SSL-analyzed ones (traffic.test.ts, traffic-tls.test.ts) avoid a banned peer. The target is a
-// loopback TCP echo server this file starts.
+// CONNECT tunnels name their exit peer: the network answers the CONNECT with `x-<brand>-ip`, as the
+// provider's super proxy does, and a port reads it, logs it and hands the answer on. As in the real
+// manager (proven in the real-manager suite), a port does not check bans on a tunnel it does not open:
+// only plain requests and SSL-analyzed ones (traffic.test.ts, traffic-tls.test.ts) avoid a banned
+// peer. The target is a loopback TCP echo server this file starts.
 
 const seed = defaultSeed();
 seed.manager.ports = [];
@@ -68,7 +68,13 @@ function tunnelThrough(
   });
 }
 
-const peerOf = (headers: IncomingHttpHeaders) => headers['x-luminati-ip'] as string | undefined;
+/**
+ * The exit peer an answer names: the network names it after the brand of the username (`lum` users
+ * here, `x-luminati-ip`); a port sends the real manager's `brd-customer-…`, so through a port it is
+ * `x-brd-ip`.
+ */
+const peerOf = (headers: IncomingHttpHeaders, brand = 'luminati') => headers[`x-${brand}-ip`] as string | undefined;
+const portPeerOf = (headers: IncomingHttpHeaders) => peerOf(headers, 'brd');
 const zonePeers = () =>
   t.sandbox
     .state()
@@ -97,10 +103,10 @@ describe('CONNECT tunnels name their exit peer', () => {
     try {
       const first = await tunnelThrough(proxy, target);
       expect(first).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
-      const peer = peerOf(first.headers) as string;
+      const peer = portPeerOf(first.headers) as string;
       expect(zonePeers()).toContain(peer);
       // The port's session keeps its peer from one tunnel to the next.
-      expect(peerOf((await tunnelThrough(proxy, target)).headers)).toBe(peer);
+      expect(portPeerOf((await tunnelThrough(proxy, target)).headers)).toBe(peer);
       await expect
         .poll(async () => ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries)
         .toHaveLength(2);
@@ -113,7 +119,7 @@ describe('CONNECT tunnels name their exit peer', () => {
       await manager.banIp({ params: { path: { port } }, body: { ip: peer } });
       const afterBan = await tunnelThrough(proxy, target);
       expect(afterBan).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
-      expect(peerOf(afterBan.headers)).toBe(peer);
+      expect(portPeerOf(afterBan.headers)).toBe(peer);
       const logs = ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries;
       expect(logs.map((e: Rec) => e.details.proxy_peer)).toEqual([peer, peer, peer]);
     } finally {
@@ -133,10 +139,10 @@ describe('CONNECT tunnels name their exit peer', () => {
       for (const port of [inProcess, overTcp]) {
         const open = await tunnelThrough(`http://127.0.0.1:${port}`, target);
         expect(open).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
-        expect(zonePeers()).toContain(peerOf(open.headers));
+        expect(zonePeers()).toContain(portPeerOf(open.headers));
         const refused = await tunnelThrough(`http://127.0.0.1:${port}`, closed);
         expect(refused.status).toBe(502);
-        expect(refused.headers['x-luminati-err-code']).toBe('target_unreachable');
+        expect(refused.headers['x-brd-err-code']).toBe('target_unreachable');
         await expect
           .poll(
             async () => ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries.length,
@@ -149,7 +155,7 @@ describe('CONNECT tunnels name their exit peer', () => {
         // A plain request to it: the network's refusal, handed on the same way.
         const plain = await viaProxy(`http://127.0.0.1:${port}`, `http://${closed}/plain`);
         expect(plain.status).toBe(502);
-        expect(plain.headers['x-luminati-err-code']).toBe('target_unreachable');
+        expect(plain.headers['x-brd-err-code']).toBe('target_unreachable');
       }
       // The refused tunnels were billed to the Zone by the network, one per port.
       const billed = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'dst.url': closed } } })).data as Rec[];

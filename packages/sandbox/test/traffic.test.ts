@@ -63,14 +63,14 @@ async function via(proxy: string, url: string, o: { auth?: string; tunnel?: bool
 const peerOf = (headers: Record<string, unknown>) => headers['x-luminati-ip'] as string | undefined;
 
 /**
- * One plain request through a manager port, and the exit peer its HAR entry names: a port keeps the
- * network's peer header to itself, as the real manager does. `path` must be unique to this request
- * (its part before `?` is the log's search pattern).
+ * One plain request through a manager port, and its exit peer: the port hands on the network's answer
+ * to its `brd-customer-…` user, `x-brd-ip` with it, as the real manager does, and its HAR entry names
+ * the same peer (`header`: an external proxy's own user may be of another brand). `path` must be unique
+ * to this request (its part before `?` is the log's search pattern).
  */
-async function peerThroughPort(proxy: string, path: string): Promise<string> {
+async function peerThroughPort(proxy: string, path: string, header = 'x-brd-ip'): Promise<string> {
   const res = await via(proxy, `${targetUrl}${path}`);
   expect(res.status, res.text).toBe(200);
-  expect(peerOf(res.headers)).toBeUndefined();
   const port = Number(new URL(proxy).port);
   let peer: string | undefined;
   await expect
@@ -82,6 +82,7 @@ async function peerThroughPort(proxy: string, path: string): Promise<string> {
       return peer;
     })
     .toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  expect(res.headers[header]).toBe(peer);
   return peer as string;
 }
 
@@ -434,7 +435,7 @@ describe("a port's upstream settings", () => {
     expect(created.response.status, JSON.stringify(created.error)).toBe(200);
     try {
       // The external proxy's credential, not the port's Zone: the exit is a dc_zone_2 IP.
-      expect(['192.0.2.121', '192.0.2.122']).toContain(await peerThroughPort(`http://127.0.0.1:${port}`, '/ext'));
+      expect(['192.0.2.121', '192.0.2.122']).toContain(await peerThroughPort(`http://127.0.0.1:${port}`, '/ext', 'x-luminati-ip'));
     } finally {
       await t.manager.deleteProxy({ params: { path: { port } } });
     }

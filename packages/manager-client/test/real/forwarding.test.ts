@@ -59,17 +59,24 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (echo ? echo.close(() => resolve()) : resolve()));
 });
 
-/** A CONNECT through a proxy to a loopback echo target: its status, and what comes back for a line sent through it. */
-function tunnelThrough(proxy: string, authority: string): Promise<{ status: number; echoed?: string }> {
+/**
+ * A CONNECT through a proxy to a loopback echo target: its status, and what comes back for a line
+ * sent through it; `answer` is the answer's status text and headers.
+ */
+function tunnelThrough(
+  proxy: string,
+  authority: string,
+): Promise<{ status: number; echoed?: string; answer: { statusMessage: string; headers: IncomingHttpHeaders } }> {
   const p = new URL(proxy);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: p.hostname, port: p.port, method: 'CONNECT', path: authority, agent: false });
     req.setTimeout(10_000, () => req.destroy(new Error('no answer to the CONNECT')));
     req.once('error', reject);
     req.once('connect', (res, socket: Socket) => {
+      const answer = { statusMessage: res.statusMessage ?? '', headers: res.headers };
       if (res.statusCode !== 200) {
         socket.destroy();
-        resolve({ status: res.statusCode ?? 0 });
+        resolve({ status: res.statusCode ?? 0, answer });
         return;
       }
       let got = '';
@@ -77,7 +84,7 @@ function tunnelThrough(proxy: string, authority: string): Promise<{ status: numb
         got += d.toString();
         if (got.endsWith('\n')) socket.end();
       });
-      socket.once('close', () => resolve({ status: 200, echoed: got }));
+      socket.once('close', () => resolve({ status: 200, echoed: got, answer }));
       socket.write('through the real manager\n');
     });
     req.end();
@@ -105,10 +112,8 @@ describe('the real manager through the sandbox', () => {
     expect(res.status, `${res.text}\n${manager.output().slice(-2000)}`).toBe(200);
     expect(res.text).toBe('hello from the target: /through-the-real-manager?n=1');
     expect(arrived.at(-1)?.url).toBe('/through-the-real-manager?n=1');
-    // The real manager keeps the network's peer header to itself, as the sandbox's ports do (sandbox test traffic.test.ts).
-    expect(res.headers['x-luminati-ip']).toBeUndefined();
 
-    // The real manager's HAR log: the request, and the exit peer the network named in x-luminati-ip.
+    // The real manager's HAR log: the request, and the exit peer the network named in x-brd-ip.
     const peers = sandbox
       .state()
       .peers.filter((p) => p.zone === ZONE)
@@ -122,6 +127,19 @@ describe('the real manager through the sandbox', () => {
     const logs = (await (await fetch(`${manager.url}/api/logs?limit=50`)).json()) as HarLog;
     const entry = logs.log.entries.find((e) => e.request?.url === url);
     expect(peers).toContain(entry?.details?.proxy_peer);
+    // The client gets the network's answer with the peer's header: the real manager sends its upstream
+    // user as `brd-customer-…`, which the network answers with x-brd-ip.
+    expect(res.headers['x-brd-ip']).toBe(entry?.details?.proxy_peer);
+
+    // A sandbox port hands on the same headers, but for the hop-by-hop ones (`connection`, `keep-alive`):
+    // to this client, which asks to close, the real manager answered keep-alive and the sandbox's port close.
+    const sandboxPort = await createPort(sandbox.managerUrl);
+    const throughSandbox = await viaProxy(`http://127.0.0.1:${sandboxPort}`, `${targetUrl}/through-a-sandbox-port`);
+    const endToEnd = (h: IncomingHttpHeaders) =>
+      Object.keys(h)
+        .filter((name) => !['connection', 'keep-alive'].includes(name))
+        .sort();
+    expect(endToEnd(throughSandbox.headers)).toEqual(endToEnd(res.headers));
 
     // The sandbox billed it to the Zone the real manager named in its username.
     const state = sandbox.state();
@@ -130,11 +148,11 @@ describe('the real manager through the sandbox', () => {
     expect(billed[0]?.status.code).toBe(200);
   });
 
-  it('tunnels a CONNECT of its port through the network and logs the exit peer named in the answer; a banned peer is not avoided on a tunnel', async () => {
+  it('tunnels a CONNECT of its port through the network, hands on the answer and logs the exit peer named in it; a banned peer is not avoided on a tunnel; a sandbox port answers alike', async () => {
     const port = await createPort(manager.url);
     const proxy = `http://127.0.0.1:${port}`;
     const opened = await tunnelThrough(proxy, echoAt);
-    expect(opened, manager.output().slice(-2000)).toEqual({ status: 200, echoed: 'through the real manager\n' });
+    expect(opened, manager.output().slice(-2000)).toMatchObject({ status: 200, echoed: 'through the real manager\n' });
 
     // The real manager logs the tunnel with the exit peer the network named in its answer to the CONNECT.
     const tunnels = async () =>
@@ -149,6 +167,9 @@ describe('the real manager through the sandbox', () => {
       .map((p) => p.ip);
     expect(peers).toContain(peer);
     expect(sandbox.state().req_logs.filter((r) => r.zone === ZONE && r.dst.url === echoAt)).toHaveLength(1);
+    // Its answer to the CONNECT is the network's: status text and headers, the peer header with it. The
+    // network names that header after the username's brand: the real manager sends `brd-customer-…`.
+    expect(opened.answer).toEqual({ statusMessage: 'Connection established', headers: { 'x-brd-ip': peer } });
 
     // Banned on the real manager's port, the peer still carries the next tunnel: the real manager checks
     // bans on plain requests and SSL-analyzed ones, not on a tunnel it does not open (observed, same
@@ -159,12 +180,19 @@ describe('the real manager through the sandbox', () => {
       body: JSON.stringify({ ip: peer }),
     });
     expect(banned.status).toBe(204);
-    expect(await tunnelThrough(proxy, echoAt)).toEqual({ status: 200, echoed: 'through the real manager\n' });
+    expect(await tunnelThrough(proxy, echoAt)).toMatchObject({ status: 200, echoed: 'through the real manager\n' });
     await expect.poll(async () => (await tunnels()).length).toBe(2);
     expect((await tunnels()).map((e) => e.details?.proxy_peer)).toEqual([peer, peer]);
     const billed = sandbox.state().req_logs.filter((r) => r.zone === ZONE && r.dst.url === echoAt);
     expect(billed).toHaveLength(2);
     expect(new Set(billed.map((b) => b.tun.session)).size).toBe(1);
+
+    // A sandbox port answers the same CONNECT as the real manager's does: same status text, same headers.
+    const sandboxPort = await createPort(sandbox.managerUrl);
+    const throughSandbox = await tunnelThrough(`http://127.0.0.1:${sandboxPort}`, echoAt);
+    expect(throughSandbox).toMatchObject({ status: 200, echoed: 'through the real manager\n' });
+    expect(throughSandbox.answer.statusMessage).toBe(opened.answer.statusMessage);
+    expect(Object.keys(throughSandbox.answer.headers)).toEqual(Object.keys(opened.answer.headers));
   });
 
   it('pool_size without IPs allocated to the port: the real manager sends every request with one session, and so does a sandbox port', async () => {

@@ -14,8 +14,12 @@ import { headerBrand } from './username.js';
 // headers added, sent upstream (within its throttle, retried when the upstream cannot be reached),
 // a banned exit peer answered by taking a new session, and the exchange logged.
 
-/** The brand word the real manager sends upstream, and reads its answers by (`x-luminati-ip`). */
-export const BRAND = 'lum';
+/**
+ * The brand word the real manager sends upstream: `brd-customer-…` (the first of its username
+ * prefixes, `brd` and `lum`; the sandbox's network answers it with `x-brd-ip`, and the real manager's
+ * port hands that on in the answer to a tunnel's CONNECT, proven in the real-manager suite).
+ */
+export const BRAND = 'brd';
 
 export interface PortRequest {
   store: Store;
@@ -95,8 +99,17 @@ export function authorization(ctx: PortRequest, session: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
-/** The exit peer an upstream answer names (`x-luminati-ip`, the header the real manager reads). */
-export const peerHeader = `x-${headerBrand(BRAND)}-ip`;
+/** The headers that name the exit peer in an upstream's answer: the real manager reads either. */
+const PEER_HEADERS = ['x-luminati-ip', `x-${headerBrand(BRAND)}-ip`];
+
+/** The exit peer an upstream's answer names, if any. */
+export function peerOf(headers: Record<string, string | string[] | undefined> | undefined): string | null {
+  for (const name of PEER_HEADERS) {
+    const value = [headers?.[name]].flat()[0];
+    if (value) return value;
+  }
+  return null;
+}
 
 export async function servePortRequest(
   ctx: PortRequest,
@@ -126,7 +139,7 @@ export async function servePortRequest(
             insecure: (cfg as { insecure?: boolean }).insecure === true,
           }),
     // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
-    (r) => r.headers[peerHeader] ?? [r.connectHeaders?.[peerHeader]].flat()[0] ?? null,
+    (r) => peerOf(r.headers) ?? peerOf(r.connectHeaders),
     () => undefined,
   );
   const x = exchange(request.method as string, url.href);
@@ -141,10 +154,9 @@ export async function servePortRequest(
   x.inBw = responseBytes(res);
   x.time = now() - started;
   log(x);
-  // The real manager keeps the network's peer header to itself (proven in the real-manager suite): the
-  // port's HAR log names the peer; the client's answer does not.
-  const { [peerHeader]: _peer, ...answer } = res.headers;
-  return { statusCode: res.status, headers: answer, body: res.body };
+  // The client gets the network's answer with the peer's header, as from the real manager (proven in
+  // the real-manager suite).
+  return { statusCode: res.status, headers: res.headers, body: res.body };
 }
 
 /**
@@ -163,7 +175,7 @@ export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Bu
       ctx.network
         ? ctx.network.openTunnel({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
         : connectVia(ctx.upstream, authority, authorization(ctx, session)),
-    (u) => (u.status === 200 ? ([u.headers[peerHeader]].flat()[0] ?? null) : null),
+    (u) => (u.status === 200 ? peerOf(u.headers) : null),
     (u) => u.socket?.destroy(),
     false,
   );

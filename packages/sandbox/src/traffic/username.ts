@@ -47,7 +47,7 @@ export const headerBrand = (brand: string): string => (brand.toLowerCase() === '
 const PORT_OPTIONS = ['country', 'state', 'city', 'zip', 'asn', 'os', 'ip', 'vip', 'dns', 'mobile'] as const;
 
 /** The username a proxy port sends upstream for one request. */
-export function portUsername(cfg: ProxyPortConfig, customer: string, zone: string, session: string | undefined, brand = 'lum'): string {
+export function portUsername(cfg: ProxyPortConfig, customer: string, zone: string, session: string | undefined, brand: string): string {
   let out = `${brand}-customer-${customer}-zone-${zone}`;
   const c = cfg as Record<string, unknown>;
   for (const key of PORT_OPTIONS) {
