@@ -91,6 +91,16 @@ function tunnelThrough(
   });
 }
 
+/**
+ * The names of an answer's end-to-end headers: each proxy answers the hop-by-hop ones (`connection`,
+ * `keep-alive`) for its own connection (to a client that asks to close, the real manager answered
+ * keep-alive and a sandbox port close).
+ */
+const endToEnd = (h: IncomingHttpHeaders) =>
+  Object.keys(h)
+    .filter((name) => !['connection', 'keep-alive'].includes(name))
+    .sort();
+
 /** A proxy port of the manager at `managerUrl` (the real one or a sandbox's) on a free port, with `config`; its number. */
 async function createPort(managerUrl: string, config: Record<string, unknown> = {}): Promise<number> {
   const port = await freePort();
@@ -131,14 +141,9 @@ describe('the real manager through the sandbox', () => {
     // user as `brd-customer-…`, which the network answers with x-brd-ip.
     expect(res.headers['x-brd-ip']).toBe(entry?.details?.proxy_peer);
 
-    // A sandbox port hands on the same headers, but for the hop-by-hop ones (`connection`, `keep-alive`):
-    // to this client, which asks to close, the real manager answered keep-alive and the sandbox's port close.
+    // A sandbox port hands on the same headers (but for the hop-by-hop ones, see endToEnd).
     const sandboxPort = await createPort(sandbox.managerUrl);
     const throughSandbox = await viaProxy(`http://127.0.0.1:${sandboxPort}`, `${targetUrl}/through-a-sandbox-port`);
-    const endToEnd = (h: IncomingHttpHeaders) =>
-      Object.keys(h)
-        .filter((name) => !['connection', 'keep-alive'].includes(name))
-        .sort();
     expect(endToEnd(throughSandbox.headers)).toEqual(endToEnd(res.headers));
 
     // The sandbox billed it to the Zone the real manager named in its username.
@@ -193,6 +198,23 @@ describe('the real manager through the sandbox', () => {
     expect(throughSandbox).toMatchObject({ status: 200, echoed: 'through the real manager\n' });
     expect(throughSandbox.answer.statusMessage).toBe(opened.answer.statusMessage);
     expect(Object.keys(throughSandbox.answer.headers)).toEqual(Object.keys(opened.answer.headers));
+
+    // A target that refuses: the real manager hands on the network's refusal, to a CONNECT and to a
+    // plain request, and so does a sandbox port (status, status text, the end-to-end headers, the text).
+    const closed = `127.0.0.1:${await freePort()}`;
+    const refusals = async (p: number) => {
+      const tunnel = await tunnelThrough(`http://127.0.0.1:${p}`, closed);
+      const plain = await viaProxy(`http://127.0.0.1:${p}`, `http://${closed}/refused`);
+      return {
+        tunnel: { status: tunnel.status, statusMessage: tunnel.answer.statusMessage, headers: endToEnd(tunnel.answer.headers) },
+        plain: { status: plain.status, headers: endToEnd(plain.headers), text: plain.text },
+      };
+    };
+    const real = await refusals(port);
+    expect(real.tunnel).toMatchObject({ status: 502, statusMessage: 'Bad Gateway' });
+    expect(real.tunnel.headers).toContain('x-brd-err-code');
+    expect(real.plain).toMatchObject({ status: 502, text: expect.stringContaining('cannot be reached') });
+    expect(await refusals(sandboxPort)).toEqual(real);
   });
 
   it('pool_size without IPs allocated to the port: the real manager sends every request with one session, and so does a sandbox port', async () => {

@@ -10,6 +10,9 @@ import { type Forwarded, type ForwardOptions, forward, readBody, requestBytes, r
 import { connectHead, dial, relay, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
 import { headerBrand, parseUsername } from './username.js';
 
+/** The network's realm: in its 407s' `Proxy-Authenticate`, and its `Server` on a refusal. */
+const REALM = 'zone-api sandbox proxy network';
+
 // The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
 // CONNECT, by proxy-chain) that authenticates the provider's username and a Zone password, enforces
 // the account's state, picks an exit peer from the Zone's own IPs, forwards, and bills the Zone.
@@ -260,9 +263,17 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     return { ...res, headers: { ...res.headers, ...a.peerHeader } };
   }
 
-  /** A refusal of the network as the answer a client reads. */
+  /**
+   * A refusal of the network as the answer a client reads: the headers proxy-chain writes with it over
+   * TCP, so that a port reaching the network in process hands on the same answer.
+   */
   function refusal(err: RequestError): { status: number; statusText: string; headers: Record<string, string>; body: string } {
-    const headers = { ...(err.headers as Record<string, string>), 'content-type': 'text/plain; charset=utf-8' };
+    const headers = {
+      ...(err.headers as Record<string, string>),
+      date: new Date().toUTCString(),
+      server: REALM,
+      'content-type': 'text/plain; charset=utf-8',
+    };
     return { status: err.statusCode, statusText: STATUS_CODES[err.statusCode] ?? '', headers, body: err.message };
   }
 
@@ -292,7 +303,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     port: o.port,
     host: o.host,
     prepareRequestFunction: prepare,
-    authRealm: 'zone-api sandbox proxy network',
+    authRealm: REALM,
   });
   await server.listen();
   const port = server.port;
