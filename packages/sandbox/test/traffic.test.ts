@@ -235,12 +235,37 @@ describe('proxy ports that carry traffic', () => {
     const logs = (await manager.getLogs({ params: { query: { search: 'through-port', limit: 10 } } })).data as Rec;
     expect(logs.log.entries).toHaveLength(1);
     expect(logs.log.entries[0]).toMatchObject({
-      request: { method: 'GET', url: `${targetUrl}/through-port?q=1`, queryString: [{ name: 'q', value: '1' }] },
+      request: { method: 'GET', url: `${targetUrl}/through-port?q=1`, host: '127.0.0.1', httpVersion: 'unknown', queryString: [] },
       response: { status: 200, content: { mimeType: 'application/json', text: '{"path":"/through-port?q=1","echo":""}' } },
-      details: { port, proxy_peer: peer, protocol: 'http', success: true, remote_address: '127.0.0.1' },
+      details: {
+        port,
+        proxy_peer: peer,
+        protocol: 'http',
+        success: 1,
+        remote_address: '127.0.0.1',
+        super_proxy: `127.0.0.1:${network.port}`,
+        username: expect.stringMatching(new RegExp(`^brd-customer-${C}-zone-${RES}-session-${port}_\\d+$`)),
+        timeline: [expect.objectContaining({ port, session: expect.stringMatching(new RegExp(`^${port}_`)) })],
+        rules: [],
+      },
+      serverIPAddress: `127.0.0.1:${network.port}`,
     });
+    expect(logs.log.entries[0].comment).toBe(logs.log.entries[0].details.username);
+    expect(logs.log.entries[0].details).not.toHaveProperty('password');
+    // recent_stats in the real manager's shape: per port, status code, root domain and protocol.
     const stats = (await manager.getRecentStats()).data as Rec;
-    expect(stats.ports[String(port)].reqs).toBeGreaterThanOrEqual(2);
+    expect(stats.ports[String(port)]).toEqual({
+      key: port,
+      reqs: 2,
+      success: 2,
+      in_bw: expect.any(Number),
+      out_bw: expect.any(Number),
+      bypass_bw: 0,
+      bypass_cost: 0,
+    });
+    expect(stats.ports[String(port)].in_bw).toBeGreaterThan(0);
+    expect(stats.hostname.find((h: Rec) => h.key === '127.0.0.1')?.reqs).toBeGreaterThanOrEqual(2);
+    expect(stats.status_code.find((h: Rec) => h.key === 200)?.reqs).toBeGreaterThanOrEqual(2);
 
     // The peer banned for this port: the port takes a new session, and the next request exits elsewhere.
     await manager.banIp({ params: { path: { port } }, body: { ip: peer } });

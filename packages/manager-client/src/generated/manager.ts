@@ -1101,18 +1101,59 @@ export interface components {
             errors: components["schemas"]["ProxyError"][];
         };
         /**
-         * @description Recent statistics of all ports. The entries of the arrays and the values of `ports` are not
-         *     documented (the examples show what the real manager sends).
+         * @description The counts of one group of recent requests (observed): one port, status code, root host name or
+         *     protocol. Requests that moved no bytes are not counted.
+         */
+        RecentStat: {
+            /**
+             * @description What the group is: the port (a number), the status code (a number, or `unknown` for a tunnel the
+             *     manager does not open), the root domain of the host, or the protocol (`http`, `https`).
+             */
+            key: number | string;
+            /**
+             * Format: int64
+             * @description Requests in the group.
+             */
+            reqs: number;
+            /**
+             * Format: int64
+             * @description Successful requests in the group (status 1xx, 2xx, 3xx, 404 or `unknown`).
+             */
+            success: number;
+            /**
+             * Format: int64
+             * @description Bytes received.
+             */
+            in_bw: number;
+            /**
+             * Format: int64
+             * @description Bytes sent.
+             */
+            out_bw: number;
+            /**
+             * Format: int64
+             * @description Bytes that bypassed the provider's network.
+             */
+            bypass_bw?: number;
+            /** @description The cost of the bypassed bytes. */
+            bypass_cost?: number;
+        };
+        /**
+         * @description Recent statistics of all ports: per port, and the 20 largest groups per status code, per root host
+         *     name and per protocol, largest first. The documentation does not describe the entries; their shape
+         *     is what the real manager sends (`RecentStat`, observed).
          */
         RecentStats: {
-            /** @description Statistics per port, keyed by port number. Not further documented. */
-            ports?: Record<string, never>;
-            /** @description Statistics per response status code. Entries not documented. */
-            status_code?: unknown[];
-            /** @description Statistics per host name. Entries not documented. */
-            hostname?: unknown[];
-            /** @description Statistics per protocol. Entries not documented. */
-            protocol?: unknown[];
+            /** @description Statistics per port, keyed by port number. */
+            ports?: {
+                [key: string]: components["schemas"]["RecentStat"];
+            };
+            /** @description Statistics per response status code. */
+            status_code?: components["schemas"]["RecentStat"][];
+            /** @description Statistics per root domain of the host name. */
+            hostname?: components["schemas"]["RecentStat"][];
+            /** @description Statistics per protocol. */
+            protocol?: components["schemas"]["RecentStat"][];
             /**
              * Format: int64
              * @description Total number of requests.
@@ -1123,8 +1164,13 @@ export interface components {
              * @description Number of successful requests.
              */
             success?: number;
-            /** @description Whether SSL analyzing can be enabled. Not further documented. */
+            /**
+             * @description Whether SSL analyzing can be enabled: some port does not analyze SSL (observed). Not further
+             *     documented.
+             */
             ssl_enable?: boolean;
+            /** @description Present when HTTPS requests were counted: the same value as `ssl_enable` (observed). */
+            ssl_warning?: boolean;
         };
         /** @description Body of `POST /api/proxies/delete`. */
         DeleteProxiesRequest: {
@@ -1499,7 +1545,9 @@ export interface components {
             method: string;
             /** @description Absolute URL of the request. */
             url: string;
-            /** @description HTTP version. */
+            /** @description The root domain of the request's host, or its IP (a field of the manager's own, observed). */
+            host?: string;
+            /** @description HTTP version (`unknown` in the manager's entries, observed). */
             httpVersion: string;
             /** @description Cookies sent. */
             cookies: components["schemas"]["HarCookie"][];
@@ -1624,6 +1672,31 @@ export interface components {
             /** @description A comment. */
             comment?: string;
         };
+        /** @description One attempt of a logged request upstream, in milliseconds from the request's start (observed). */
+        HarTimelineStep: {
+            /** @description Until the upstream request was created. */
+            blocked?: number;
+            /** @description Until it connected. */
+            wait?: number;
+            /** @description Until the first byte of the answer. */
+            ttfb?: number;
+            /** @description Reading the answer, after its first byte. */
+            receive?: number;
+            /** @description Until the attempt ended. */
+            end?: number;
+            /**
+             * Format: int32
+             * @description 1 when the attempt was redirected.
+             */
+            redir?: number;
+            /**
+             * Format: int32
+             * @description The proxy port.
+             */
+            port?: number;
+            /** @description The session the attempt used. */
+            session?: string;
+        };
         /**
          * @description The manager's details of a logged request (observed). The types of the fields are not documented;
          *     they are modelled from what the real manager sends, and the object is open.
@@ -1666,6 +1739,20 @@ export interface components {
             success?: boolean | number;
             /** @description IP of the client that made the request. */
             remote_address?: string;
+            /**
+             * @description The steps of the request, one per attempt upstream (observed): milliseconds from its start to
+             *     `blocked` (the upstream request created), `wait` (connected), `ttfb` (first byte), `receive`
+             *     (the answer read), `end`, with the port and the session it used.
+             */
+            timeline?: components["schemas"]["HarTimelineStep"][];
+            /** @description The upstream proxy the request went through, as `host:port` (observed). */
+            super_proxy?: string;
+            /** @description The username the manager sent the upstream proxy, `<brand>-customer-…` (observed). */
+            username?: string;
+            /** @description The password the manager sent the upstream proxy (observed; the sandbox leaves it out). */
+            password?: string;
+            /** @description The rules applied to the request (observed; empty without rules). Entries not documented. */
+            rules?: unknown[];
         };
         /**
          * @description One logged request (HAR 1.2 entry), with the manager's own `uuid` and `details` (observed).

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
 import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
-import { freePort, viaProxy } from '@zone-api/testkit';
+import { freePort, loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const CUSTOMER = 'hl_1a2b3c4d';
 const ZONE = 'res_zone';
+const validator = schemaValidator(loadBundle('manager'));
 const PASSWORD = 'r3s1d3nt9x7w';
 
 let sandbox: Sandbox;
@@ -91,6 +92,21 @@ function tunnelThrough(
   });
 }
 
+/** The shape of a JSON value: objects field by field, arrays by their first item, the rest by type. */
+function shape(value: unknown): unknown {
+  if (Array.isArray(value)) return value.length ? [shape(value[0])] : [];
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, shape(v)]),
+    );
+  return value === null ? 'null' : typeof value;
+}
+
+type Stat = { key: number | string; reqs: number; success: number };
+type RecentStats = { ports: Record<string, Stat>; status_code: Stat[]; hostname: Stat[]; protocol: Stat[] };
+
 /**
  * The names of an answer's end-to-end headers: each proxy answers the hop-by-hop ones (`connection`,
  * `keep-alive`) for its own connection (to a client that asks to close, the real manager answered
@@ -145,6 +161,35 @@ describe('the real manager through the sandbox', () => {
     const sandboxPort = await createPort(sandbox.managerUrl);
     const throughSandbox = await viaProxy(`http://127.0.0.1:${sandboxPort}`, `${targetUrl}/through-a-sandbox-port`);
     expect(endToEnd(throughSandbox.headers)).toEqual(endToEnd(res.headers));
+
+    // The real manager's HAR log and recent_stats after real traffic are answers the spec declares, and
+    // a sandbox port's are the same: the same fields of the same types (but the upstream password,
+    // which the sandbox does not log).
+    const sandboxUrl = `${targetUrl}/through-a-sandbox-port`;
+    await expect
+      .poll(async () =>
+        ((await (await fetch(`${sandbox.managerUrl}/api/logs?limit=50`)).json()) as HarLog).log.entries.find(
+          (e) => e.request?.url === sandboxUrl,
+        ),
+      )
+      .toBeDefined();
+    const sandboxEntry = ((await (await fetch(`${sandbox.managerUrl}/api/logs?limit=50`)).json()) as HarLog).log.entries.find(
+      (e) => e.request?.url === sandboxUrl,
+    );
+    const json = `application~1json/schema`;
+    expect(validator.validate(`#/paths/~1api~1logs/get/responses/200/content/${json}`, logs)).toBeNull();
+    const { password, ...realDetails } = entry?.details ?? {};
+    expect(password).toBe(PASSWORD);
+    expect(shape(sandboxEntry)).toEqual(shape({ ...entry, details: realDetails }));
+    const realStats = (await (await fetch(`${manager.url}/api/recent_stats`)).json()) as RecentStats;
+    const sandboxStats = (await (await fetch(`${sandbox.managerUrl}/api/recent_stats`)).json()) as RecentStats;
+    expect(validator.validate(`#/paths/~1api~1recent_stats/get/responses/200/content/${json}`, realStats)).toBeNull();
+    expect(validator.validate(`#/paths/~1api~1recent_stats/get/responses/200/content/${json}`, sandboxStats)).toBeNull();
+    expect(realStats.ports[String(port)]).toMatchObject({ key: port, reqs: 1, success: 1 });
+    expect(sandboxStats.ports[String(sandboxPort)]).toMatchObject({ key: sandboxPort, reqs: 1, success: 1 });
+    for (const group of ['status_code', 'hostname', 'protocol'] as const)
+      expect(shape(sandboxStats[group].find((s) => s.key === realStats[group][0]?.key))).toEqual(shape(realStats[group][0]));
+    expect(shape(sandboxStats.ports[String(sandboxPort)])).toEqual(shape(realStats.ports[String(port)]));
 
     // The sandbox billed it to the Zone the real manager named in its username.
     const state = sandbox.state();

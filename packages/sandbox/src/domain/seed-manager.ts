@@ -1,3 +1,4 @@
+import { harEntry } from './har.js';
 import { lcg, SEED } from './seed-ids.js';
 import type { HarEntry, StateData } from './types.js';
 
@@ -26,51 +27,35 @@ function har(): HarEntry[] {
     const inBw = 200 + Math.floor(rnd() * 20_000);
     const outBw = 100 + Math.floor(rnd() * 800);
     const ts = start + i * 60_000;
-    const query = url.includes('?') ? [{ name: 'q', value: 'sandbox' }] : [];
-    return {
-      uuid: `${(i + 1).toString(16).padStart(8, '0')}-5a4d-4b0c-9e1f-00000000${(i + 1).toString().padStart(4, '0')}`,
-      startedDateTime: new Date(ts).toISOString(),
-      time,
-      request: {
-        method: i % 5 === 4 ? 'POST' : 'GET',
+    const post = i % 5 === 4;
+    const uuid = `${(i + 1).toString(16).padStart(8, '0')}-5a4d-4b0c-9e1f-00000000${(i + 1).toString().padStart(4, '0')}`;
+    const session = `${port}_${i % 4}`;
+    return harEntry(
+      {
+        port,
+        started: ts,
+        time,
+        method: post ? 'POST' : 'GET',
         url,
-        httpVersion: 'HTTP/1.1',
-        cookies: [],
-        headers: [
-          { name: 'host', value: host },
-          { name: 'user-agent', value: 'curl/8.5.0' },
-        ],
-        queryString: query,
-        headersSize: 120,
-        bodySize: i % 5 === 4 ? 64 : 0,
-      },
-      response: {
+        requestHeaders: { host, 'user-agent': 'curl/8.5.0', ...(post ? { 'content-type': 'application/json' } : {}) },
+        requestBody: Buffer.from(post ? JSON.stringify({ q: 'sandbox', page: i }) : ''),
         status,
         statusText,
-        httpVersion: 'HTTP/1.1',
-        cookies: [],
-        headers: [{ name: 'content-type', value: 'text/html' }],
-        content: { size: inBw, mimeType: 'text/html' },
-        redirectURL: status === 302 ? `https://${host}/` : '',
-        headersSize: 180,
-        bodySize: inBw,
-      },
-      cache: {},
-      timings: { blocked: 0, dns: 2, connect: 12, send: 1, wait: time - 30, receive: 15, ssl: https ? 8 : -1 },
-      details: {
-        port,
+        responseHeaders: { 'content-type': 'text/html' },
+        responseBody: Buffer.from(status === 204 ? '' : `<!doctype html><title>${statusText}</title>`),
+        inBw,
+        outBw,
+        peer: `198.18.0.${10 + (i % 6)}`,
+        upstream: '127.0.0.1:22225',
+        username: `brd-customer-${SEED.customer}-zone-static_zone-session-${session}`,
+        session,
+        answered: time - 15,
+        clientIp: '127.0.0.1',
         protocol: https ? 'https' : 'http',
-        timestamp: new Date(ts).toISOString(),
-        bw: inBw + outBw,
-        in_bw: inBw,
-        out_bw: outBw,
-        proxy_peer: `198.18.0.${10 + (i % 6)}`,
-        context: 'RESPONSE',
-        content_type: 'html',
-        success: status < 400,
-        remote_address: '127.0.0.1',
+        harLimit: 1024,
       },
-    };
+      uuid,
+    );
   });
 }
 

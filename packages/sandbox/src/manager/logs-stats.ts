@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { rootDomain, successful } from '../domain/har.js';
 import type { HarEntry } from '../domain/types.js';
 import { badRequest } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
@@ -21,30 +22,54 @@ export function logsStatsHandlers(c: ManagerContext): ManagerHandlers {
   const { store, m } = c;
   return {
     getRecentStats: () => {
-      const ports: Record<string, { reqs: number; success: number; bw: number }> = {};
-      const by = (key: (e: HarEntry) => string) => {
-        const counts = new Map<string, { key: string; reqs: number; success: number; bw: number }>();
-        for (const e of m().har) {
-          const k = key(e);
-          const row = counts.get(k) ?? { key: k, reqs: 0, success: 0, bw: 0 };
-          row.reqs++;
-          if (e.response.status < 400) row.success++;
-          row.bw += e.details?.bw ?? 0;
-          counts.set(k, row);
-        }
-        return [...counts.values()].sort((a, b) => b.reqs - a.reqs);
+      // As the real manager (1.570.247) counts them: each logged request that moved bytes, grouped by
+      // port, status code (`unknown` for a tunnel), root domain and protocol; the lists the 20 largest.
+      type Stat = {
+        key: number | string;
+        in_bw: number;
+        out_bw: number;
+        reqs: number;
+        success: number;
+        bypass_bw: number;
+        bypass_cost: number;
       };
-      for (const row of by((e) => String(e.details?.port ?? 0))) ports[row.key] = { reqs: row.reqs, success: row.success, bw: row.bw };
-      const har = m().har;
+      const groups = { port: new Map<number | string, Stat>(), status_code: new Map(), hostname: new Map(), protocol: new Map() };
+      for (const e of m().har) {
+        const d = e.details;
+        const inBw = d?.in_bw ?? 0;
+        const outBw = d?.out_bw ?? 0;
+        if (!inBw && !outBw) continue;
+        const keys = {
+          port: d?.port ?? 0,
+          status_code: e.response.status === 0 ? 'unknown' : e.response.status,
+          hostname: e.request.host ?? rootDomain(URL.canParse(e.request.url) ? new URL(e.request.url).hostname : ''),
+          protocol: d?.protocol ?? 'http',
+        };
+        for (const [group, key] of Object.entries(keys) as [keyof typeof groups, number | string][]) {
+          const stats = groups[group] as Map<number | string, Stat>;
+          const stat = stats.get(key) ?? { key, in_bw: 0, out_bw: 0, reqs: 0, success: 0, bypass_bw: 0, bypass_cost: 0 };
+          stat.in_bw += inBw;
+          stat.out_bw += outBw;
+          stat.reqs++;
+          stat.success += successful(e.response.status) ? 1 : 0;
+          stats.set(key, stat);
+        }
+      }
+      const largest = (stats: Map<number | string, Stat>, count = 20) =>
+        [...stats.values()].sort((a, b) => b.reqs - a.reqs).slice(0, count);
+      const protocol = largest(groups.protocol);
+      // SSL analyzing can be enabled while some port does not analyze SSL.
+      const sslEnable = [...store.ports.values()].some((p) => p.ssl !== true);
       return {
         body: {
-          ports,
-          status_code: by((e) => String(e.response.status)),
-          hostname: by((e) => new URL(e.request.url).hostname),
-          protocol: by((e) => e.details?.protocol ?? new URL(e.request.url).protocol.replace(':', '')),
-          total: har.length,
-          success: har.filter((e) => e.response.status < 400).length,
-          ssl_enable: [...store.ports.values()].some((p) => p.ssl === true),
+          ports: Object.fromEntries(largest(groups.port, Number.POSITIVE_INFINITY).map((s) => [String(s.key), s])),
+          status_code: largest(groups.status_code),
+          hostname: largest(groups.hostname),
+          protocol,
+          total: protocol.reduce((n, s) => n + s.reqs, 0),
+          success: protocol.reduce((n, s) => n + s.success, 0),
+          ...(protocol.some((s) => s.key === 'https' && s.reqs > 0) ? { ssl_warning: sslEnable } : {}),
+          ssl_enable: sslEnable,
         },
       };
     },

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
+import type { Exchange } from '../domain/har.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { forward, passHeaders, readBody, requestBytes, responseBytes } from './forward.js';
-import type { Exchange } from './har.js';
 import type { ProxyNetwork } from './network.js';
 import { connectHead, connectVia, relay } from './tunnel.js';
 import type { Gate } from './upstream.js';
@@ -60,7 +60,7 @@ export async function throughUpstream<T>(
   peerOf: (answer: T) => string | null,
   drop: (answer: T) => void,
   checkBans = true,
-): Promise<{ answer: T; peer: string | null }> {
+): Promise<{ answer: T; peer: string | null; session: string }> {
   const { store, cfg, port, session, upstream, now, gate } = ctx;
   const { host } = target;
   const retries = (cfg as { max_ban_retries?: number }).max_ban_retries ?? 10;
@@ -85,11 +85,18 @@ export async function throughUpstream<T>(
     const peer = peerOf(answer);
     const banned =
       checkBans && peer !== null && store.activeBans(port, now()).some((b) => b.ip === peer && (b.domain === null || b.domain === host));
-    if (!banned) return { answer, peer };
+    if (!banned) return { answer, peer, session: current };
     drop(answer);
     if (attempt >= retries) throw portError(502, 'Too many banned IPs');
     current = `${session}_b${attempt + 1}`;
   }
+}
+
+/** The upstream username of a session: an external proxy's own, else the port's login. */
+export function upstreamUser(ctx: PortRequest, session: string): string {
+  const own = ctx.upstream.authorization?.replace(/^Basic /, '');
+  if (own) return Buffer.from(own, 'base64').toString('utf8').split(':')[0] ?? '';
+  return ctx.login(session).username;
 }
 
 /** The upstream `Proxy-Authorization` of a session: an external proxy's own, else the port's login. */
@@ -120,7 +127,11 @@ export async function servePortRequest(
   const body = await readBody(request);
   const headers = { ...request.headers };
   for (const h of (cfg as { headers?: { name: string; value: string }[] }).headers ?? []) headers[h.name.toLowerCase()] = h.value;
-  const { answer: res, peer } = await throughUpstream(
+  const {
+    answer: res,
+    peer,
+    session,
+  } = await throughUpstream(
     ctx,
     { host: url.hostname, authority: url.host },
     (session) =>
@@ -150,9 +161,13 @@ export async function servePortRequest(
   x.responseHeaders = res.headers;
   x.responseBody = res.body;
   x.peer = peer;
+  x.session = session;
+  x.username = upstreamUser(ctx, session);
   x.outBw = requestBytes(request, body);
   x.inBw = responseBytes(res);
   x.time = now() - started;
+  // The sandbox reads the upstream's answer whole: it answered when it was read.
+  x.answered = x.time;
   log(x);
   // The client gets the network's answer with the peer's header, as from the real manager (proven in
   // the real-manager suite).
@@ -168,7 +183,11 @@ export async function servePortRequest(
  */
 export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Buffer, hostname: string, targetPort: number): Promise<void> {
   const authority = `${hostname.includes(':') ? `[${hostname}]` : hostname}:${targetPort}`;
-  const { answer: up, peer } = await throughUpstream(
+  const {
+    answer: up,
+    peer,
+    session,
+  } = await throughUpstream(
     ctx,
     { host: hostname, authority },
     (session) =>
@@ -181,6 +200,9 @@ export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Bu
   );
   const x = ctx.exchange('CONNECT', `https://${authority}`);
   x.peer = peer;
+  x.session = session;
+  x.username = upstreamUser(ctx, session);
+  x.answered = ctx.now() - x.started;
   if (up.status !== 200) {
     // The upstream refused the tunnel: the client gets its answer.
     x.status = up.status;

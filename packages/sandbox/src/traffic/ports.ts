@@ -1,12 +1,12 @@
 import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
+import { type Exchange, harEntry } from '../domain/har.js';
 import { ipInList } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
-import { type Exchange, harEntry } from './har.js';
 import { egressAllowed, type ProxyNetwork } from './network.js';
 import { BRAND, type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
 import { connectHead, TunnelServer, tunnel } from './tunnel.js';
@@ -239,7 +239,7 @@ export class PortTraffic {
     method: string,
     url: string,
     request: PrepareRequestFunctionOpts['request'],
-    upstream: { host: string },
+    upstream: { host: string; port: number },
     clientIp: string,
   ): Exchange {
     return {
@@ -257,7 +257,10 @@ export class PortTraffic {
       inBw: 0,
       outBw: 0,
       peer: null,
-      upstream: upstream.host,
+      upstream: `${upstream.host}:${upstream.port}`,
+      username: '',
+      session: '',
+      answered: 0,
       clientIp,
       protocol: method === 'CONNECT' || url.startsWith('https:') ? 'https' : 'http',
       harLimit: this.o.store.manager.settings.har_limit,

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { HarEntry } from './types.js';
+
+// A request through a proxy port as the real manager (1.570.247) logs it, field for field (compared
+// with the real manager's own entries in the real-manager suite): a HAR 1.2 entry with `uuid` and
+// `details`, the response text capped at `har_limit` bytes (none for images, scripts and styles),
+// HTTP versions `unknown`, timings all 0 (the times are in `details.timeline`), `serverIPAddress` and
+// `details.super_proxy` the upstream proxy, `comment` and `details.username` the upstream username.
+// The real manager also logs the upstream password in `details.password`; the sandbox does not
+// write a credential into a log.
+
+export interface Exchange {
+  port: number;
+  started: number;
+  time: number;
+  method: string;
+  url: string;
+  requestHeaders: Record<string, string | string[] | undefined>;
+  requestBody: Buffer;
+  /** 0 and `unknown` for a CONNECT tunnel, whose content the port does not see. */
+  status: number;
+  statusText: string;
+  responseHeaders: Record<string, string>;
+  responseBody: Buffer | undefined;
+  inBw: number;
+  outBw: number;
+  peer: string | null;
+  /** The upstream proxy, `host:port`. */
+  upstream: string;
+  /** The upstream username and session of the attempt that answered ('' before one did). */
+  username: string;
+  session: string;
+  /** Milliseconds from the start to the upstream's answer (its head, for a tunnel). */
+  answered: number;
+  clientIp: string;
+  protocol: 'http' | 'https';
+  harLimit: number;
+}
+
+const headerList = (h: Record<string, string | string[] | undefined>) =>
+  Object.entries(h).flatMap(([name, v]) => (v === undefined ? [] : [v].flat().map((value) => ({ name, value: String(value) }))));
+
+/** The real manager's content types for `details.content_type`, from the response's media type. */
+function contentType(mime: string): string | null {
+  if (!mime) return null;
+  if (/html/.test(mime)) return 'html';
+  if (/json/.test(mime)) return 'json';
+  if (/javascript/.test(mime)) return 'js';
+  if (/css/.test(mime)) return 'css';
+  if (/^image\//.test(mime)) return 'img';
+  if (/^(audio|video)\//.test(mime)) return 'media';
+  if (/font/.test(mime)) return 'font';
+  return 'other';
+}
+
+/** The generic second-level labels under which a root domain has three labels (`example.co.uk`). */
+const GENERIC_2LD = new Set(['com', 'biz', 'net', 'org', 'xxx', 'edu', 'gov', 'ac', 'co', 'or', 'ne', 'kr', 'jp', 'jpn', 'cn']);
+
+/** The root domain of a host, as the real manager groups and logs hosts; an IP stays as it is. */
+export function rootDomain(host: string): string {
+  if (isIP(host.replace(/^\[|\]$/g, ''))) return host;
+  const labels = host.split('.');
+  if (labels.length <= 2) return host;
+  return labels.slice(GENERIC_2LD.has(labels[labels.length - 2] as string) ? -3 : -2).join('.');
+}
+
+/** Whether the real manager counts a status as a success: 1xx, 2xx, 3xx, 404, or `unknown` (a tunnel, 0 here). */
+export const successful = (status: number) => status === 0 || /([123]..|404)/.test(String(status));
+
+export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
+  const url = URL.canParse(x.url) ? new URL(x.url) : undefined;
+  const mime = x.responseHeaders['content-type'] || 'unknown';
+  const kind = contentType(mime);
+  // Bodies of images, scripts and styles are not kept; others up to har_limit bytes (-1: no limit).
+  let text: string | undefined;
+  if (!x.responseBody) text = 'unknown';
+  else if (!['img', 'js', 'css'].includes(kind ?? '')) {
+    const cap = x.harLimit < 0 ? x.responseBody.length : Math.min(x.harLimit, x.responseBody.length);
+    text = x.responseBody.subarray(0, cap).toString('utf8');
+  }
+  const reqType = x.requestHeaders['content-type'];
+  return {
+    uuid,
+    details: {
+      context: 'RESPONSE',
+      out_bw: x.outBw,
+      in_bw: x.inBw,
+      bw: x.inBw + x.outBw,
+      proxy_peer: x.peer,
+      protocol: x.protocol,
+      port: x.port,
+      timestamp: x.started,
+      content_type: kind,
+      success: successful(x.status) ? 1 : 0,
+      timeline: [
+        {
+          blocked: 0,
+          wait: 0,
+          ttfb: x.answered,
+          receive: x.time - x.answered,
+          end: x.time,
+          port: x.port,
+          session: x.session,
+        },
+      ],
+      super_proxy: x.upstream,
+      username: x.username,
+      remote_address: x.clientIp,
+      rules: [],
+    },
+    startedDateTime: new Date(x.started).toISOString(),
+    time: x.time,
+    request: {
+      method: x.method,
+      url: x.url,
+      host: rootDomain(url?.hostname ?? ''),
+      httpVersion: 'unknown',
+      cookies: [],
+      headers: headerList(x.requestHeaders),
+      headersSize: -1,
+      postData: { mimeType: String(reqType ?? ''), text: x.requestBody.toString('utf8') },
+      bodySize: x.requestBody.length,
+      queryString: [],
+    },
+    response: {
+      status: x.status,
+      statusText: x.statusText,
+      httpVersion: 'unknown',
+      cookies: [],
+      headers: headerList(x.responseHeaders),
+      content: { size: x.responseBody?.length ?? x.inBw, mimeType: mime, ...(text !== undefined ? { text } : {}) },
+      headersSize: -1,
+      bodySize: x.responseBody?.length ?? 0,
+      redirectURL: '',
+    },
+    cache: {},
+    timings: { blocked: 0, dns: 0, ssl: 0, connect: 0, send: 0, wait: 0, receive: 0 },
+    serverIPAddress: x.upstream,
+    comment: x.username,
+  };
+}
