@@ -1596,10 +1596,10 @@ export interface components {
          */
         HarResponse: {
             /**
-             * Format: int32
-             * @description Response status code (0 when there was no response).
+             * @description Response status code (0 when there was no response); the manager writes `unknown` for a tunnel
+             *     to port 443 that it does not open (observed).
              */
-            status: number;
+            status: number | "unknown";
             /** @description Response status text. */
             statusText: string;
             /** @description HTTP version. */

@@ -26,6 +26,7 @@ let echoAt: string;
 const arrived: { url: string; headers: IncomingHttpHeaders }[] = [];
 // biome-ignore lint/suspicious/noExplicitAny: HAR entries of the real program, read field by field
 type HarLog = { log: { entries: Array<Record<string, any>> } };
+type HarEntry = HarLog['log']['entries'][number];
 
 beforeAll(async () => {
   target = createServer((req, res) => {
@@ -243,6 +244,56 @@ describe('the real manager through the sandbox', () => {
     expect(throughSandbox).toMatchObject({ status: 200, echoed: 'through the real manager\n' });
     expect(throughSandbox.answer.statusMessage).toBe(opened.answer.statusMessage);
     expect(Object.keys(throughSandbox.answer.headers)).toEqual(Object.keys(opened.answer.headers));
+
+    // Each logs the tunnel alike: its authority as the URL, the network's answer as the response, the
+    // protocol by the port; to port 443 status and body `unknown` (a string the spec declares).
+    // Field for field and type for type (but the upstream password, which the sandbox does not log).
+    const tunnelEntry = async (managerUrl: string, p: number, url: string) => {
+      await expect
+        .poll(async () =>
+          ((await (await fetch(`${managerUrl}/api/logs?limit=50`)).json()) as HarLog).log.entries.find(
+            (e) => e.details?.port === p && e.request?.url === url,
+          ),
+        )
+        .toBeDefined();
+      const log = (await (await fetch(`${managerUrl}/api/logs?limit=50`)).json()) as HarLog;
+      expect(validator.validate(`#/paths/~1api~1logs/get/responses/200/content/application~1json/schema`, log)).toBeNull();
+      const found = log.log.entries.find((e) => e.details?.port === p && e.request?.url === url) as HarEntry;
+      const { password: _password, ...details } = found.details;
+      return { ...found, details } as HarEntry;
+    };
+    const realTunnel = await tunnelEntry(manager.url, port, echoAt);
+    const sandboxTunnel = await tunnelEntry(sandbox.managerUrl, sandboxPort, echoAt);
+    expect(realTunnel).toMatchObject({
+      request: { method: 'CONNECT', url: echoAt },
+      response: { status: 200, statusText: 'Connection established', content: { text: '' } },
+      details: { protocol: 'http', content_type: 'other' },
+    });
+    expect(shape(sandboxTunnel)).toEqual(shape(realTunnel));
+    for (const key of ['status', 'statusText'] as const) expect(sandboxTunnel.response[key]).toEqual(realTunnel.response[key]);
+    for (const key of ['protocol', 'content_type', 'success'] as const) expect(sandboxTunnel.details[key]).toEqual(realTunnel.details[key]);
+
+    const https = createTcpServer((s) => s.pipe(s));
+    await new Promise<void>((resolve) => https.listen(443, '127.0.0.1', resolve));
+    try {
+      for (const p of [port, sandboxPort])
+        expect(await tunnelThrough(`http://127.0.0.1:${p}`, '127.0.0.1:443')).toMatchObject({
+          status: 200,
+          echoed: 'through the real manager\n',
+        });
+      const real443 = await tunnelEntry(manager.url, port, '127.0.0.1:443');
+      const sandbox443 = await tunnelEntry(sandbox.managerUrl, sandboxPort, '127.0.0.1:443');
+      expect(real443).toMatchObject({
+        response: { status: 'unknown', content: { text: 'unknown' } },
+        details: { protocol: 'https', content_type: 'unknown' },
+      });
+      expect(shape(sandbox443)).toEqual(shape(real443));
+      expect(sandbox443.response.status).toBe('unknown');
+      expect(sandbox443.response.content.text).toBe('unknown');
+      expect(sandbox443.details).toMatchObject({ protocol: real443.details.protocol, content_type: real443.details.content_type });
+    } finally {
+      await new Promise<void>((resolve) => https.close(() => resolve()));
+    }
 
     // A target that refuses: the real manager hands on the network's refusal, to a CONNECT and to a
     // plain request, and so does a sandbox port (status, status text, the end-to-end headers, the text).

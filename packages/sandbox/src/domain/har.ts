@@ -18,13 +18,15 @@ export interface Exchange {
   url: string;
   requestHeaders: Record<string, string | string[] | undefined>;
   requestBody: Buffer;
-  /** 0 and `unknown` for a CONNECT tunnel, whose content the port does not see. */
-  status: number;
+  /** `unknown` for a tunnel to port 443 (status and body, as the real manager logs it). */
+  status: number | 'unknown';
   statusText: string;
   responseHeaders: Record<string, string>;
   responseBody: Buffer | undefined;
   inBw: number;
   outBw: number;
+  /** A tunnel's bytes from its target (the body of its entry). */
+  received?: number;
   peer: string | null;
   /** The upstream proxy, `host:port`. */
   upstream: string;
@@ -65,16 +67,19 @@ export function rootDomain(host: string): string {
   return labels.slice(GENERIC_2LD.has(labels[labels.length - 2] as string) ? -3 : -2).join('.');
 }
 
-/** Whether the real manager counts a status as a success: 1xx, 2xx, 3xx, 404, or `unknown` (a tunnel, 0 here). */
-export const successful = (status: number) => status === 0 || /([123]..|404)/.test(String(status));
+/** Whether the real manager counts a status as a success: 1xx, 2xx, 3xx, 404, or `unknown` (a tunnel to port 443). */
+export const successful = (status: number | string) => status === 'unknown' || /([123]..|404)/.test(String(status));
 
 export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
-  const url = URL.canParse(x.url) ? new URL(x.url) : undefined;
+  // A tunnel's URL is its authority, `host:port`, as the real manager logs it.
+  const absolute = x.method === 'CONNECT' ? `http://${x.url}` : x.url;
+  const url = URL.canParse(absolute) ? new URL(absolute) : undefined;
   const mime = x.responseHeaders['content-type'] || 'unknown';
-  const kind = contentType(mime);
+  const kind = x.status === 'unknown' ? 'unknown' : contentType(mime);
   // Bodies of images, scripts and styles are not kept; others up to har_limit bytes (-1: no limit).
   let text: string | undefined;
-  if (!x.responseBody) text = 'unknown';
+  if (x.status === 'unknown') text = 'unknown';
+  else if (!x.responseBody) text = '';
   else if (!['img', 'js', 'css'].includes(kind ?? '')) {
     const cap = x.harLimit < 0 ? x.responseBody.length : Math.min(x.harLimit, x.responseBody.length);
     text = x.responseBody.subarray(0, cap).toString('utf8');
@@ -114,7 +119,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
     request: {
       method: x.method,
       url: x.url,
-      host: rootDomain(url?.hostname ?? ''),
+      host: rootDomain(url?.hostname.replace(/^\[|\]$/g, '') ?? ''),
       httpVersion: 'unknown',
       cookies: [],
       headers: headerList(x.requestHeaders),
@@ -129,9 +134,9 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       httpVersion: 'unknown',
       cookies: [],
       headers: headerList(x.responseHeaders),
-      content: { size: x.responseBody?.length ?? x.inBw, mimeType: mime, ...(text !== undefined ? { text } : {}) },
+      content: { size: x.responseBody?.length ?? x.received ?? 0, mimeType: mime, ...(text !== undefined ? { text } : {}) },
       headersSize: -1,
-      bodySize: x.responseBody?.length ?? 0,
+      bodySize: x.responseBody?.length ?? x.received ?? 0,
       redirectURL: '',
     },
     cache: {},

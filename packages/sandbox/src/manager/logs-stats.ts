@@ -41,7 +41,7 @@ export function logsStatsHandlers(c: ManagerContext): ManagerHandlers {
         if (!inBw && !outBw) continue;
         const keys = {
           port: d?.port ?? 0,
-          status_code: e.response.status === 0 ? 'unknown' : e.response.status,
+          status_code: e.response.status,
           hostname: e.request.host ?? rootDomain(URL.canParse(e.request.url) ? new URL(e.request.url).hostname : ''),
           protocol: d?.protocol ?? 'http',
         };

@@ -181,7 +181,14 @@ export async function servePortRequest(
  * real manager checks them on requests it reads (plain, SSL-analyzed), not on a tunnel it does not
  * open (proven in the real-manager suite).
  */
-export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Buffer, hostname: string, targetPort: number): Promise<void> {
+export async function servePortTunnel(
+  ctx: PortRequest,
+  request: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+  hostname: string,
+  targetPort: number,
+): Promise<void> {
   const authority = `${hostname.includes(':') ? `[${hostname}]` : hostname}:${targetPort}`;
   const {
     answer: up,
@@ -198,26 +205,34 @@ export async function servePortTunnel(ctx: PortRequest, socket: Socket, head: Bu
     (u) => u.socket?.destroy(),
     false,
   );
-  const x = ctx.exchange('CONNECT', `https://${authority}`);
+  // Logged as the real manager logs a tunnel it does not open: its authority as the URL, the
+  // upstream's answer to the CONNECT as the response, whose status and body are `unknown` for port
+  // 443; the bytes each way with the heads of the CONNECT and of its answer.
+  const x = ctx.exchange('CONNECT', authority);
+  x.protocol = targetPort === 443 ? 'https' : 'http';
   x.peer = peer;
   x.session = session;
   x.username = upstreamUser(ctx, session);
   x.answered = ctx.now() - x.started;
-  if (up.status !== 200) {
-    // The upstream refused the tunnel: the client gets its answer.
-    x.status = up.status;
-    x.statusText = up.statusText;
-    x.responseHeaders = Object.fromEntries(Object.entries(passHeaders(up.headers)).map(([k, v]) => [k, [v].flat().join(', ')]));
-  }
+  const passed = passHeaders(up.headers);
+  x.status = up.status === 200 && targetPort === 443 ? 'unknown' : up.status;
+  x.statusText = up.statusText;
+  x.responseHeaders = Object.fromEntries(Object.entries(passed).map(([k, v]) => [k, [v].flat().join(', ')]));
+  const connectBytes = requestBytes(request, Buffer.alloc(0));
   if (up.socket) {
-    socket.write(connectHead(up.status, up.statusText, passHeaders(up.headers)));
+    const answer = connectHead(up.status, up.statusText, passed);
+    socket.write(answer);
     const { up: outBw, down: inBw } = await relay(socket, up.socket, head, up.head);
-    x.inBw = inBw;
-    x.outBw = outBw;
+    x.received = inBw;
+    x.inBw = Buffer.byteLength(answer) + inBw;
+    x.outBw = connectBytes + outBw;
   } else {
     const text = Buffer.from(up.body ?? '');
-    socket.end(connectHead(up.status, up.statusText, { ...up.headers, 'content-length': String(text.length), connection: 'close' }) + text);
-    x.inBw = text.length;
+    const answer = connectHead(up.status, up.statusText, { ...up.headers, 'content-length': String(text.length), connection: 'close' });
+    socket.end(answer + text);
+    x.received = text.length;
+    x.inBw = Buffer.byteLength(answer) + text.length;
+    x.outBw = connectBytes;
   }
   x.time = ctx.now() - x.started;
   ctx.log(x);

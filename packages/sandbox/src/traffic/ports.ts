@@ -185,7 +185,7 @@ export class PortTraffic {
       log: (x) => this.log(x),
     };
     if (!isHttp && (cfg as { ssl?: boolean }).ssl === true) return this.mitm(ctx, hostname, targetPort);
-    if (!isHttp) return { customTag: tunnel((socket, head) => servePortTunnel(ctx, socket, head, hostname, targetPort)) };
+    if (!isHttp) return { customTag: tunnel((socket, head) => servePortTunnel(ctx, request, socket, head, hostname, targetPort)) };
     return { customResponseFunction: () => servePortRequest(ctx, request, new URL(request.url as string)) };
   }
 
