@@ -177,7 +177,7 @@ export async function servePortRequest(
 /**
  * A CONNECT through a port without SSL analyzing: a CONNECT to the upstream, whose answer the client
  * gets (the peer's header with it), then the tunnel relayed, logged when it closes as the real manager
- * logs a tunnel: status and body unknown, the peer the upstream named. Bans are not checked on it: the
+ * logs a tunnel (below), with the peer the upstream named. Bans are not checked on it: the
  * real manager checks them on requests it reads (plain, SSL-analyzed), not on a tunnel it does not
  * open (proven in the real-manager suite).
  */
