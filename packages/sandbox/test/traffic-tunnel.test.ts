@@ -251,4 +251,65 @@ describe('a tunnel relays what its target sends without copying it', () => {
       await new Promise<void>((resolve) => source.close(() => resolve()));
     }
   });
+
+  it('a client that goes away, or a target that resets, mid-download ends the tunnel: it is logged, and the sandbox carries on', async () => {
+    const { manager } = t;
+    // A target that sends without end; a second one that resets its connection after 4 MB.
+    const accepted: Socket[] = [];
+    const endless = createServer((socket) => {
+      accepted.push(socket);
+      socket.on('error', () => socket.destroy());
+      const pump = () => {
+        while (!socket.destroyed && socket.write(block));
+        if (!socket.destroyed) socket.once('drain', pump);
+      };
+      pump();
+    });
+    const resetting = createServer((socket) => {
+      accepted.push(socket);
+      socket.on('error', () => socket.destroy());
+      for (let i = 0; i < 4; i++) socket.write(block);
+      socket.once('drain', () => socket.resetAndDestroy());
+    });
+    for (const server of [endless, resetting]) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = await freePort();
+    await manager.createProxy({ body: { proxy: { port, zone: RES } } });
+    /** Opens a tunnel to `server` and reads it until `stop` says so (then destroys it) or it closes: the bytes read. */
+    const readThrough = (server: Server, stop: (bytes: number, socket: Socket) => boolean) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest({
+          host: '127.0.0.1',
+          port,
+          method: 'CONNECT',
+          path: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+          agent: false,
+        });
+        req.once('error', reject);
+        req.once('connect', (_res, socket: Socket, first: Buffer) => {
+          let bytes = first.length;
+          socket.on('error', () => socket.destroy());
+          socket.on('data', (d: Buffer) => {
+            bytes += d.length;
+            if (stop(bytes, socket)) socket.destroy();
+          });
+          socket.once('close', () => resolve(bytes));
+        });
+        req.end();
+      });
+    const entries = async () =>
+      ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries as Rec[];
+    try {
+      expect(await readThrough(endless, (bytes) => bytes >= 8 * MB)).toBeGreaterThanOrEqual(8 * MB);
+      await expect.poll(async () => (await entries()).length).toBe(1);
+      expect(await readThrough(resetting, () => false)).toBeLessThanOrEqual(4 * MB);
+      await expect.poll(async () => (await entries()).length).toBe(2);
+      // Both logged with what they carried; the port still tunnels.
+      for (const e of await entries()) expect(e.details.in_bw).toBeGreaterThan(0);
+      expect(await tunnelThrough(`http://127.0.0.1:${port}`, target)).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
+    } finally {
+      await manager.deleteProxy({ params: { path: { port } } });
+      for (const socket of accepted) socket.destroy();
+      for (const server of [endless, resetting]) await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });
