@@ -1,8 +1,9 @@
+import type { AddressInfo, Server } from 'node:net';
 import { createAccountClient } from '@zone-api/account-client';
 import { createManagerClient } from '@zone-api/manager-client';
 import { listOperations, loadBundle, type OpenApiDoc, resolvePointer, responseSchemaPointer, schemaValidator } from '@zone-api/testkit';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { type Sandbox, type SandboxOptions, startSandbox } from '../src/index.js';
+import { defaultSeed, type Sandbox, type SandboxOptions, startSandbox } from '../src/index.js';
 
 export const docs = { account: loadBundle('account'), manager: loadBundle('manager') };
 export const C = 'hl_1a2b3c4d';
@@ -86,6 +87,19 @@ export class Conformance {
 }
 
 /** A sandbox on free ports for one test file, with typed clients whose every response is checked against the spec. */
+/** A sandbox that carries traffic (its network and listening ports) with no seeded ports: each test opens its own. */
+export function useTrafficSandbox(options: SandboxOptions = {}) {
+  const seed = defaultSeed();
+  seed.manager.ports = [];
+  return useSandbox({ networkPort: 0, proxyPorts: true, seed, ...options });
+}
+
+/** Starts `server` (an HTTP, HTTPS or TCP server of a test's own) on a free loopback port: the port. */
+export async function listenOnLoopback(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
 export function useSandbox(options: SandboxOptions = {}) {
   const ctx = {} as {
     sandbox: Sandbox;

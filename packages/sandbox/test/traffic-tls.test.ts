@@ -1,12 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { freePort } from '@zone-api/testkit';
 import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSeed } from '../src/index.js';
 import { SandboxCa } from '../src/traffic/ca.js';
-import { RES, type Rec, useSandbox } from './helpers.js';
+import { listenOnLoopback, RES, type Rec, useTrafficSandbox } from './helpers.js';
 
 // SSL analyzing: a port with `ssl: true` terminates the TLS of a CONNECT with a certificate signed by
 // the sandbox's CA (handed out by GET /__sandbox/ca), so HTTPS requests are logged in full; without
@@ -14,9 +12,7 @@ import { RES, type Rec, useSandbox } from './helpers.js';
 // certificate comes from a CA of this test, which the sandbox is told to trust (targetCa).
 
 const targetCa = await SandboxCa.create();
-const seed = defaultSeed();
-seed.manager.ports = [];
-const t = useSandbox({ networkPort: 0, proxyPorts: true, seed, targetCa: [targetCa.certificate] });
+const t = useTrafficSandbox({ targetCa: [targetCa.certificate] });
 
 let target: Server;
 let targetUrl: string;
@@ -26,8 +22,7 @@ beforeAll(async () => {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ secure: true, path: req.url }));
   });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  targetUrl = `https://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  targetUrl = `https://127.0.0.1:${await listenOnLoopback(target)}`;
 });
 afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
 
@@ -107,8 +102,7 @@ describe('SSL analyzing and the target', () => {
   it('a target whose certificate the sandbox does not trust is a 502 naming the TLS error, unless the port is insecure', async () => {
     const stranger = await SandboxCa.create();
     const other = createServer(stranger.pemFor('127.0.0.1'), (_req, res) => res.end('untrusted'));
-    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
-    const url = `https://127.0.0.1:${(other.address() as AddressInfo).port}/`;
+    const url = `https://127.0.0.1:${await listenOnLoopback(other)}/`;
     const port = await freePort();
     await t.manager.createProxy({ body: { proxy: { port, zone: RES, ssl: true } } });
     try {

@@ -4,8 +4,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSeed } from '../src/index.js';
-import { C, RES, RES_PW, type Rec, useSandbox } from './helpers.js';
+import { C, listenOnLoopback, RES, RES_PW, type Rec, useTrafficSandbox } from './helpers.js';
 
 // CONNECT tunnels name their exit peer: the network answers the CONNECT with `x-<brand>-ip`, as the
 // provider's super proxy does, and a port reads it, logs it and hands the answer on. As in the real
@@ -13,16 +12,13 @@ import { C, RES, RES_PW, type Rec, useSandbox } from './helpers.js';
 // only plain requests and SSL-analyzed ones (traffic.test.ts, traffic-tls.test.ts) avoid a banned
 // peer. The target is a loopback TCP echo server this file starts.
 
-const seed = defaultSeed();
-seed.manager.ports = [];
-const t = useSandbox({ networkPort: 0, proxyPorts: true, seed });
+const t = useTrafficSandbox();
 
 let echo: Server;
 let target: string;
 beforeAll(async () => {
   echo = createServer((socket) => socket.pipe(socket));
-  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
-  target = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
+  target = `127.0.0.1:${await listenOnLoopback(echo)}`;
 });
 afterAll(() => new Promise<void>((resolve) => echo.close(() => resolve())));
 
@@ -197,7 +193,7 @@ describe('a tunnel relays what its target sends without copying it', () => {
       }
       socket.end();
     });
-    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
+    await listenOnLoopback(source);
     const port = await freePort();
     await manager.createProxy({ body: { proxy: { port, zone: RES } } });
     try {
@@ -271,7 +267,7 @@ describe('a tunnel relays what its target sends without copying it', () => {
       for (let i = 0; i < 4; i++) socket.write(block);
       socket.once('drain', () => socket.resetAndDestroy());
     });
-    for (const server of [endless, resetting]) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    for (const server of [endless, resetting]) await listenOnLoopback(server);
     const port = await freePort();
     await manager.createProxy({ body: { proxy: { port, zone: RES } } });
     /** Opens a tunnel to `server` and reads it until `stop` says so (then destroys it) or it closes: the bytes read. */

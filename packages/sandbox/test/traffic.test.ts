@@ -1,11 +1,11 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { createServer as createNetServer } from 'node:net';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSeed, validateSeed } from '../src/index.js';
+import { validateSeed } from '../src/index.js';
 import { parseUsername } from '../src/traffic/username.js';
-import { C, docs, RES, RES_PW, type Rec, STATIC, useSandbox } from './helpers.js';
+import { C, docs, listenOnLoopback, RES, RES_PW, type Rec, STATIC, useTrafficSandbox } from './helpers.js';
 
 // Traffic through the sandbox, offline: the emulated proxy network and listening proxy ports, sending
 // requests only to a loopback target this file starts. Usage shows up in the account API, each request
@@ -13,9 +13,7 @@ import { C, docs, RES, RES_PW, type Rec, STATIC, useSandbox } from './helpers.js
 
 const DC = 'dc_zone_2';
 const DC_PW = 'd4c2z6n8q1p0';
-const seed = defaultSeed();
-seed.manager.ports = [];
-const t = useSandbox({ networkPort: 0, proxyPorts: true, seed });
+const t = useTrafficSandbox();
 
 let target: Server;
 let targetUrl: string;
@@ -33,8 +31,7 @@ beforeAll(async () => {
       res.end(JSON.stringify({ path: req.url, echo: body }));
     });
   });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  targetUrl = `http://127.0.0.1:${await listenOnLoopback(target)}`;
 });
 afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
 
@@ -293,8 +290,7 @@ describe('proxy ports that carry traffic', () => {
 
   it('a port that cannot bind is refused at create, naming the port; a move listens anew', async () => {
     const busy = createServer();
-    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-    const taken = (busy.address() as AddressInfo).port;
+    const taken = await listenOnLoopback(busy);
     try {
       const res = await t.manager.createProxy({ body: { proxy: { port: taken, zone: RES } } });
       expect(res.response.status).toBe(400);
@@ -411,8 +407,7 @@ describe("a port's upstream settings", () => {
         res.end('slow');
       }, 100);
     });
-    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`;
+    const slowUrl = `http://127.0.0.1:${await listenOnLoopback(slow)}/`;
     const port = await freePort();
     await t.manager.createProxy({ body: { proxy: { port, zone: RES, throttle: 1 } } });
     try {
@@ -435,8 +430,7 @@ describe("a port's upstream settings", () => {
       connections++;
       socket.destroy();
     });
-    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
-    const brokenPort = (broken.address() as AddressInfo).port;
+    const brokenPort = await listenOnLoopback(broken);
     const port = await freePort();
     await t.manager.createProxy({ body: { proxy: { port, zone: RES, proxy: '127.0.0.1', proxy_port: brokenPort, proxy_retry: 3 } } });
     try {
