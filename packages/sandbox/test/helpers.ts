@@ -86,7 +86,6 @@ export class Conformance {
   };
 }
 
-/** A sandbox on free ports for one test file, with typed clients whose every response is checked against the spec. */
 /** A sandbox that carries traffic (its network and listening ports) with no seeded ports: each test opens its own. */
 export function useTrafficSandbox(options: SandboxOptions = {}) {
   const seed = defaultSeed();
@@ -100,6 +99,7 @@ export async function listenOnLoopback(server: Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+/** A sandbox on free ports for one test file, with typed clients whose every response is checked against the spec. */
 export function useSandbox(options: SandboxOptions = {}) {
   const ctx = {} as {
     sandbox: Sandbox;
