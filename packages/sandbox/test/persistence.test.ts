@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -263,6 +263,20 @@ describe('what is on disk is what memory holds, after every kind of change', () 
       expect((await manager.createProxy({ body: { proxy: { port, zone: 'dc_zone_2' } } })).response.status).toBe(200);
       expect((await viaProxy(`http://127.0.0.1:${port}`, targetUrl)).status).toBe(200);
       await sameOnDisk('a request through a port (HAR)');
+      // A tunnel, logged with its authority as the URL, as the real manager logs one.
+      const authority = new URL(targetUrl).host;
+      await new Promise<void>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, method: 'CONNECT', path: authority, agent: false });
+        req.once('error', reject);
+        req.once('connect', (_res, socket) => {
+          socket.once('close', () => resolve());
+          socket.end();
+        });
+        req.end();
+      });
+      for (let i = 0; i < 50 && !s.state().manager.har.some((e) => e.request.url === authority); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      await sameOnDisk('a tunnel through a port (HAR)');
       await account.deleteZone({ body: { zone: 'disk_zone' } });
       await sameOnDisk('deleteZone');
       await account.deleteZone({ body: { zone: 'mob_zone' } });
@@ -270,6 +284,13 @@ describe('what is on disk is what memory holds, after every kind of change', () 
     } finally {
       await s.close();
       target.close();
+    }
+    // Another sandbox starts from the file: every entry of it passes the start's checks, the tunnel's too.
+    const again = await startSandbox({ ...free, dataFile: file });
+    try {
+      expect(again.state().manager.har.map((e) => e.request.method)).toContain('CONNECT');
+    } finally {
+      await again.close();
     }
   });
 });

@@ -29,6 +29,12 @@ export function dayString(now: number, daysAgo = 0): string {
   return new Date(now - daysAgo * 86_400_000).toISOString().slice(0, 10);
 }
 
+/** Whether a HAR entry's URL is one the sandbox can read: absolute, or for a tunnel its `host:port`. */
+function loggedUrl(method: string, url: string): boolean {
+  if (method !== 'CONNECT') return URL.canParse(url);
+  return /:\d+$/.test(url) && URL.canParse(`http://${url}`);
+}
+
 /**
  * Checks a seed (or a saved state) and throws one message listing every problem: schema errors by
  * JSON path, then references that do not resolve (an allocated IP missing from the pool, a port's
@@ -103,10 +109,10 @@ export function validateSeed(
   d.manager.har.forEach((e, i) => {
     if (!har(e))
       problems.push(`/manager/har/${i}: ${har.errors?.[0]?.instancePath} ${har.errors?.[0]?.message} (HarEntry of the manager spec)`);
-    // Stats and log filters read the host and protocol of each entry's URL.
-    else if (!URL.canParse((e as { request: { url: string } }).request.url))
+    // Stats read the host of each entry's URL: absolute, or a tunnel's authority (`host:port`), as the real manager logs one.
+    else if (!loggedUrl(e.request.method, e.request.url))
       problems.push(
-        `/manager/har/${i}/request/url: ${JSON.stringify((e as { request: { url: string } }).request.url)} is not an absolute URL`,
+        `/manager/har/${i}/request/url: ${JSON.stringify(e.request.url)} is not an absolute URL${e.request.method === 'CONNECT' ? ' nor host:port' : ''}`,
       );
   });
   if (problems.length) throw new Error(`Invalid ${source}:\n  ${problems.slice(0, 30).join('\n  ')}`);
