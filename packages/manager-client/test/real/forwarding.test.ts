@@ -25,7 +25,7 @@ let echo: TcpServer;
 let echoAt: string;
 const arrived: { url: string; headers: IncomingHttpHeaders }[] = [];
 // biome-ignore lint/suspicious/noExplicitAny: HAR entries of the real program, read field by field
-type HarLog = { log: { entries: Array<Record<string, any>> } };
+type HarLog = { log: { version?: string; creator?: { name: string; version: string }; entries: Array<Record<string, any>> } };
 type HarEntry = HarLog['log']['entries'][number];
 
 beforeAll(async () => {
@@ -174,9 +174,12 @@ describe('the real manager through the sandbox', () => {
         ),
       )
       .toBeDefined();
-    const sandboxEntry = ((await (await fetch(`${sandbox.managerUrl}/api/logs?limit=50`)).json()) as HarLog).log.entries.find(
-      (e) => e.request?.url === sandboxUrl,
-    );
+    const sandboxLogs = (await (await fetch(`${sandbox.managerUrl}/api/logs?limit=50`)).json()) as HarLog;
+    const sandboxEntry = sandboxLogs.log.entries.find((e) => e.request?.url === sandboxUrl);
+    // The log around the entries: the same fields, and the same creator (the manager's name and version).
+    const envelope = (l: HarLog) => ({ ...l, log: { ...l.log, entries: [] } });
+    expect(shape(envelope(sandboxLogs))).toEqual(shape(envelope(logs)));
+    expect(sandboxLogs.log).toMatchObject({ version: logs.log.version, creator: logs.log.creator });
     const json = `application~1json/schema`;
     expect(validator.validate(`#/paths/~1api~1logs/get/responses/200/content/${json}`, logs)).toBeNull();
     const { password, ...realDetails } = entry?.details ?? {};

@@ -12,7 +12,8 @@ const harField: Record<string, (e: HarEntry) => string | number> = {
   timestamp: (e) => e.startedDateTime,
   url: (e) => e.request.url,
   method: (e) => e.request.method,
-  status_code: (e) => e.response.status,
+  // `unknown` (a tunnel to port 443) sorts as no status.
+  status_code: (e) => (typeof e.response.status === 'number' ? e.response.status : 0),
   port: (e) => e.details?.port ?? 0,
   time: (e) => e.time,
   bw: (e) => e.details?.bw ?? 0,
@@ -116,7 +117,7 @@ export function logsStatsHandlers(c: ManagerContext): ManagerHandlers {
       const entries = q.limit !== undefined ? matched.slice(skip, skip + (q.limit as number)) : matched.slice(skip);
       return {
         body: {
-          log: { version: '1.2', creator: { name: 'zone-api-sandbox', version: m().version }, pages: [], entries },
+          log: { version: '1.2', creator: { name: 'Proxy Manager', version: m().version }, pages: [], entries },
           total: matched.length,
           skip,
           sum_in: matched.reduce((n, e) => n + (e.details?.in_bw ?? 0), 0),
