@@ -209,7 +209,6 @@ export async function servePortTunnel(
   // upstream's answer to the CONNECT as the response, whose status and body are `unknown` for port
   // 443; the bytes each way with the heads of the CONNECT and of its answer.
   const x = ctx.exchange('CONNECT', authority);
-  x.protocol = targetPort === 443 ? 'https' : 'http';
   x.peer = peer;
   x.session = session;
   x.username = upstreamUser(ctx, session);

@@ -262,7 +262,8 @@ export class PortTraffic {
       session: '',
       answered: 0,
       clientIp,
-      protocol: method === 'CONNECT' || url.startsWith('https:') ? 'https' : 'http',
+      // As the real manager: a tunnel (its URL is its `host:port`) is `https` when its port is 443.
+      protocol: (method === 'CONNECT' ? url.endsWith(':443') : url.startsWith('https:')) ? 'https' : 'http',
       harLimit: this.o.store.manager.settings.har_limit,
     };
   }

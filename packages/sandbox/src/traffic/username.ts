@@ -2,7 +2,7 @@ import type { ProxyPortConfig } from '../domain/types.js';
 
 // The provider's proxy username: `<brand>-customer-<CUSTOMER>-zone-<ZONE>[-<key>-<value>…]`, as a
 // proxy port sends it upstream and the proxy network reads it. The brand word varies (the provider's documentation
-// writes `service`, the real manager sends `lum`); the network answers in headers named after it.
+// writes `service`, the real manager sends `brd`); the network answers in headers named after it.
 
 export interface ProxyUser {
   brand: string;
