@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,14 +25,10 @@ afterAll(() => new Promise<void>((resolve) => echo.close(() => resolve())));
 const basic = (user: string, pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`;
 
 /**
- * A raw CONNECT to `authority` through `proxy`: the answer's status and headers and, when it is 200,
- * what the echo target sends back for a line written through the tunnel.
+ * A raw CONNECT to `authority` through `proxy`: the answer, the tunnel's socket (paused, so that a
+ * test reads it when it means to) and the bytes that came with the answer.
  */
-function tunnelThrough(
-  proxy: string,
-  authority: string,
-  auth?: string,
-): Promise<{ status: number; headers: IncomingHttpHeaders; echoed?: string }> {
+function openTunnel(proxy: string, authority: string, auth?: string): Promise<{ res: IncomingMessage; socket: Socket; head: Buffer }> {
   const p = new URL(proxy);
   return new Promise((resolve, reject) => {
     const req = httpRequest({
@@ -45,30 +41,41 @@ function tunnelThrough(
     });
     req.setTimeout(5000, () => req.destroy(new Error('no answer to the CONNECT')));
     req.once('error', reject);
-    req.once('connect', (res, socket: Socket) => {
-      const answer = { status: res.statusCode ?? 0, headers: res.headers };
-      if (answer.status !== 200) {
-        socket.destroy();
-        resolve(answer);
-        return;
-      }
-      let got = '';
-      socket.on('data', (d: Buffer) => {
-        got += d.toString();
-        if (got.endsWith('\n')) socket.end();
-      });
-      socket.once('close', () => resolve({ ...answer, echoed: got }));
-      socket.write('ping through the tunnel\n');
+    req.once('connect', (res, socket: Socket, head: Buffer) => {
+      socket.pause();
+      resolve({ res, socket, head });
     });
     req.end();
   });
 }
 
 /**
- * The exit peer an answer names: the network names it after the brand of the username (`lum` users
- * here, `x-luminati-ip`); a port sends the real manager's `brd-customer-…`, so through a port it is
- * `x-brd-ip`.
+ * A raw CONNECT to `authority` through `proxy`: the answer's status and headers and, when it is 200,
+ * what the echo target sends back for a line written through the tunnel.
  */
+async function tunnelThrough(
+  proxy: string,
+  authority: string,
+  auth?: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; echoed?: string }> {
+  const { res, socket } = await openTunnel(proxy, authority, auth);
+  const answer = { status: res.statusCode ?? 0, headers: res.headers };
+  if (answer.status !== 200) {
+    socket.destroy();
+    return answer;
+  }
+  return new Promise((resolve) => {
+    let got = '';
+    socket.on('data', (d: Buffer) => {
+      got += d.toString();
+      if (got.endsWith('\n')) socket.end();
+    });
+    socket.once('close', () => resolve({ ...answer, echoed: got }));
+    socket.resume();
+    socket.write('ping through the tunnel\n');
+  });
+}
+
 const peerOf = (headers: IncomingHttpHeaders, brand = 'luminati') => headers[`x-${brand}-ip`] as string | undefined;
 const portPeerOf = (headers: IncomingHttpHeaders) => peerOf(headers, 'brd');
 const zonePeers = () =>
@@ -197,22 +204,8 @@ describe('a tunnel relays what its target sends without copying it', () => {
     const port = await freePort();
     await manager.createProxy({ body: { proxy: { port, zone: RES } } });
     try {
-      const { status, socket, head } = await new Promise<{ status?: number; socket: Socket; head: Buffer }>((resolve, reject) => {
-        const req = httpRequest({
-          host: '127.0.0.1',
-          port,
-          method: 'CONNECT',
-          path: `127.0.0.1:${(source.address() as AddressInfo).port}`,
-          agent: false,
-        });
-        req.once('error', reject);
-        req.once('connect', (res, s: Socket, first: Buffer) => {
-          s.pause();
-          resolve({ status: res.statusCode, socket: s, head: first });
-        });
-        req.end();
-      });
-      expect(status).toBe(200);
+      const { res, socket, head } = await openTunnel(`http://127.0.0.1:${port}`, `127.0.0.1:${(source.address() as AddressInfo).port}`);
+      expect(res.statusCode).toBe(200);
       // The client reads nothing: the target is held back once the buffers on the way are full.
       let seen = -1;
       while (handed !== seen && handed < TOTAL) {
@@ -271,27 +264,19 @@ describe('a tunnel relays what its target sends without copying it', () => {
     const port = await freePort();
     await manager.createProxy({ body: { proxy: { port, zone: RES } } });
     /** Opens a tunnel to `server` and reads it until `stop` says so (then destroys it) or it closes: the bytes read. */
-    const readThrough = (server: Server, stop: (bytes: number, socket: Socket) => boolean) =>
-      new Promise<number>((resolve, reject) => {
-        const req = httpRequest({
-          host: '127.0.0.1',
-          port,
-          method: 'CONNECT',
-          path: `127.0.0.1:${(server.address() as AddressInfo).port}`,
-          agent: false,
+    const readThrough = async (server: Server, stop: (bytes: number) => boolean) => {
+      const { socket, head } = await openTunnel(`http://127.0.0.1:${port}`, `127.0.0.1:${(server.address() as AddressInfo).port}`);
+      return new Promise<number>((resolve) => {
+        let bytes = head.length;
+        socket.on('error', () => socket.destroy());
+        socket.on('data', (d: Buffer) => {
+          bytes += d.length;
+          if (stop(bytes)) socket.destroy();
         });
-        req.once('error', reject);
-        req.once('connect', (_res, socket: Socket, first: Buffer) => {
-          let bytes = first.length;
-          socket.on('error', () => socket.destroy());
-          socket.on('data', (d: Buffer) => {
-            bytes += d.length;
-            if (stop(bytes, socket)) socket.destroy();
-          });
-          socket.once('close', () => resolve(bytes));
-        });
-        req.end();
+        socket.once('close', () => resolve(bytes));
+        socket.resume();
       });
+    };
     const entries = async () =>
       ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries as Rec[];
     try {
