@@ -44,8 +44,7 @@ const headerList = (h: Record<string, string | string[] | undefined>) =>
   Object.entries(h).flatMap(([name, v]) => (v === undefined ? [] : [v].flat().map((value) => ({ name, value: String(value) }))));
 
 /** The real manager's content types for `details.content_type`, from the response's media type. */
-function contentType(mime: string): string | null {
-  if (!mime) return null;
+function contentType(mime: string): string {
   if (/html/.test(mime)) return 'html';
   if (/json/.test(mime)) return 'json';
   if (/javascript/.test(mime)) return 'js';
@@ -70,17 +69,24 @@ export function rootDomain(host: string): string {
 /** Whether the real manager counts a status as a success: 1xx, 2xx, 3xx, 404, or `unknown` (a tunnel to port 443). */
 export const successful = (status: number | string) => status === 'unknown' || /([123]..|404)/.test(String(status));
 
+/**
+ * A logged request's URL, when it is one the sandbox can read: absolute, or for a tunnel its
+ * authority, `host:port`, as the real manager logs one.
+ */
+export function loggedUrl(method: string, url: string): URL | undefined {
+  const absolute = method === 'CONNECT' ? (/:\d+$/.test(url) ? `http://${url}` : '') : url;
+  return URL.canParse(absolute) ? new URL(absolute) : undefined;
+}
+
 export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
-  // A tunnel's URL is its authority, `host:port`, as the real manager logs it.
-  const absolute = x.method === 'CONNECT' ? `http://${x.url}` : x.url;
-  const url = URL.canParse(absolute) ? new URL(absolute) : undefined;
+  const url = loggedUrl(x.method, x.url);
   const mime = x.responseHeaders['content-type'] || 'unknown';
   const kind = x.status === 'unknown' ? 'unknown' : contentType(mime);
   // Bodies of images, scripts and styles are not kept; others up to har_limit bytes (-1: no limit).
   let text: string | undefined;
   if (x.status === 'unknown') text = 'unknown';
   else if (!x.responseBody) text = '';
-  else if (!['img', 'js', 'css'].includes(kind ?? '')) {
+  else if (!['img', 'js', 'css'].includes(kind)) {
     const cap = x.harLimit < 0 ? x.responseBody.length : Math.min(x.harLimit, x.responseBody.length);
     text = x.responseBody.subarray(0, cap).toString('utf8');
   }

@@ -2,6 +2,7 @@ import { createAjv, schemaValidator } from '@zone-api/spec/model';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenApiDoc } from '../router/spec.js';
 import { Clock } from './clock.js';
+import { loggedUrl } from './har.js';
 import { release, releaseGips } from './ips.js';
 import { seedSchema } from './seed-schema.js';
 import type {
@@ -27,12 +28,6 @@ let seedValidator: ValidateFunction | undefined;
 /** Day `YYYY-MM-DD` (UTC) `daysAgo` days before `now`. */
 export function dayString(now: number, daysAgo = 0): string {
   return new Date(now - daysAgo * 86_400_000).toISOString().slice(0, 10);
-}
-
-/** Whether a HAR entry's URL is one the sandbox can read: absolute, or for a tunnel its `host:port`. */
-function loggedUrl(method: string, url: string): boolean {
-  if (method !== 'CONNECT') return URL.canParse(url);
-  return /:\d+$/.test(url) && URL.canParse(`http://${url}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js';
-import { rootDomain, successful } from '../domain/har.js';
+import { loggedUrl, rootDomain, successful } from '../domain/har.js';
 import type { HarEntry } from '../domain/types.js';
 import { badRequest } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
@@ -43,7 +43,7 @@ export function logsStatsHandlers(c: ManagerContext): ManagerHandlers {
         const keys = {
           port: d?.port ?? 0,
           status_code: e.response.status,
-          hostname: e.request.host ?? rootDomain(URL.canParse(e.request.url) ? new URL(e.request.url).hostname : ''),
+          hostname: e.request.host ?? rootDomain(loggedUrl(e.request.method, e.request.url)?.hostname ?? ''),
           protocol: d?.protocol ?? 'http',
         };
         for (const [group, key] of Object.entries(keys) as [keyof typeof groups, number | string][]) {
