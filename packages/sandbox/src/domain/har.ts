@@ -71,10 +71,12 @@ export const successful = (status: number | string) => status === 'unknown' || /
 
 /**
  * A logged request's URL, when it is one the sandbox can read: absolute, or for a tunnel its
- * authority, `host:port`, as the real manager logs one.
+ * authority, `host:port`, as the real manager logs one (a data file of an earlier sandbox may hold a
+ * tunnel's URL as `https://host:port`).
  */
 export function loggedUrl(method: string, url: string): URL | undefined {
-  const absolute = method === 'CONNECT' ? (/:\d+$/.test(url) ? `http://${url}` : '') : url;
+  if (method === 'CONNECT' && !/:\d+$/.test(url)) return undefined;
+  const absolute = method === 'CONNECT' && !url.includes('://') ? `http://${url}` : url;
   return URL.canParse(absolute) ? new URL(absolute) : undefined;
 }
 
