@@ -108,6 +108,9 @@ function shape(value: unknown): unknown {
 type Stat = { key: number | string; reqs: number; success: number };
 type RecentStats = { ports: Record<string, Stat>; status_code: Stat[]; hostname: Stat[]; protocol: Stat[] };
 
+/** The HAR log of the manager at `managerUrl` (the real one or a sandbox's): its last 50 entries. */
+const harLog = async (managerUrl: string) => (await (await fetch(`${managerUrl}/api/logs?limit=50`)).json()) as HarLog;
+
 /**
  * The names of an answer's end-to-end headers: each proxy answers the hop-by-hop ones (`connection`,
  * `keep-alive`) for its own connection (to a client that asks to close, the real manager answered
@@ -147,11 +150,11 @@ describe('the real manager through the sandbox', () => {
       .map((p) => p.ip);
     await expect
       .poll(async () => {
-        const logs = (await (await fetch(`${manager.url}/api/logs?limit=50`)).json()) as HarLog;
+        const logs = await harLog(manager.url);
         return logs.log.entries.find((e) => e.request?.url === url);
       })
       .toMatchObject({ response: { status: 200 }, details: { port } });
-    const logs = (await (await fetch(`${manager.url}/api/logs?limit=50`)).json()) as HarLog;
+    const logs = await harLog(manager.url);
     const entry = logs.log.entries.find((e) => e.request?.url === url);
     expect(peers).toContain(entry?.details?.proxy_peer);
     // The client gets the network's answer with the peer's header: the real manager sends its upstream
@@ -167,14 +170,8 @@ describe('the real manager through the sandbox', () => {
     // a sandbox port's are the same: the same fields of the same types (but the upstream password,
     // which the sandbox does not log).
     const sandboxUrl = `${targetUrl}/through-a-sandbox-port`;
-    await expect
-      .poll(async () =>
-        ((await (await fetch(`${sandbox.managerUrl}/api/logs?limit=50`)).json()) as HarLog).log.entries.find(
-          (e) => e.request?.url === sandboxUrl,
-        ),
-      )
-      .toBeDefined();
-    const sandboxLogs = (await (await fetch(`${sandbox.managerUrl}/api/logs?limit=50`)).json()) as HarLog;
+    await expect.poll(async () => (await harLog(sandbox.managerUrl)).log.entries.find((e) => e.request?.url === sandboxUrl)).toBeDefined();
+    const sandboxLogs = await harLog(sandbox.managerUrl);
     const sandboxEntry = sandboxLogs.log.entries.find((e) => e.request?.url === sandboxUrl);
     // The log around the entries: the same fields, and the same creator (the manager's name and version).
     const envelope = (l: HarLog) => ({ ...l, log: { ...l.log, entries: [] } });
@@ -210,9 +207,7 @@ describe('the real manager through the sandbox', () => {
 
     // The real manager logs the tunnel with the exit peer the network named in its answer to the CONNECT.
     const tunnels = async () =>
-      ((await (await fetch(`${manager.url}/api/logs?limit=50`)).json()) as HarLog).log.entries.filter(
-        (e) => e.request?.method === 'CONNECT' && e.details?.port === port,
-      );
+      (await harLog(manager.url)).log.entries.filter((e) => e.request?.method === 'CONNECT' && e.details?.port === port);
     await expect.poll(async () => (await tunnels()).length).toBe(1);
     const peer = (await tunnels())[0]?.details?.proxy_peer as string;
     const peers = sandbox
@@ -253,13 +248,9 @@ describe('the real manager through the sandbox', () => {
     // Field for field and type for type (but the upstream password, which the sandbox does not log).
     const tunnelEntry = async (managerUrl: string, p: number, url: string) => {
       await expect
-        .poll(async () =>
-          ((await (await fetch(`${managerUrl}/api/logs?limit=50`)).json()) as HarLog).log.entries.find(
-            (e) => e.details?.port === p && e.request?.url === url,
-          ),
-        )
+        .poll(async () => (await harLog(managerUrl)).log.entries.find((e) => e.details?.port === p && e.request?.url === url))
         .toBeDefined();
-      const log = (await (await fetch(`${managerUrl}/api/logs?limit=50`)).json()) as HarLog;
+      const log = await harLog(managerUrl);
       expect(validator.validate(`#/paths/~1api~1logs/get/responses/200/content/application~1json/schema`, log)).toBeNull();
       const found = log.log.entries.find((e) => e.details?.port === p && e.request?.url === url) as HarEntry;
       const { password: _password, ...details } = found.details;
