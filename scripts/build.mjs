@@ -14,10 +14,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundle } from '../packages/spec/scripts/bundle.mjs';
-import { apis, bundlePath, distDir, isMain, quiet, root, tool } from '../packages/spec/scripts/lib.mjs';
+import { apis, bundleFile, distDir, isMain, quiet, root, tool } from '../packages/spec/scripts/lib.mjs';
 import { lint } from '../packages/spec/scripts/lint.mjs';
-import { generatedDirs } from './check-generated.mjs';
 import { checkPackages, published } from './check-packages.mjs';
+import { generatedDirs } from './gen-operations.mjs';
 
 const cacheFile = join(root, 'node_modules/.cache/zone-api/build.json');
 
@@ -36,7 +36,7 @@ function tree(dir) {
     .map((e) => join(e.parentPath ?? e.path, e.name).slice(root.length + 1));
 }
 
-const bundles = () => apis().flatMap((a) => ['yaml', 'json'].map((ext) => bundlePath(a.name, ext).slice(root.length + 1)));
+const bundles = () => apis().flatMap((a) => ['yaml', 'json'].map((ext) => bundleFile(a.name, { ext }).slice(root.length + 1)));
 
 async function run(label, name, args) {
   const res = await tool(name, args);
@@ -84,7 +84,7 @@ const steps = [
       execFileSync(process.execPath, [join(root, 'scripts/gen-operations.mjs')], { cwd: root, stdio: 'inherit' });
     },
     inputs: () => [...bundles(), 'redocly.types.yaml', 'scripts/gen-operations.mjs', 'packages/spec/model/index.js'],
-    outputs: () => generatedDirs.flatMap(tree),
+    outputs: () => generatedDirs().flatMap((d) => tree(d.slice(root.length + 1))),
   },
   {
     name: 'compile',

@@ -6,22 +6,17 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isMain, root } from '../packages/spec/scripts/lib.mjs';
+import { generatedDirs } from './gen-operations.mjs';
 
-/** Where `pnpm types` writes (the build's types step reads its outputs from the same list). */
-export const generatedDirs = [
-  'packages/account-client/src/generated',
-  'packages/manager-client/src/generated',
-  'packages/sandbox/src/generated',
-];
 /** Regenerates, compares with what was there, puts the originals back; exits 1 naming what was stale. */
 function check() {
-  const files = generatedDirs.flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
+  const files = generatedDirs().flatMap((d) => readdirSync(d).map((f) => join(d, f)));
   const before = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
 
   let stale = [];
   try {
     execFileSync('pnpm', ['-s', 'types'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-    const after = generatedDirs.flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
+    const after = generatedDirs().flatMap((d) => readdirSync(d).map((f) => join(d, f)));
     stale = [...new Set([...files, ...after])].filter((f) => {
       try {
         return readFileSync(f, 'utf8') !== before.get(f);

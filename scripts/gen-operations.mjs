@@ -1,88 +1,107 @@
 #!/usr/bin/env node
-// Writes each client's operation table (operationId -> method, path) from its bundle, next to the
-// openapi-typescript output named in redocly.types.yaml. Staleness is checked by check-generated.mjs.
+// Generates, for each API, the module `@zone-api/spec/<api>` next to the schema types that
+// openapi-typescript writes (`<api>.schema.d.ts`): the operation table (operationId -> method, path
+// and what the spec says of it, from the operation model), the operationId union and the documented
+// method list, as `<api>.js` and `<api>.d.ts`. redocly.types.yaml is the one place that says where
+// generated files go: this script, `pnpm types:check` and the build read it through `destinations()`.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { loadBundle, operations } from '../packages/spec/model/index.js';
-import { root } from '../packages/spec/scripts/lib.mjs';
-
-const config = parse(readFileSync(join(root, 'redocly.types.yaml'), 'utf8'));
+import { isMain, root } from '../packages/spec/scripts/lib.mjs';
 
 /**
- * What the code needs to know of one operation, as the spec states it: the behaviour extensions
- * (specs/README.md), the credential schemes of its security, and the media types of each 2xx.
+ * Where each API's generated files go, as redocly.types.yaml states it (its `x-openapi-ts.output`,
+ * the schema types): `[{ name: 'account', dir: '<abs>/packages/spec/generated', schema: '<abs>/….schema.d.ts' }]`.
  */
-function row({ path, method, op, credentials, responses }) {
-  const out = { method: method.toUpperCase(), path, idempotent: op['x-idempotent'], changesState: op['x-changes-state'] };
-  if (typeof out.idempotent !== 'boolean' || typeof out.changesState !== 'boolean') {
-    throw new Error(`${op.operationId}: x-idempotent and x-changes-state must be booleans (the zone-operation-behaviour rule)`);
-  }
+export function destinations() {
+  const config = parse(readFileSync(join(root, 'redocly.types.yaml'), 'utf8'));
+  return Object.entries(config.apis).map(([id, api]) => {
+    const schema = join(root, api['x-openapi-ts'].output);
+    return { name: id.split('@')[0], dir: dirname(schema), schema };
+  });
+}
+
+/** The folders that hold generated files, once each. */
+export const generatedDirs = () => [...new Set(destinations().map((d) => d.dir))];
+
+/**
+ * What the code needs to know of one operation, as the spec states it: the behaviour facts the
+ * model reads (specs/README.md), the credential schemes of its security, and the media types of each 2xx.
+ */
+function row({ path, method, op, credentials, responses, facts }) {
+  const out = { method: method.toUpperCase(), path, idempotent: facts.idempotent, changesState: facts.changesState };
   if (credentials.length) out.credentials = credentials;
-  if (op['x-brand-prefix']) out.brandPrefix = op['x-brand-prefix'];
+  if (facts.brandPrefix) out.brandPrefix = facts.brandPrefix;
   if (op.deprecated) out.deprecated = true;
-  if (op['x-pagination']) out.pagination = op['x-pagination'];
+  if (facts.pagination) out.pagination = facts.pagination;
   out.success = Object.fromEntries(responses.filter((r) => /^2\d\d$/.test(r.status)).map((r) => [r.status, r.media]));
   return out;
 }
 
+/** A JSON value as a TypeScript type, readonly throughout (what `as const` would infer). */
+function typeOf(value) {
+  if (Array.isArray(value)) return `readonly [${value.map(typeOf).join(', ')}]`;
+  if (value && typeof value === 'object') {
+    return `{ ${Object.entries(value)
+      .map(([k, v]) => `readonly ${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}: ${typeOf(v)}`)
+      .join('; ')} }`;
+  }
+  return JSON.stringify(value);
+}
+
 /** A method's JSDoc: summary, description, method and path, the reference page, deprecation. */
-function jsdoc(api, path, method, op) {
+function jsdoc(api, { path, method, op, facts }) {
   const lines = [op.summary ?? op.operationId, ''];
   if (op.description) lines.push(...op.description.trim().split('\n'), '');
   lines.push(
     `\`${method.toUpperCase()} ${path}\` · operationId \`${op.operationId}\` · reference: \`${api}.html#operation/${op.operationId}\` in the reference docs of \`@zone-api/spec\``,
   );
-  if (op.deprecated) lines.push(`@deprecated ${op['x-deprecated-reason'] ?? 'See the description for the operation to use instead.'}`);
+  if (op.deprecated) lines.push(`@deprecated ${facts.deprecatedReason ?? 'See the description for the operation to use instead.'}`);
   const body = lines.map((l) => `   *${l ? ` ${l.replaceAll('*/', '*\\/')}` : ''}`).join('\n');
   return `  /**\n${body}\n   */\n  ${op.operationId}: M['${op.operationId}'];`;
 }
 
-const idsByApi = [];
-for (const [id, api] of Object.entries(config.apis)) {
-  const name = id.split('@')[0];
-  const spec = loadBundle(name);
-  const rows = [];
-  const docs = [];
-  for (const o of operations(spec)) {
-    rows.push(`  ${o.operationId}: ${JSON.stringify(row(o))},`);
-    docs.push({ id: o.operationId, text: jsdoc(name, o.path, o.method, o.op) });
-  }
-  rows.sort();
-  docs.sort((a, b) => (a.id < b.id ? -1 : 1));
-  const text = `// Generated by scripts/gen-operations.mjs from packages/spec/dist/${name}.openapi.json. Do not edit.
-/** Every operation of the ${spec.info.title}: operationId -> method, path and what the spec says of it. */
-export const operations = {
-${rows.join('\n')}
-} as const;
+/** Writes `<api>.js` and `<api>.d.ts` for every API of redocly.types.yaml. */
+export function generate() {
+  for (const dir of generatedDirs()) mkdirSync(dir, { recursive: true });
+  for (const { name, dir, schema } of destinations()) {
+    const spec = loadBundle(name);
+    const ops = operations(spec).sort((a, b) => (a.operationId < b.operationId ? -1 : 1));
+    const header = `// Generated by scripts/gen-operations.mjs from packages/spec/dist/${name}.openapi.json. Do not edit.`;
+    const tableDoc = `/** Every operation of the ${spec.info.title}: operationId -> method, path and what the spec says of it. */`;
+    const js = `${header}\n${tableDoc}\nexport const operations = {\n${ops.map((o) => `  ${o.operationId}: ${JSON.stringify(row(o))},`).join('\n')}\n};\n`;
+    const schemaModule = `./${basename(schema).replace(/\.d\.ts$/, '.js')}`;
+    const dts = `${header}
+// The schema types are openapi-typescript's (${basename(schema)}); their per-operation types are
+// exported here as \`OperationTypes\`, since \`operations\` is the operation table.
+export type { $defs, components, operations as OperationTypes, paths, webhooks } from '${schemaModule}';
 
-export type OperationId = keyof typeof operations;
+${tableDoc}
+export declare const operations: {
+${ops.map((o) => `  readonly ${o.operationId}: ${typeOf(row(o))};`).join('\n')}
+};
+
+/** The operationIds of the ${spec.info.title}. */
+export type OperationId =
+${ops.map((o) => `  | '${o.operationId}'`).join('\n')};
 
 /**
  * The client's methods, one per operation, each documented from the spec (summary, description,
  * method and path, deprecation): what an editor shows on hover. \`M\` is the methods' types.
  */
 export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
-${docs.map((d) => d.text).join('\n')}
+${ops.map((o) => jsdoc(name, o)).join('\n')}
 }
 `;
-  const out = join(root, dirname(api['x-openapi-ts'].output), 'operations.ts');
-  writeFileSync(out, text);
-  console.log(`wrote ${relative(root, out)} (${rows.length} operations)`);
-  idsByApi.push({ name, title: spec.info.title, ids: docs.map((d) => d.id) });
+    for (const [file, text] of [
+      [join(dir, `${name}.js`), js],
+      [join(dir, `${name}.d.ts`), dts],
+    ]) {
+      writeFileSync(file, text);
+      console.log(`wrote ${relative(root, file)} (${ops.length} operations)`);
+    }
+  }
 }
 
-// The sandbox's typed fault control (`sandbox.faults.<api>.arm({ operationId })`) takes these unions.
-const idsOut = join(root, 'packages/sandbox/src/generated/operation-ids.ts');
-mkdirSync(dirname(idsOut), { recursive: true });
-writeFileSync(
-  idsOut,
-  `// Generated by scripts/gen-operations.mjs from the bundles in packages/spec/dist. Do not edit.
-${idsByApi
-  .map(
-    ({ name, title, ids }) =>
-      `\n/** The operationIds of the ${title}. */\nexport type ${name[0].toUpperCase()}${name.slice(1)}OperationId =\n${ids.map((i) => `  | '${i}'`).join('\n')};\n`,
-  )
-  .join('')}`,
-);
-console.log(`wrote ${relative(root, idsOut)}`);
+if (isMain(import.meta.url)) generate();

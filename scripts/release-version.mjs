@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundle } from '../packages/spec/scripts/bundle.mjs';
-import { apis, bundlePath, isMain, root } from '../packages/spec/scripts/lib.mjs';
+import { apis, bundleFile, isMain, root } from '../packages/spec/scripts/lib.mjs';
 
 const specPackage = join(root, 'packages/spec/package.json');
 const specVersion = () => JSON.parse(readFileSync(specPackage, 'utf8')).version;
@@ -43,7 +43,7 @@ if (isMain(import.meta.url)) {
   }
   await bundle();
   for (const api of apis()) {
-    copyFileSync(bundlePath(api.name, 'json'), join(root, 'packages/spec/released', `${api.name}.openapi.json`));
+    copyFileSync(bundleFile(api.name, { ext: 'json' }), join(root, 'packages/spec/released', `${api.name}.openapi.json`));
   }
   console.log(`packages/spec/released/: the ${after} bundles are now the baseline of \`pnpm breaking\``);
   console.log('next: review the diff (CHANGELOGs, versions), run pnpm build && pnpm test, commit, tag and publish');

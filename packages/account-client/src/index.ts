@@ -1,12 +1,11 @@
 import { type CallInit, type CoreClientOptions, createTypedClient, type OperationMethods, type TypedClient } from '@zone-api/client-core';
-import type { components, operations as Operations, paths } from './generated/account.js';
-import { type DocumentedMethods, operations } from './generated/operations.js';
+import { type components, type DocumentedMethods, type OperationTypes as Operations, operations, type paths } from '@zone-api/spec/account';
 
 export type { ErrorAtStatus, ErrorStatus, ResponseError, RetryOptions } from '@zone-api/client-core';
 export { errorAt, ZoneApiError } from '@zone-api/client-core';
-export type { components, paths } from './generated/account.js';
-export type { OperationId } from './generated/operations.js';
-export { operations } from './generated/operations.js';
+// The schema types and the operation table are generated into @zone-api/spec; the client re-exports them.
+export type { components, OperationId, paths } from '@zone-api/spec/account';
+export { operations } from '@zone-api/spec/account';
 
 /** Named schemas of the spec, e.g. `Schemas['Zone']`. */
 export type Schemas = components['schemas'];

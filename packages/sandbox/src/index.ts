@@ -1,13 +1,14 @@
+// Where the bundles are and how they load: the operation model's, for a user checking the sandbox's spec.
+export { bundlePath, loadBundle } from '@zone-api/spec/model';
 export type { AccountAuth } from './account/auth.js';
 export type { FaultControl } from './control.js';
 export { defaultSeed, SEED } from './domain/seed.js';
 export { validateSeed } from './domain/state.js';
 export type { StateData } from './domain/types.js';
 export { type ErrorDetail, HttpError } from './errors.js';
-export type { AccountOperationId, ManagerOperationId } from './generated/operation-ids.js';
 export type { Fault, FaultSpec } from './router/faults.js';
 export type { Answer, Ctx, Handler } from './router/http.js';
-export { bundlePath, loadBundle } from './router/spec.js';
+export type { AccountOperationId, ManagerOperationId } from './router/spec.js';
 export {
   DEFAULT_ACCOUNT_PORT,
   DEFAULT_HOST,

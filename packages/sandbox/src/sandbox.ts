@@ -6,17 +6,24 @@ import { credentialsOf, readSeed, type SandboxCredentials } from './boot.js';
 
 export type { SandboxCredentials } from './boot.js';
 
+import { loadBundle } from '@zone-api/spec/model';
 import { controlRoutes, type FaultControl, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
 import { DataFile, lockDataFile, readState, removeStaleTemps } from './domain/persist.js';
 import { Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import { HttpError } from './errors.js';
-import type { AccountOperationId, ManagerOperationId } from './generated/operation-ids.js';
 import { authenticateManager, managerErrorBody, managerHandlers } from './manager/index.js';
 import { accountAliases } from './router/aliases.js';
 import { FaultRegistry } from './router/faults.js';
 import { buildApi, type Handler } from './router/http.js';
-import { type ApiName, loadBundle, type OpenApiDoc, type OperationDef, operationsOf } from './router/spec.js';
+import {
+  type AccountOperationId,
+  type ApiName,
+  type ManagerOperationId,
+  type OpenApiDoc,
+  type OperationDef,
+  routesOf,
+} from './router/spec.js';
 import { startTraffic } from './traffic/index.js';
 
 export const DEFAULT_ACCOUNT_PORT = 8787;
@@ -47,7 +54,7 @@ export interface SandboxOptions {
   fsync?: 'always' | 'interval';
   /** The seed: a path to a JSON seed file, or the seed itself. Default: the built-in seed. */
   seed?: string | StateData;
-  /** Directory holding `account.openapi.json` and `manager.openapi.json`. Default: the `@zone-api/spec` package. */
+  /** Directory holding `account.openapi.json` and `manager.openapi.json`. Default: `ZONE_API_SANDBOX_SPEC_DIR`, else the `@zone-api/spec` package. */
   specDir?: string;
   /** The bundles themselves (tests use this to start against a changed spec). */
   specs?: Partial<Record<ApiName, OpenApiDoc>>;
@@ -120,9 +127,10 @@ export interface Sandbox {
 
 /** Starts both APIs on loopback. See the package README for the control endpoints under `/__sandbox/`. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const specDir = options.specDir ?? process.env.ZONE_API_SANDBOX_SPEC_DIR;
   const specs: Record<ApiName, OpenApiDoc> = {
-    account: options.specs?.account ?? loadBundle('account', options.specDir),
-    manager: options.specs?.manager ?? loadBundle('manager', options.specDir),
+    account: options.specs?.account ?? loadBundle('account', { dir: specDir }),
+    manager: options.specs?.manager ?? loadBundle('manager', { dir: specDir }),
   };
   const seed = readSeed(options.seed, specs);
   const dataFile = options.dataFile;
@@ -187,7 +195,7 @@ async function startLocked(
 
   // Beyond loopback, the control endpoints need a token (given, or made here and shown in the banner).
   const controlToken = isLoopbackHost(host) ? options.controlToken : (options.controlToken ?? newControlToken());
-  const idsOf = (api: ApiName) => new Set(operationsOf(specs[api]).map((o) => o.operationId));
+  const idsOf = (api: ApiName) => new Set(routesOf(specs[api]).map((o) => o.operationId));
   const operationIds = { account: idsOf('account'), manager: idsOf('manager') };
   const control = (api: ApiName) =>
     controlRoutes({

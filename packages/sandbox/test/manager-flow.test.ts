@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createManagerClient } from '@zone-api/manager-client';
+import { loadBundle } from '@zone-api/spec/model';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../src/domain/state.js';
 import { MANAGER_SUNSET } from '../src/index.js';
 import { authenticateManager } from '../src/manager/auth.js';
-import { loadBundle, type OperationDef, operationsOf } from '../src/router/spec.js';
+import { type OperationDef, routesOf } from '../src/router/spec.js';
 import { C, RES, type Rec, raw, STATIC, useSandbox } from './helpers.js';
 
 // State across calls of the manager API, through the typed client; every response is held to the spec.
@@ -349,7 +350,7 @@ describe('logs, stats, versions, lifecycle', () => {
       manager: { token: 'tok', settings: { www_whitelist_ips: ['198.51.100.0/24'], fixed_whitelist_ips: [] } },
     } as unknown as Store;
     // The operations as the bundle states them (their security and x-client-ip-check decide).
-    const ops = new Map(operationsOf(loadBundle('manager')).map((o) => [o.operationId, o]));
+    const ops = new Map(routesOf(loadBundle('manager')).map((o) => [o.operationId, o]));
     const op = (operationId: string) => ops.get(operationId) as OperationDef;
     const req = (ip: string, authorization?: string) =>
       ({ ip, headers: authorization ? { authorization } : {} }) as unknown as FastifyRequest;

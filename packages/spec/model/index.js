@@ -147,8 +147,50 @@ export function deref(doc, node, pointer = '') {
  * @property {ResponseDef[]} responses  in the document's order
  * @property {Record<string, string[]>[]} security  the effective requirements (the operation's, else the document's)
  * @property {string[]} credentials  the security schemes those requirements name, once each
- * @property {Record<string, any>} extensions  the operation's `x-` facts, e.g. `x-idempotent`
+ * @property {OperationFacts} facts  the behaviour extensions (specs/README.md), read here once for every consumer
+ * @property {Record<string, any>} extensions  the operation's `x-` members as written, e.g. `x-codeSamples`
  */
+
+/**
+ * What the spec's behaviour extensions (specs/README.md) say of one operation. This is the one place
+ * that reads them: the operation tables, the sandbox's router and the fuzzer ask here.
+ * @typedef {object} OperationFacts
+ * @property {boolean} idempotent  `x-idempotent`: safe to repeat
+ * @property {boolean} changesState  `x-changes-state`: a successful call changes the server's state
+ * @property {string[]} permissions  `x-permissions`: account permissions the credential needs
+ * @property {boolean} [clientIpCheck]  `x-client-ip-check` (manager): the caller's IP must be allowed
+ * @property {string} [brandPrefix]  `x-brand-prefix`: the path's prefix that stands for the program's brand (`pm` in `/api/pm_users`)
+ * @property {Pagination} [pagination]  `x-pagination`: how to walk the pages
+ * @property {string} [deprecatedReason]  `x-deprecated-reason`
+ */
+
+/**
+ * `x-pagination` (specs/README.md).
+ * @typedef {{ style: 'page', page: string, size: string } | { style: 'offset', offset: string, limit: string, items?: string, total?: string }} Pagination
+ */
+
+/**
+ * The behaviour facts of one operation object. `x-idempotent` and `x-changes-state` must be booleans
+ * where they are given (the zone-operation-behaviour lint rule requires them on every operation).
+ * @param {any} op
+ * @returns {OperationFacts}
+ */
+export function factsOf(op) {
+  for (const key of ['x-idempotent', 'x-changes-state', 'x-client-ip-check']) {
+    if (key in op && typeof op[key] !== 'boolean') throw new Error(`${op.operationId}: ${key} must be a boolean (specs/README.md)`);
+  }
+  /** @type {OperationFacts} */
+  const facts = {
+    idempotent: op['x-idempotent'] === true,
+    changesState: op['x-changes-state'] === true,
+    permissions: Array.isArray(op['x-permissions']) ? op['x-permissions'] : [],
+  };
+  if (typeof op['x-client-ip-check'] === 'boolean') facts.clientIpCheck = op['x-client-ip-check'];
+  if (typeof op['x-brand-prefix'] === 'string') facts.brandPrefix = op['x-brand-prefix'];
+  if (op['x-pagination'] && typeof op['x-pagination'] === 'object') facts.pagination = op['x-pagination'];
+  if (typeof op['x-deprecated-reason'] === 'string') facts.deprecatedReason = op['x-deprecated-reason'];
+  return facts;
+}
 
 /**
  * @param {OpenApiDoc} doc
@@ -265,6 +307,7 @@ export function operations(doc) {
         responses,
         security,
         credentials: [...new Set(security.flatMap((req) => Object.keys(req)))],
+        facts: factsOf(op),
         extensions: Object.fromEntries(Object.entries(op).filter(([k]) => k.startsWith('x-'))),
       });
     }

@@ -6,18 +6,26 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { downConvert } from './downconvert.mjs';
-import { apis, bundlePath, distDir, isMain, quiet, tool } from './lib.mjs';
+import { apis, bundleFile, distDir, isMain, quiet, tool } from './lib.mjs';
 
 export const derefPath = (name) => `${distDir}/${name}.openapi.deref.json`;
 export const openapi30Path = (name, ext = 'json') => `${distDir}/${name}.openapi-3.0.${ext}`;
 
 export async function writeArtifacts(name) {
-  const res = await tool('redocly', ['bundle', bundlePath(name, 'json'), '--dereferenced', '--ext', 'json', '-o', derefPath(name)]);
+  const res = await tool('redocly', [
+    'bundle',
+    bundleFile(name, { ext: 'json' }),
+    '--dereferenced',
+    '--ext',
+    'json',
+    '-o',
+    derefPath(name),
+  ]);
   if (!res.ok) {
     console.error(quiet(res.out));
     throw new Error(`dereferencing ${name} failed`);
   }
-  const doc30 = downConvert(JSON.parse(readFileSync(bundlePath(name, 'json'), 'utf8')));
+  const doc30 = downConvert(JSON.parse(readFileSync(bundleFile(name, { ext: 'json' }), 'utf8')));
   writeFileSync(openapi30Path(name, 'json'), `${JSON.stringify(doc30, null, 2)}\n`);
   // No anchors/aliases: some 3.0 tools' YAML readers do not resolve them.
   writeFileSync(openapi30Path(name, 'yaml'), stringify(doc30, { aliasDuplicateObjects: false, lineWidth: 0 }));

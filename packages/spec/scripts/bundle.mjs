@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { writeArtifacts } from './artifacts.mjs';
-import { apis, bundlePath, distDir, isMain, quiet, tool } from './lib.mjs';
+import { apis, bundleFile, distDir, isMain, quiet, tool } from './lib.mjs';
 import { addCodeSamples } from './samples.mjs';
 
 /**
@@ -13,16 +13,16 @@ import { addCodeSamples } from './samples.mjs';
  * operations of the YAML one (which keeps the rest of Redocly's output as it was).
  */
 function writeCodeSamples(name) {
-  const json = JSON.parse(readFileSync(bundlePath(name, 'json'), 'utf8'));
+  const json = JSON.parse(readFileSync(bundleFile(name, { ext: 'json' }), 'utf8'));
   const count = addCodeSamples(name, json);
-  writeFileSync(bundlePath(name, 'json'), `${JSON.stringify(json, null, 2)}\n`);
-  const yaml = parseDocument(readFileSync(bundlePath(name, 'yaml'), 'utf8'));
+  writeFileSync(bundleFile(name, { ext: 'json' }), `${JSON.stringify(json, null, 2)}\n`);
+  const yaml = parseDocument(readFileSync(bundleFile(name, { ext: 'yaml' }), 'utf8'));
   for (const [path, item] of Object.entries(json.paths)) {
     for (const [method, op] of Object.entries(item)) {
       if (op && typeof op === 'object' && op['x-codeSamples']) yaml.setIn(['paths', path, method, 'x-codeSamples'], op['x-codeSamples']);
     }
   }
-  writeFileSync(bundlePath(name, 'yaml'), yaml.toString({ lineWidth: 0 }));
+  writeFileSync(bundleFile(name, { ext: 'yaml' }), yaml.toString({ lineWidth: 0 }));
   console.log(`samples  ${name}: x-codeSamples on ${count} operations`);
 }
 
@@ -33,7 +33,7 @@ export async function bundle() {
     apis().map(async (api) => {
       await Promise.all(
         ['yaml', 'json'].map(async (ext) => {
-          const res = await tool('redocly', ['bundle', api.id, '--ext', ext, '-o', bundlePath(api.name, ext)]);
+          const res = await tool('redocly', ['bundle', api.id, '--ext', ext, '-o', bundleFile(api.name, { ext })]);
           if (!res.ok) {
             console.error(quiet(res.out));
             throw new Error(`bundle of ${api.id} (${ext}) failed`);

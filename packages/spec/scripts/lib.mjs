@@ -33,8 +33,8 @@ export function apis() {
   return Object.entries(config.apis).map(([id, api]) => ({ id, name: id.split('@')[0], root: api.root }));
 }
 
-/** Where a bundle is written (`packages/spec/dist/<name>.openapi.<ext>`); the YAML one unless told. */
-export const bundlePath = (name, ext = 'yaml') => bundleFile(name, { ext });
+/** Where a bundle is written (`packages/spec/dist/<name>.openapi.<ext>`): the operation model's `bundleFile`. */
+export { bundleFile };
 
 /**
  * Runs a node_modules/.bin tool as its own process, without blocking, so that independent runs go

@@ -5,7 +5,7 @@
 // Spectral (spectral:oas + OWASP + our rules) and Redocly (recommended + ours) both run on every API,
 // all at once (each is its own process), and any warning fails as well as any error. Linting writes
 // nothing: bundling is bundle.mjs's step.
-import { apis, bundlePath, isMain, quiet, tool } from './lib.mjs';
+import { apis, bundleFile, isMain, quiet, tool } from './lib.mjs';
 
 const spectralClean = (out) => /No results with a severity of 'hint'/.test(out);
 const redoclyClean = (out) => /Your API description is valid/.test(out) && !/warning/i.test(out);
@@ -13,7 +13,7 @@ const redoclyClean = (out) => /Your API description is valid/.test(out) && !/war
 /** The checks of one pass: for each API, Spectral and Redocly on its source or its bundle. */
 export function checks(pass) {
   return apis().flatMap((a) => {
-    const target = pass === 'sources' ? a.root : bundlePath(a.name);
+    const target = pass === 'sources' ? a.root : bundleFile(a.name, { ext: 'yaml' });
     const label = pass === 'sources' ? 'sources' : 'bundle ';
     return [
       {

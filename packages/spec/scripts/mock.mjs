@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '../../testkit/src/ports.js';
-import { bundlePath, root } from './lib.mjs';
+import { bundleFile, root } from './lib.mjs';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' } } });
 const names = positionals.length ? positionals : ['account', 'manager'];
@@ -15,7 +15,7 @@ for (const n of names) {
     console.error(`unknown API "${n}": use account or manager`);
     process.exit(2);
   }
-  if (!existsSync(bundlePath(n))) {
+  if (!existsSync(bundleFile(n, { ext: 'yaml' }))) {
     console.error(`${n} bundle missing: run pnpm build first`);
     process.exit(1);
   }
@@ -25,9 +25,13 @@ const children = [];
 let base = values.port ? Number(values.port) : undefined;
 for (const name of names) {
   const port = base ? base++ : await freePort();
-  const child = spawn(join(root, 'node_modules/.bin/prism'), ['mock', bundlePath(name), '-p', String(port), '-h', '127.0.0.1'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    join(root, 'node_modules/.bin/prism'),
+    ['mock', bundleFile(name, { ext: 'yaml' }), '-p', String(port), '-h', '127.0.0.1'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   children.push(child);
   child.stdout.on('data', (d) => {
     if (/Prism is listening/.test(d)) {

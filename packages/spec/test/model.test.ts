@@ -1,4 +1,4 @@
-import { deref, loadBundle, operations, resolvePointer, schemaValidator } from '@zone-api/spec/model';
+import { deref, factsOf, loadBundle, operations, resolvePointer, schemaValidator } from '@zone-api/spec/model';
 import { describe, expect, it } from 'vitest';
 
 // The operation model every consumer reads the bundles with: its rules, on a small document built to
@@ -90,6 +90,30 @@ describe('the operation model', () => {
     expect(get?.extensions).toEqual({ 'x-idempotent': true });
     expect(put?.extensions).toEqual({});
     expect([get?.method, put?.method]).toEqual(['get', 'put']);
+  });
+
+  it('reads the behaviour facts once, as typed facts, and refuses a fact of the wrong type', () => {
+    expect(get?.facts).toEqual({ idempotent: true, changesState: false, permissions: [] });
+    const facts = factsOf({
+      operationId: 'x',
+      'x-idempotent': false,
+      'x-changes-state': true,
+      'x-permissions': ['peers'],
+      'x-client-ip-check': false,
+      'x-brand-prefix': 'pm',
+      'x-pagination': { style: 'page', page: 'page', size: 'size' },
+      'x-deprecated-reason': 'use y',
+    });
+    expect(facts).toEqual({
+      idempotent: false,
+      changesState: true,
+      permissions: ['peers'],
+      clientIpCheck: false,
+      brandPrefix: 'pm',
+      pagination: { style: 'page', page: 'page', size: 'size' },
+      deprecatedReason: 'use y',
+    });
+    expect(() => factsOf({ operationId: 'x', 'x-changes-state': 'yes' })).toThrow(/x: x-changes-state must be a boolean/);
   });
 
   it('refuses a reference that names nothing, is not local, or loops, naming it', () => {

@@ -41,10 +41,11 @@ function runModule(source: string) {
 }
 
 describe('@zone-api/spec as packed and installed', () => {
-  it('ships the bundles, the variants, the parity matrix and the operation model, not the docs or tests', () => {
+  it('ships the bundles, the variants, the parity matrix, the generated types and tables and the operation model, not the docs or tests', () => {
     const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
     const expected = ['package/package.json', 'package/README.md', 'package/CHANGELOG.md', 'package/parity/manager.md'];
     expected.push('package/model/index.js', 'package/types/index.d.ts');
+    for (const api of ['account', 'manager']) for (const f of ['js', 'd.ts', 'schema.d.ts']) expected.push(`package/generated/${api}.${f}`);
     for (const api of ['account', 'manager'])
       for (const f of ['openapi.json', 'openapi.yaml', 'openapi.deref.json', 'openapi-3.0.json', 'openapi-3.0.yaml'])
         expected.push(`package/dist/${api}.${f}`);
@@ -112,6 +113,24 @@ describe('@zone-api/spec as packed and installed', () => {
     expect(stderr).toBe('');
     expect(status).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ count: 36, method: 'post', body: true, refused: true });
+  });
+
+  it('exports the operation table of each API, which agrees with the operation model', () => {
+    const { status, stdout, stderr } = runModule(`
+      import { operations as table } from '@zone-api/spec/manager';
+      import { loadBundle, operations } from '@zone-api/spec/model';
+      const ops = operations(loadBundle('manager'));
+      const differ = ops.filter((o) => table[o.operationId]?.path !== o.path || table[o.operationId].idempotent !== o.facts.idempotent);
+      console.log(JSON.stringify({ count: Object.keys(table).length, differ: differ.length, users: table.listUsers }));
+    `);
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    const out = JSON.parse(stdout);
+    expect(out).toMatchObject({
+      count: 36,
+      differ: 0,
+      users: { method: 'GET', path: '/api/pm_users', brandPrefix: 'pm', idempotent: true },
+    });
   });
 
   it('refuses paths outside the exports map', () => {

@@ -111,28 +111,20 @@ function wrongType(doc: OpenApiDoc, schema: Json, r: Rng): Json {
   return candidates.length ? r.pick(candidates) : undefined;
 }
 
-interface OpInfo {
-  operationId: string;
-  method: string;
-  path: string;
-  params: Json[];
-  body?: { required: boolean; schema: Json; examples: Json[] };
-}
-
-/** The operations as the fuzzer uses them: parameters merged as the model merges them (the operation's win). */
-function operationsOf(doc: OpenApiDoc): OpInfo[] {
+/** The operations as the fuzzer uses them: the operation model's, with its merged parameters and JSON body. */
+function fuzzTargets(doc: OpenApiDoc) {
   return operations(doc).map((o) => {
     const json = o.requestBody?.content['application/json'];
-    const body = json && o.requestBody ? { required: o.requestBody.required, schema: json.schema, examples: json.examples } : undefined;
     return {
       operationId: o.operationId,
       method: o.method.toUpperCase(),
       path: o.path,
-      params: o.parameters.map((p) => p.definition),
-      ...(body ? { body } : {}),
+      params: o.parameters.map((p) => p.definition as Json),
+      body: json && o.requestBody ? { required: o.requestBody.required, schema: json.schema as Json, examples: json.examples } : undefined,
     };
   });
 }
+type FuzzTarget = ReturnType<typeof fuzzTargets>[number];
 
 function paramValue(doc: OpenApiDoc, p: Json, r: Rng, opts: FuzzOptions): Json {
   const given = opts.pathValues?.[p.name];
@@ -203,10 +195,10 @@ const BODY_MUTATIONS = new Set<string>(['bad-json', 'missing-body', 'body-not-ob
 /** `count` requests over all operations of `doc`, deterministic for a given `seed`. */
 export function fuzzRequests(doc: OpenApiDoc, count: number, seed: number, opts: FuzzOptions = {}): FuzzRequest[] {
   const r = rng(seed);
-  const ops = operationsOf(doc);
+  const ops = fuzzTargets(doc);
   const out: FuzzRequest[] = [];
   for (let i = 0; i < count; i++) {
-    const op = ops[i % ops.length] as OpInfo;
+    const op = ops[i % ops.length] as FuzzTarget;
     // Body mutations only where the operation takes a body; a GET never gets one.
     const mutation = r.pick(op.body ? MUTATIONS : MUTATIONS.filter((m) => !BODY_MUTATIONS.has(m)));
     const pathValues: Record<string, Json> = {};

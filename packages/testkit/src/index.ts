@@ -2,13 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ApiName, deref, esc, type OpenApiDoc, bundlePath as pathOf, resolvePointer } from '@zone-api/spec/model';
+import { type ApiName, bundlePath, deref, esc, type OpenApiDoc, resolvePointer } from '@zone-api/spec/model';
 import { freePort } from './ports.js';
 
 // Bundles, `$ref`s, operations and schema validation come from the operation model of
 // `@zone-api/spec/model`, the one the sandbox and the build scripts read the bundles with.
 export {
   type ApiName,
+  bundlePath,
   deref,
   esc,
   HTTP_METHODS,
@@ -21,9 +22,6 @@ export {
 } from '@zone-api/spec/model';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-
-/** The path of a bundle of this checkout (`packages/spec/dist`); Prism reads the YAML one. */
-export const bundlePath = (api: ApiName, ext: 'yaml' | 'json' = 'json'): string => pathOf(api, { ext });
 
 export { freePort } from './ports.js';
 
@@ -72,7 +70,7 @@ export async function startPrism(api: ApiName, extraArgs: string[] = []): Promis
   const bin = join(repoRoot, 'node_modules/.bin/prism');
   return spawnUntil(
     bin,
-    ['mock', bundlePath(api, 'yaml'), '-p', String(port), '-h', '127.0.0.1', ...extraArgs],
+    ['mock', bundlePath(api, { ext: 'yaml' }), '-p', String(port), '-h', '127.0.0.1', ...extraArgs],
     /Prism is listening on/,
     `http://127.0.0.1:${port}`,
   );
@@ -121,7 +119,7 @@ export async function startPrismProxy(api: ApiName, upstream: string): Promise<R
   const bin = join(repoRoot, 'node_modules/.bin/prism');
   return spawnUntil(
     bin,
-    ['proxy', bundlePath(api, 'yaml'), upstream, '-p', String(port), '-h', '127.0.0.1'],
+    ['proxy', bundlePath(api, { ext: 'yaml' }), upstream, '-p', String(port), '-h', '127.0.0.1'],
     /Prism is listening on/,
     `http://127.0.0.1:${port}`,
   );

@@ -1,11 +1,11 @@
-import type { components as AccountComponents } from '@zone-api/account-client';
-import type { components as ManagerComponents } from '@zone-api/manager-client';
+import type { components as AccountComponents } from '@zone-api/spec/account';
+import type { components as ManagerComponents } from '@zone-api/spec/manager';
 
 // The shape of the sandbox's state. A seed file, a `--data` file and the dump of
 // `GET /__sandbox/state` all carry this shape, so a dump can be used as a seed.
 //
-// What the specs describe is declared there, once: those types come from the generated types of the
-// clients (type-only imports), narrowed where the state always holds a field the API leaves optional.
+// What the specs describe is declared there, once: those types come from the types generated into
+// @zone-api/spec (type-only imports), narrowed where the state always holds a field the API leaves optional.
 // What only the sandbox keeps (the pools, usage, credentials, bans) is declared here, and the seed's
 // JSON Schema (seed-schema.ts) is checked against these types when it compiles.
 

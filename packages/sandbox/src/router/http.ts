@@ -5,7 +5,7 @@ import { HttpError } from '../errors.js';
 import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
-import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, operationsOf } from './spec.js';
+import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
 import { compileCached, decimalOnly, detailsFromAjv, PART_PREFIX, validatorsFor } from './validators.js';
 
 /** What a handler answers. Nothing at all means the operation's first declared 2xx without a body. */
@@ -77,7 +77,7 @@ const bodyLeniency = new WeakMap<object, Leniency>();
 
 export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   const { doc, name, faults } = options;
-  const ops = operationsOf(doc);
+  const ops = routesOf(doc);
   checkHandlers(name, ops, Object.keys(options.handlers));
   const v = validatorsFor(doc, name);
   const checker = requestCheckerFor(doc, v.id);

@@ -1,28 +1,19 @@
-import { type ApiName, loadBundle as load, type OpenApiDoc, type Operation, operations, bundlePath as pathOf } from '@zone-api/spec/model';
+import type { ApiName, OpenApiDoc, Operation, OperationFacts } from '@zone-api/spec/model';
+import { operations } from '@zone-api/spec/model';
 
 // The bundles as the router sees them: the operation model of `@zone-api/spec/model` (which loads the
-// bundles and follows their `$ref`s) with the router's own additions (its path syntax, the facts it
-// reads by name).
+// bundles, follows their `$ref`s and reads the `x-` facts) with the router's own additions (its path
+// syntax, wire-case methods, response media by status). The operationId unions are generated into
+// `@zone-api/spec/<api>`.
 
+export type { OperationId as AccountOperationId } from '@zone-api/spec/account';
+export type { OperationId as ManagerOperationId } from '@zone-api/spec/manager';
 export type { ApiName, OpenApiDoc };
-
-/**
- * Where a bundle is read from. The bundles are those of the `@zone-api/spec` package the sandbox depends on (a workspace
- * link in this repo, node_modules/@zone-api/spec when installed); `ZONE_API_SANDBOX_SPEC_DIR` (or the
- * `specDir` option) points elsewhere, e.g. at a spec under review.
- */
-export function bundlePath(api: ApiName, specDir = process.env.ZONE_API_SANDBOX_SPEC_DIR): string {
-  return pathOf(api, specDir ? { dir: specDir } : {});
-}
-
-/** One bundle, parsed (see `bundlePath`). */
-export function loadBundle(api: ApiName, specDir = process.env.ZONE_API_SANDBOX_SPEC_DIR): OpenApiDoc {
-  return load(api, specDir ? { dir: specDir } : {});
-}
 
 export type ParamDef = Operation['parameters'][number];
 
-export interface OperationDef {
+/** One operation as the router serves it. The behaviour facts are the model's (`OperationFacts`). */
+export interface OperationDef extends Pick<OperationFacts, 'permissions' | 'changesState' | 'clientIpCheck' | 'brandPrefix'> {
   operationId: string;
   /** Upper case, as on the wire. */
   method: string;
@@ -37,22 +28,13 @@ export interface OperationDef {
   responses: Map<string, { media: string[] }>;
   /** The security schemes the operation's requirements name (`managerToken`, `bearerToken`, …). */
   credentials: string[];
-  permissions: string[];
-  /** `x-idempotent`: safe to repeat. */
-  idempotent: boolean;
-  /** `x-changes-state`: a successful call changes the state (the sandbox saves after it). */
-  changesState: boolean;
-  /** `x-client-ip-check` (manager): the caller's IP must be allowed; absent elsewhere. */
-  clientIpCheck?: boolean;
-  /** `x-brand-prefix`: the path's segment prefix that stands for the program's brand (`pm` in `/api/pm_users`). */
-  brandPrefix?: string;
 }
 
-/** The operations of a bundle with everything the router needs, read once at start-up. */
-export function operationsOf(doc: OpenApiDoc): OperationDef[] {
+/** The operations of a bundle (the model's `operations`) in the router's terms, read once at start-up. */
+export function routesOf(doc: OpenApiDoc): OperationDef[] {
   return operations(doc).map((o) => {
-    const x = o.extensions;
     const json = o.requestBody?.content['application/json'];
+    const { permissions, changesState, clientIpCheck, brandPrefix } = o.facts;
     return {
       operationId: o.operationId,
       method: o.method.toUpperCase(),
@@ -62,11 +44,10 @@ export function operationsOf(doc: OpenApiDoc): OperationDef[] {
       ...(json && o.requestBody ? { body: { required: o.requestBody.required, schemaPointer: json.schemaPointer } } : {}),
       responses: new Map(o.responses.map((r) => [r.status, { media: r.media }])),
       credentials: o.credentials,
-      permissions: x['x-permissions'] ?? [],
-      idempotent: x['x-idempotent'] === true,
-      changesState: x['x-changes-state'] === true,
-      ...(typeof x['x-client-ip-check'] === 'boolean' ? { clientIpCheck: x['x-client-ip-check'] } : {}),
-      ...(typeof x['x-brand-prefix'] === 'string' ? { brandPrefix: x['x-brand-prefix'] } : {}),
+      permissions,
+      changesState,
+      ...(clientIpCheck === undefined ? {} : { clientIpCheck }),
+      ...(brandPrefix === undefined ? {} : { brandPrefix }),
     };
   });
 }
