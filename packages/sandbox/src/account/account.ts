@@ -5,7 +5,7 @@ import type { AccountContext, AccountHandlers } from './context.js';
 
 // Account and network: balance, account status, network status, cities.
 
-export function accountStatusHandlers(c: AccountContext): AccountHandlers {
+export function accountStatusHandlers(c: AccountContext) {
   const { store } = c;
   return {
     getBalance: () => ({ body: { balance: money(store.account.balance), pending_costs: money(store.account.pending_costs) } }),
@@ -29,5 +29,5 @@ export function accountStatusHandlers(c: AccountContext): AccountHandlers {
     getNetworkStatus: (ctx) => ({ body: { status: store.networkStatus[ctx.params.network_type as keyof Store['networkStatus']] } }),
 
     listCities: (ctx) => ({ body: store.cities[String(ctx.query.country).toLowerCase()] ?? [] }),
-  };
+  } satisfies AccountHandlers;
 }

@@ -1,7 +1,8 @@
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { badRequest, HttpError } from '../errors.js';
-import type { Ctx, Handler } from '../router/http.js';
+import type { AccountOperations, AccountTable, HandlerTableDuringMove, UntypedHandlers } from '../router/handlers.js';
+import type { Ctx } from '../router/http.js';
 import type { AccountAuth } from './auth.js';
 
 // What the account API's handler modules share: the store and the rules that name the Zone a call is
@@ -9,7 +10,12 @@ import type { AccountAuth } from './auth.js';
 // account spec and a table of handlers by operationId.
 
 export type AccountCtx = Ctx<AccountAuth>;
-export type AccountHandlers = Record<string, Handler<AccountAuth>>;
+/** A module's handlers, typed by operationId: `return { … } satisfies AccountHandlers`. */
+export type AccountHandlers = Partial<AccountTable<AccountAuth>>;
+/** A module not yet typed: its keys are operationIds, its contexts untyped. */
+export type UntypedAccountHandlers = UntypedHandlers<AccountAuth, AccountOperations>;
+/** Every operation's handler (typed, or untyped in a module not yet moved). */
+export type AccountHandlerTable = HandlerTableDuringMove<AccountAuth, AccountOperations>;
 type C = AccountCtx;
 
 /** Query parameters on GET, body fields otherwise (the provider's documentation's convention for `customer` and `zone`). */

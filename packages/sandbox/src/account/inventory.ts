@@ -19,7 +19,7 @@ import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
 
 // IP inventory: available IPs, the Zone's datacenter IPs and gIPs (add, remove, refresh), routes, peers.
 
-export function inventoryHandlers(c: AccountContext): AccountHandlers {
+export function inventoryHandlers(c: AccountContext) {
   const { store, notFound, zoneOf, zonesOf } = c;
   type C = AccountCtx;
 
@@ -136,7 +136,7 @@ export function inventoryHandlers(c: AccountContext): AccountHandlers {
 
     refreshZoneIps: (ctx) => {
       const zone = zoneOf(ctx);
-      if (Array.isArray(ctx.body.vips)) return refreshGips(zone, ctx.body.vips);
+      if ('vips' in ctx.body && Array.isArray(ctx.body.vips)) return refreshGips(zone, ctx.body.vips);
       if (currentPlan(zone).type === 'resident')
         throw badRequest('body.vips', `Zone ${zone.name} is residential: name the gIPs to refresh`);
       return refreshDatacenter(ctx, zone);
@@ -156,5 +156,5 @@ export function inventoryHandlers(c: AccountContext): AccountHandlers {
     },
 
     listAllPeers: () => ({ body: store.peers.map((p) => p.ip) }),
-  };
+  } satisfies AccountHandlers;
 }

@@ -21,7 +21,7 @@ function parseDate(raw: string): number {
   return t;
 }
 
-export function statisticsHandlers(c: AccountContext): AccountHandlers {
+export function statisticsHandlers(c: AccountContext) {
   const { store, notFound, zoneOf } = c;
   type C = AccountCtx;
 
@@ -155,5 +155,5 @@ export function statisticsHandlers(c: AccountContext): AccountHandlers {
       }
       return { body };
     },
-  };
+  } satisfies AccountHandlers;
 }

@@ -11,7 +11,7 @@ import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
 const DOMAIN = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?$/;
 const ZONE_NAME = /^[A-Za-z0-9_]{1,64}$/;
 
-export function zonesHandlers(c: AccountContext): AccountHandlers {
+export function zonesHandlers(c: AccountContext) {
   const { store, zoneOf, zonesOf } = c;
   type C = AccountCtx;
 
@@ -174,5 +174,5 @@ export function zonesHandlers(c: AccountContext): AccountHandlers {
       for (const z of holders) z.whitelist = z.whitelist.filter((e) => e !== ip);
       return undefined;
     },
-  };
+  } satisfies AccountHandlers;
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { HttpError } from '../errors.js';
-import type { ManagerContext, ManagerHandlers } from './context.js';
+import type { ManagerContext, UntypedManagerHandlers } from './context.js';
 
 // Banning: IPs banned from a port's exit peers (per domain, with an expiry), or from all ports.
 
@@ -11,7 +11,7 @@ function validIps(list: string[], field: string): void {
   if (details.length) throw new HttpError(400, 'Invalid request', { details });
 }
 
-export function banningHandlers(c: ManagerContext): ManagerHandlers {
+export function banningHandlers(c: ManagerContext) {
   const { store, log, portOf } = c;
   function ban(ports: number[], ips: string[], domain: string | undefined, ms: number | undefined): void {
     const to = ms ? store.clock.now() + ms : 0;
@@ -71,5 +71,5 @@ export function banningHandlers(c: ManagerContext): ManagerHandlers {
       ban(b.ports ?? [...store.ports.keys()], ips, b.domain, b.ms);
       return { status: 204 };
     },
-  };
+  } satisfies UntypedManagerHandlers;
 }

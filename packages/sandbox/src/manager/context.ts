@@ -1,14 +1,20 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
-import type { Ctx, Handler } from '../router/http.js';
+import type { HandlerTableDuringMove, ManagerOperations, ManagerTable, UntypedHandlers } from '../router/handlers.js';
+import type { Ctx } from '../router/http.js';
 
 // What the manager's handler modules share: the store, the options, the general log, and the rules
 // about a port (which port a path names, its status, its effective config, restart semantics). Each
 // module of this folder is one tag of the manager spec and a table of handlers by operationId.
 
 export type ManagerCtx = Ctx<undefined>;
-export type ManagerHandlers = Record<string, Handler<undefined>>;
+/** A module's handlers, typed by operationId: `return { … } satisfies ManagerHandlers`. */
+export type ManagerHandlers = Partial<ManagerTable<undefined>>;
+/** A module not yet typed: its keys are operationIds, its contexts untyped. */
+export type UntypedManagerHandlers = UntypedHandlers<undefined, ManagerOperations>;
+/** Every operation's handler (typed, or untyped in a module not yet moved). */
+export type ManagerHandlerTable = HandlerTableDuringMove<undefined, ManagerOperations>;
 
 export interface ManagerOptions {
   /** Ports the sandbox itself listens on: a proxy port may not take them ("in use by the UI/API"). */

@@ -1,7 +1,8 @@
 import type { Store } from '../domain/state.js';
-import { combineHandlers } from '../router/http.js';
+import { combineHandlers, routerTable } from '../router/handlers.js';
+import type { Handler } from '../router/http.js';
 import { banningHandlers } from './banning.js';
-import { type ManagerHandlers, type ManagerOptions, managerContext } from './context.js';
+import { type ManagerHandlerTable, type ManagerOptions, managerContext } from './context.js';
 import { lifecycleHandlers } from './lifecycle.js';
 import { logsStatsHandlers } from './logs-stats.js';
 import { portsHandlers } from './ports.js';
@@ -12,10 +13,14 @@ import { zonesIpsHandlers } from './zones-ips.js';
 export { authenticateManager, managerErrorBody } from './auth.js';
 export type { ManagerOptions } from './context.js';
 
-/** The manager API's handlers by operationId: one module per tag of the manager spec. */
-export function managerHandlers(store: Store, options: ManagerOptions): ManagerHandlers {
+/**
+ * The manager API's handlers by operationId: one module per tag of the manager spec. The table is
+ * complete for the compiler (an operation without a handler, or a handler without an operation,
+ * fails `tsc`); the router checks it again at start-up.
+ */
+export function managerHandlers(store: Store, options: ManagerOptions): Record<string, Handler<undefined>> {
   const c = managerContext(store, options);
-  return combineHandlers(
+  const table: ManagerHandlerTable = combineHandlers(
     portsHandlers(c),
     banningHandlers(c),
     settingsHandlers(c),
@@ -24,4 +29,5 @@ export function managerHandlers(store: Store, options: ManagerOptions): ManagerH
     usersAccessHandlers(c),
     lifecycleHandlers(c),
   );
+  return routerTable<undefined>(table);
 }

@@ -15,7 +15,7 @@ function newer(a: string, b: string): boolean {
   return false;
 }
 
-export function lifecycleHandlers(c: ManagerContext): ManagerHandlers {
+export function lifecycleHandlers(c: ManagerContext) {
   const { m, options, resetRuntime } = c;
   return {
     // `backup_exist` is sent only when the manager started from a backup of its config; the sandbox never does.
@@ -56,5 +56,5 @@ export function lifecycleHandlers(c: ManagerContext): ManagerHandlers {
       resetRuntime(`upgrade from ${from} to ${m().version}`);
       return { body: { result: 'ok' } };
     },
-  };
+  } satisfies ManagerHandlers;
 }

@@ -19,7 +19,7 @@ const harField: Record<string, (e: HarEntry) => string | number> = {
   bw: (e) => e.details?.bw ?? 0,
 };
 
-export function logsStatsHandlers(c: ManagerContext): ManagerHandlers {
+export function logsStatsHandlers(c: ManagerContext) {
   const { store, m } = c;
   return {
     getRecentStats: () => {
@@ -125,5 +125,5 @@ export function logsStatsHandlers(c: ManagerContext): ManagerHandlers {
         },
       };
     },
-  };
+  } satisfies ManagerHandlers;
 }

@@ -12,7 +12,7 @@ const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { bo
 /** The real manager's delete of an unknown port fails inside its handler: `500` with this text. */
 const noSuchProxy = () => new HttpError(500, 'Server error: this proxy does not exist', { text: true });
 
-export function portsHandlers(c: ManagerContext): ManagerHandlers {
+export function portsHandlers(c: ManagerContext) {
   const { store, options, m, log, portOf, status, effective } = c;
   /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
   function checkPort(port: number, self?: number): void {
@@ -156,5 +156,5 @@ export function portsHandlers(c: ManagerContext): ManagerHandlers {
       log('SSL analyzing enabled on all ports');
       return { text: 'ok' };
     },
-  };
+  } satisfies ManagerHandlers;
 }

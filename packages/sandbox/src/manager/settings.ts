@@ -4,7 +4,7 @@ import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Settings: the manager's own settings (default Zone, whitelists, logging).
 
-export function settingsHandlers(c: ManagerContext): ManagerHandlers {
+export function settingsHandlers(c: ManagerContext) {
   const { store, m, log } = c;
   /**
    * The settings as `GET`/`PUT /api/settings` answer them: the stored ones, plus the fields the real
@@ -62,5 +62,5 @@ export function settingsHandlers(c: ManagerContext): ManagerHandlers {
       log(`settings changed: ${Object.keys(b).join(', ') || '(nothing)'}`);
       return { body: settingsView() };
     },
-  };
+  } satisfies ManagerHandlers;
 }

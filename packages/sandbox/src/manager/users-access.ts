@@ -13,7 +13,7 @@ function addToList(list: string[], ip: string): void {
   if (!list.includes(ip)) list.push(ip);
 }
 
-export function usersAccessHandlers(c: ManagerContext): ManagerHandlers {
+export function usersAccessHandlers(c: ManagerContext) {
   const { m, log, store } = c;
   return {
     getNewToken: () => {
@@ -54,5 +54,5 @@ export function usersAccessHandlers(c: ManagerContext): ManagerHandlers {
       log(`user ${email} added`);
       return undefined;
     },
-  };
+  } satisfies ManagerHandlers;
 }

@@ -4,7 +4,7 @@ import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Zones and IPs: the account's Zones as the manager sees them, and the IPs and gIPs allocated to them.
 
-export function zonesIpsHandlers(c: ManagerContext): ManagerHandlers {
+export function zonesIpsHandlers(c: ManagerContext) {
   const { store, m, log } = c;
   return {
     listZones: () => ({
@@ -54,5 +54,5 @@ export function zonesIpsHandlers(c: ManagerContext): ManagerHandlers {
         },
       };
     },
-  };
+  } satisfies ManagerHandlers;
 }

@@ -312,15 +312,3 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   options.extraRoutes?.(app);
   return app;
 }
-
-/** One API's handler table from its modules' tables; an operationId handled twice is a programming error. */
-export function combineHandlers<A>(...tables: Record<string, Handler<A>>[]): Record<string, Handler<A>> {
-  const out: Record<string, Handler<A>> = {};
-  for (const table of tables) {
-    for (const [id, handler] of Object.entries(table)) {
-      if (Object.hasOwn(out, id)) throw new Error(`two handler modules handle ${id}`);
-      out[id] = handler;
-    }
-  }
-  return out;
-}

@@ -1,0 +1,77 @@
+import type { OperationId as AccountOperationId, OperationTypes as AccountOperations } from '@zone-api/spec/account';
+import type { OperationId as ManagerOperationId, OperationTypes as ManagerOperations } from '@zone-api/spec/manager';
+import type { Answer, Ctx, Handler } from './http.js';
+
+// Handlers typed by operationId: a table's keys are the generated operationId unions, and each
+// handler's `params`, `query` and `body` are the generated types of its operation (what the router
+// has validated against the spec before the handler runs). A handler for an operation the spec does
+// not have, or a module that leaves one out, fails the compile; the router's start-up check
+// (`checkHandlers`) still guards tables built at run time.
+
+type Parameters<Op, Where extends string> = Op extends { parameters: infer P }
+  ? Where extends keyof P
+    ? NonNullable<P[Where]>
+    : never
+  : never;
+/** A part the operation does not have: nothing to read there. */
+type OrNothing<T> = [T] extends [never] ? Record<string, never> : T;
+
+/** The validated query of an operation. */
+export type QueryOf<Op> = OrNothing<Parameters<Op, 'query'>>;
+/** The validated path parameters of an operation. */
+export type PathOf<Op> = OrNothing<Parameters<Op, 'path'>>;
+type JsonOf<B> = [B] extends [never] ? undefined : B extends { content: { 'application/json': infer J } } ? J : undefined;
+/** The validated JSON body of an operation: `undefined` when it takes none, or may be sent without one. */
+export type BodyOf<Op> = Op extends { requestBody: infer B }
+  ? JsonOf<B>
+  : Op extends { requestBody?: infer B }
+    ? JsonOf<NonNullable<B>> | undefined
+    : undefined;
+
+/** What a handler of one operation sees. */
+export interface OperationCtx<A, Op> extends Omit<Ctx<A>, 'query' | 'params' | 'body'> {
+  query: QueryOf<Op>;
+  params: PathOf<Op>;
+  body: BodyOf<Op>;
+}
+
+export type OperationHandler<A, Op> = (ctx: OperationCtx<A, Op>) => Answer | undefined | Promise<Answer | undefined>;
+
+/** A complete handler table: one typed handler per operationId of `Ops`. */
+export type HandlerTable<A, Ops> = { [K in keyof Ops & string]: OperationHandler<A, Ops[K]> };
+/**
+ * A complete table while modules move to typed handlers: each operationId has a handler, typed or
+ * (a module not converted yet) with the untyped `Ctx`.
+ */
+export type HandlerTableDuringMove<A, Ops> = { [K in keyof Ops & string]: OperationHandler<A, Ops[K]> | Handler<A> };
+/** A module's part of a table with untyped contexts: its keys are operationIds all the same. */
+export type UntypedHandlers<A, Ops> = Partial<Record<keyof Ops & string, Handler<A>>>;
+
+export type AccountTable<A> = HandlerTable<A, AccountOperations>;
+export type ManagerTable<A> = HandlerTable<A, ManagerOperations>;
+export type { AccountOperationId, AccountOperations, ManagerOperationId, ManagerOperations };
+
+type Merged<T extends readonly object[]> = T extends readonly [infer H, ...infer R extends readonly object[]] ? H & Merged<R> : unknown;
+
+/**
+ * One API's table from its modules' tables, typed as all of them together (so that a table left
+ * incomplete fails the compile where it is assigned); an operationId handled twice is a programming
+ * error, refused when the table is built.
+ */
+export function combineHandlers<T extends readonly object[]>(...tables: T): Merged<T> {
+  const out: Record<string, unknown> = {};
+  for (const table of tables) {
+    for (const [id, handler] of Object.entries(table)) {
+      if (Object.hasOwn(out, id)) throw new Error(`two handler modules handle ${id}`);
+      out[id] = handler;
+    }
+  }
+  return out as Merged<T>;
+}
+
+/**
+ * A typed table as the router holds it: by operationId, each handler taking the router's `Ctx`. The
+ * one place where the typed contexts meet the router's: the router has validated the path, query and
+ * body of a call against its operation's schemas before it calls the handler (router/http.ts).
+ */
+export const routerTable = <A>(table: object): Record<string, Handler<A>> => table as Record<string, Handler<A>>;
