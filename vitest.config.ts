@@ -15,6 +15,7 @@ const alias = {
   '@zone-api/testkit/fuzz': src('testkit', 'fuzz'),
   '@zone-api/testkit/contract': src('testkit', 'contract'),
   '@zone-api/testkit/real-manager': src('testkit', 'real-manager/index'),
+  '@zone-api/testkit/differential': src('testkit', 'differential/index'),
   '@zone-api/testkit': src('testkit'),
 };
 

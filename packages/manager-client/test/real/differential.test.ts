@@ -1,0 +1,207 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
+import { freePort, loadBundle, repoRoot } from '@zone-api/testkit';
+import {
+  curlLine,
+  type DifferentialReport,
+  fingerprint,
+  type ListedDivergence,
+  matches,
+  NORMALISATIONS,
+  runDifferential,
+  STALE_AFTER,
+  type Target,
+} from '@zone-api/testkit/differential';
+import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { ACCOUNT } from './account.js';
+
+// The differential suite (run by `pnpm test:real-manager`, inside a network namespace with only
+// loopback): fast-check draws sequences of manager calls from the operation model, valid and broken,
+// with requests through the ports they create to a loopback target; each is played against the real
+// manager and against the sandbox from the same start state (no ports, an empty log) and compared
+// after every step: the answer's status, media type and body shape, and the state read back through
+// the API. A divergence that the `differential` list of packages/sandbox/parity.yaml does not explain
+// fails, shrunk to a runnable reproduction; a listed one that was played and never showed is stale.
+//
+// Budget: a fixed seed in CI. DIFF_RUNS=N (sequences), DIFF_STEPS=N (longest sequence), DIFF_TIME=S
+// (seconds), DIFF_SEED=N (default: random when DIFF_RUNS is set, else the fixed one), DIFF_SURVEY=1
+// (list every first divergence instead of stopping at an unlisted one).
+
+const CI_SEED = 18;
+const env = process.env;
+const seed = env.DIFF_SEED ? Number(env.DIFF_SEED) : env.DIFF_RUNS ? Math.floor(Math.random() * 2 ** 31) : CI_SEED;
+const runs = Number(env.DIFF_RUNS ?? 24);
+const maxSteps = Number(env.DIFF_STEPS ?? 6);
+const timeLimitMs = Number(env.DIFF_TIME ?? 110) * 1000;
+const survey = env.DIFF_SURVEY === '1';
+const parityFile = join(repoRoot, 'packages/sandbox/parity.yaml');
+// The sandbox's proxy network listens where the real upstream does, and the real manager forwards to it:
+// both then name the same upstream port (the namespace of `pnpm test:real-manager` has it free).
+const NETWORK_PORT = 22225;
+
+const doc = loadBundle('manager');
+// The same start for both: the seed's account and Zones (the real manager's stubbed cloud describes
+// them), no ports, no bans, an empty log.
+const startSeed = defaultSeed();
+Object.assign(startSeed.manager, { ports: [], bans: [], sessions: {}, har: [] });
+
+/** The seed's Zones as the real manager's cloud describes them: passwords, the current plan, permissions. */
+function zonesOf(seed: ReturnType<typeof defaultSeed>) {
+  return Object.fromEntries(
+    seed.account.zones.map((z) => [
+      z.name,
+      { password: z.passwords, plan: (z.plans.at(-1) ?? {}) as Record<string, unknown>, perm: z.perms.join(' ') },
+    ]),
+  );
+}
+let target: Server;
+let targetUrl: string;
+let sandbox: Sandbox;
+let manager: RunningRealManager;
+let real: Target;
+let sbx: Target;
+let report: DifferentialReport;
+
+/** The loopback target: `/status/N` answers N, any other path 200 naming it. */
+function startTarget(): Promise<Server> {
+  const server = createServer((req, res) => {
+    const m = /^\/status\/(\d{3})/.exec(req.url ?? '');
+    res.writeHead(m ? Number(m[1]) : 200, { 'content-type': 'text/plain' });
+    res.end(`target answers ${req.method} ${req.url}`);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const json = async (url: string, init?: RequestInit) => {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : undefined;
+};
+
+/**
+ * The real manager as a target: back to the start by deleting its ports, putting back the settings it
+ * started with and clearing its log and stats (`/api/logs_reset`); if its state still differs from the
+ * start (something a sequence changed that no call undoes), it is started again.
+ */
+async function realTarget(): Promise<Target> {
+  const boot = async () => {
+    const wwwPort = await freePort();
+    manager = await startRealManager({ wwwPort, ...ACCOUNT, zones: zonesOf(startSeed), proxy: '127.0.0.1', proxyPort: NETWORK_PORT });
+    return wwwPort;
+  };
+  const t: Target = { name: 'real manager', url: '', wwwPort: 0, reset: async () => {} };
+  const attach = async () => {
+    t.wwwPort = await boot();
+    t.url = manager.url;
+  };
+  await attach();
+  const settings = await json(`${t.url}/api/settings`);
+  const ctx = () => ({ wwwPort: t.wwwPort, targetPort: Number(new URL(targetUrl).port) });
+  const clean = await fingerprint(t, ctx(), []);
+  t.reset = async () => {
+    const stored = ((await json(`${t.url}/api/proxies`)) ?? []) as Array<{ port: number }>;
+    for (const p of stored) await fetch(`${t.url}/api/proxies/${p.port}`, { method: 'DELETE' }).then((r) => r.arrayBuffer());
+    const now = await json(`${t.url}/api/settings`);
+    const changed = Object.fromEntries(
+      Object.keys(settings)
+        .filter((k) => !isDeepStrictEqual(now[k], settings[k]))
+        .map((k) => [k, settings[k]]),
+    );
+    if (Object.keys(changed).length)
+      await fetch(`${t.url}/api/settings`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(changed),
+      }).then((r) => r.arrayBuffer());
+    await fetch(`${t.url}/api/logs_reset`).then((r) => r.arrayBuffer());
+    if (!isDeepStrictEqual(await fingerprint(t, ctx(), []), clean)) {
+      console.log('differential: the real manager did not come back to its start state; starting it again');
+      await manager.stop();
+      await attach();
+    }
+  };
+  return t;
+}
+
+beforeAll(async () => {
+  target = await startTarget();
+  targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: NETWORK_PORT, proxyPorts: true, seed: startSeed });
+  sbx = {
+    name: 'sandbox',
+    url: sandbox.managerUrl,
+    wwwPort: Number(new URL(sandbox.managerUrl).port),
+    reset: async () => {
+      sandbox.clock.reset();
+      await sandbox.reset();
+    },
+  };
+  real = await realTarget();
+}, 120_000);
+
+afterAll(async () => {
+  await manager?.stop();
+  await sandbox?.close();
+  await new Promise<void>((resolve) => (target ? target.close(() => resolve()) : resolve()));
+});
+
+describe('the sandbox against the real manager, on generated sequences', () => {
+  it(
+    'no divergence that parity.yaml does not list, and no listed one that no longer shows',
+    async () => {
+      const listing = (parse(readFileSync(parityFile, 'utf8'))?.differential ?? []) as ListedDivergence[];
+      for (const e of listing) expect(Object.keys(e).sort(), JSON.stringify(e)).toEqual(['differs', 'input', 'operation', 'reason']);
+      console.log(
+        `differential: seed ${seed}, ${runs} sequences of up to ${maxSteps} steps, ${timeLimitMs / 1000} s` +
+          ` (again: DIFF_SEED=${seed} DIFF_RUNS=${runs} DIFF_STEPS=${maxSteps} pnpm test:real-manager)`,
+      );
+      console.log(`differential: normalised: ${NORMALISATIONS.map((n) => n.name).join(', ')}`);
+      report = await runDifferential({
+        doc,
+        real,
+        sandbox: sbx,
+        targetUrl,
+        listing,
+        seed,
+        runs,
+        maxSteps,
+        timeLimitMs,
+        survey,
+        log: (line) => console.log(`differential: ${line}`),
+      });
+      const hits = listing
+        .map((e, i) => `  ${report.listedHits[i]}x ${e.operation} / ${e.input} / ${e.differs}`)
+        .filter((l) => !l.startsWith('  0x'));
+      console.log(
+        `differential: seed ${seed}: ${report.sequences} sequences, ${report.steps} steps played on both${report.interrupted ? ' (time limit reached)' : ''}; listed divergences met:\n${hits.join('\n')}`,
+      );
+      for (const s of report.survey)
+        console.log(
+          `differential survey: ${s.times}x ${s.divergence.operation} ${s.divergence.differs} [${s.divergence.classes.join(', ')}]\n  real: ${s.divergence.real}\n  sandbox: ${s.divergence.sandbox}\n  shortest:\n${s.steps.map((x) => `    ${curlLine(x)}`).join('\n')}`,
+        );
+      if (report.unseen.length)
+        console.log(
+          `differential: listed, played fewer than ${STALE_AFTER} times and not seen this run:\n${report.unseen.map((e) => `  ${e.operation} / ${e.input} / ${e.differs}`).join('\n')}`,
+        );
+      if (report.failure)
+        console.log(`differential: an unlisted divergence, shrunk (${report.failure.shrinks} shrinks):\n${report.failure.reproduction}`);
+      expect(report.sequences, 'sequences played').toBeGreaterThan(0);
+      const unlistedRoutes = report.routesMissing.filter((d) => !listing.some((e) => matches(e, d)));
+      expect(unlistedRoutes, 'state routes one side does not serve, not listed').toEqual([]);
+      expect(report.failure?.reproduction, 'an unlisted divergence (its reproduction is above)').toBeUndefined();
+      if (!survey)
+        expect(
+          report.stale.map((e) => `${e.operation} / ${e.input} / ${e.differs}`),
+          `parity.yaml differential entries played ${STALE_AFTER} times or more whose difference never showed: remove or narrow them`,
+        ).toEqual([]);
+    },
+    timeLimitMs * 3 + 120_000,
+  );
+});
