@@ -62,7 +62,7 @@ export const NOT_GENERATED: Record<string, string> = {
 /** Whether the generator plays an operation: not one that stops or replaces the program (tag Lifecycle, changes state). */
 export function generated(o: Operation): boolean {
   if (o.operationId in NOT_GENERATED) return false;
-  return !(o.tags.includes('Lifecycle') && o.extensions['x-changes-state'] === true);
+  return !(o.tags.includes('Lifecycle') && o.facts.changesState);
 }
 
 interface Valued {
@@ -301,8 +301,8 @@ function pathPort(): fc.Arbitrary<Valued> {
  * program's brand (`x-brand-prefix`) is sent with `brand` (the real manager serves `/api/lpm_users`).
  */
 export function callOf(doc: OpenApiDoc, o: Operation, brand = 'lpm'): fc.Arbitrary<CallStep> {
-  const prefix = o.extensions['x-brand-prefix'];
-  const path = typeof prefix === 'string' ? o.path.replace(`/${prefix}_`, `/${brand}_`) : o.path;
+  const prefix = o.facts.brandPrefix;
+  const path = prefix ? o.path.replace(`/${prefix}_`, `/${brand}_`) : o.path;
   const hasPort = o.parameters.some((p) => p.in === 'path' && p.name === 'port');
   return fc
     .record({
