@@ -50,7 +50,7 @@ export function portsHandlers(c: ManagerContext) {
       } catch (err) {
         await Promise.allSettled(opened.map((p) => traffic.close(p)));
         const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-        throw portErrors(`port ${cfg.port} cannot be opened on ${(cfg as { iface?: string }).iface ?? '127.0.0.1'}: ${why}`, 'port');
+        throw portErrors(`port ${cfg.port} cannot be opened on ${cfg.iface ?? '127.0.0.1'}: ${why}`, 'port');
       }
     }
   }
@@ -112,7 +112,7 @@ export function portsHandlers(c: ManagerContext) {
       checkZone(given);
       const cfg = { ...old, ...structuredClone(given), port };
       // A move or a new interface listens anew (refused, with the old port kept, if it cannot); other changes apply to the next request.
-      const iface = (c: ProxyPortConfig) => (c as { iface?: string }).iface;
+      const iface = (c: ProxyPortConfig) => c.iface;
       if (options.ports && (port !== old.port || iface(cfg) !== iface(old))) {
         if (port === old.port) await options.ports.close(old.port);
         try {

@@ -63,8 +63,8 @@ export async function throughUpstream<T>(
 ): Promise<{ answer: T; peer: string | null; session: string }> {
   const { store, cfg, port, session, upstream, now, gate } = ctx;
   const { host } = target;
-  const retries = (cfg as { max_ban_retries?: number }).max_ban_retries ?? 10;
-  const upstreamRetries = (cfg as { proxy_retry?: number }).proxy_retry ?? 2;
+  const retries = cfg.max_ban_retries ?? 10;
+  const upstreamRetries = cfg.proxy_retry ?? 2;
   /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
   const attemptOnce = async (current: string) => {
     for (let tries = 0; ; tries++) {
@@ -126,7 +126,7 @@ export async function servePortRequest(
   const { cfg, upstream, started, now, exchange, log } = ctx;
   const body = await readBody(request);
   const headers = { ...request.headers };
-  for (const h of (cfg as { headers?: { name: string; value: string }[] }).headers ?? []) headers[h.name.toLowerCase()] = h.value;
+  for (const h of cfg.headers ?? []) headers[h.name.toLowerCase()] = h.value;
   const {
     answer: res,
     peer,
@@ -147,7 +147,7 @@ export async function servePortRequest(
             body,
             via: { ...upstream, authorization: authorization(ctx, session) },
             ca: ctx.targetCa,
-            insecure: (cfg as { insecure?: boolean }).insecure === true,
+            insecure: cfg.insecure === true,
           }),
     // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
     (r) => peerOf(r.headers) ?? peerOf(r.connectHeaders),

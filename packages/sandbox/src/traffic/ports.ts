@@ -10,7 +10,7 @@ import { passHeaders } from './forward.js';
 import { egressAllowed, type ProxyNetwork } from './network.js';
 import { BRAND, type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
 import { connectHead, TunnelServer, tunnel } from './tunnel.js';
-import { type ExtDefaults, extProxy, Gate } from './upstream.js';
+import { extProxy, Gate } from './upstream.js';
 import { portUsername } from './username.js';
 
 // Manager proxy ports that listen: each port of the state is an HTTP proxy (proxy-chain) on its
@@ -43,7 +43,7 @@ export class PortTraffic {
 
   /** Where a port listens: its `iface`, loopback when it names none. */
   private ifaceOf(cfg: ProxyPortConfig): string {
-    const iface = (cfg as { iface?: string }).iface;
+    const iface = cfg.iface;
     return iface && iface !== 'any' ? iface : '127.0.0.1';
   }
 
@@ -119,7 +119,7 @@ export class PortTraffic {
 
   /** The session of a port's next request: its own, a new one per request, per client host, or the refreshed counter's. */
   private session(cfg: ProxyPortConfig, clientIp: string): string {
-    const c = cfg as { session?: string | boolean; rotate_session?: boolean; sticky_ip?: boolean };
+    const c = cfg;
     if (typeof c.session === 'string' && c.session) return c.session;
     if (c.rotate_session) return `${cfg.port}_r${++this.rotation}`;
     const n = this.o.store.manager.sessions[String(cfg.port)] ?? 0;
@@ -128,7 +128,7 @@ export class PortTraffic {
 
   /** The port's upstream: its external proxies in turn (`take` moves the turn on), the proxy it names (which egress must allow), else the sandbox's network. */
   private upstreamOf(cfg: ProxyPortConfig, take = true): { host: string; port: number; authorization?: string; network?: boolean } {
-    const c = cfg as { proxy?: string; proxy_port?: number; ext_proxies?: { proxy: string }[] } & ExtDefaults;
+    const c = cfg;
     if (c.ext_proxies?.length) {
       // External proxies take turns, each request the next; egress must allow each.
       const turn = take ? this.extTurn++ : this.extTurn;
@@ -154,7 +154,7 @@ export class PortTraffic {
     if (!cfg) throw portError(502, `No proxy at port ${port}`);
     const s = store.manager.settings;
     const clientIp = request.socket.remoteAddress ?? '';
-    const allowed = [...((cfg as { whitelist_ips?: string[] }).whitelist_ips ?? s.whitelist_ips), ...s.fixed_whitelist_ips];
+    const allowed = [...(cfg.whitelist_ips ?? s.whitelist_ips), ...s.fixed_whitelist_ips];
     if (!ipInList(clientIp, allowed))
       throw new RequestError(`Client IP ${clientIp} is not in the whitelist of port ${port}`, 407, {
         'proxy-authenticate': 'Basic realm="Proxy Manager"',
@@ -163,7 +163,7 @@ export class PortTraffic {
     const upstream = this.upstreamOf(cfg);
     const zoneName = cfg.zone ?? s.zone;
     const zone = store.zones.get(zoneName);
-    const password = (cfg as { password?: string }).password ?? zone?.passwords[0] ?? s.password ?? '';
+    const password = cfg.password ?? zone?.passwords[0] ?? s.password ?? '';
     const userFor = (session: string) => portUsername(cfg, s.customer, zoneName, session, BRAND);
     const session = this.session(cfg, clientIp);
     const started = this.o.now();
@@ -184,13 +184,13 @@ export class PortTraffic {
       exchange: (method, url) => this.exchange(cfg, started, method, url, request, upstream, clientIp),
       log: (x) => this.log(x),
     };
-    if (!isHttp && (cfg as { ssl?: boolean }).ssl === true) return this.mitm(ctx, hostname, targetPort);
+    if (!isHttp && cfg.ssl === true) return this.mitm(ctx, hostname, targetPort);
     if (!isHttp) return { customTag: tunnel((socket, head) => servePortTunnel(ctx, request, socket, head, hostname, targetPort)) };
     return { customResponseFunction: () => servePortRequest(ctx, request, new URL(request.url as string)) };
   }
 
   private gateOf(cfg: ProxyPortConfig): Gate | undefined {
-    const throttle = Number((cfg as { throttle?: number | string }).throttle) || 0;
+    const throttle = Number(cfg.throttle) || 0;
     if (throttle <= 0) return undefined;
     let gate = this.gates.get(cfg.port);
     if (!gate || gate.limit !== throttle) {
