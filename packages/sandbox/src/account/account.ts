@@ -1,5 +1,4 @@
 import { money } from '../domain/ips.js';
-import type { Store } from '../domain/state.js';
 import { HttpError } from '../errors.js';
 import type { AccountContext, AccountHandlers } from './context.js';
 
@@ -26,7 +25,7 @@ export function accountStatusHandlers(c: AccountContext) {
       return { body: { status: store.account.status } };
     },
 
-    getNetworkStatus: (ctx) => ({ body: { status: store.networkStatus[ctx.params.network_type as keyof Store['networkStatus']] } }),
+    getNetworkStatus: (ctx) => ({ body: { status: store.networkStatus[ctx.params.network_type] } }),
 
     listCities: (ctx) => ({ body: store.cities[String(ctx.query.country).toLowerCase()] ?? [] }),
   } satisfies AccountHandlers;

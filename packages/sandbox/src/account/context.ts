@@ -1,7 +1,7 @@
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { badRequest, HttpError } from '../errors.js';
-import type { AccountOperations, AccountTable, HandlerTableDuringMove, UntypedHandlers } from '../router/handlers.js';
+import type { AccountTable } from '../router/handlers.js';
 import type { Ctx } from '../router/http.js';
 import type { AccountAuth } from './auth.js';
 
@@ -12,10 +12,8 @@ import type { AccountAuth } from './auth.js';
 export type AccountCtx = Ctx<AccountAuth>;
 /** A module's handlers, typed by operationId: `return { … } satisfies AccountHandlers`. */
 export type AccountHandlers = Partial<AccountTable<AccountAuth>>;
-/** A module not yet typed: its keys are operationIds, its contexts untyped. */
-export type UntypedAccountHandlers = UntypedHandlers<AccountAuth, AccountOperations>;
-/** Every operation's handler (typed, or untyped in a module not yet moved). */
-export type AccountHandlerTable = HandlerTableDuringMove<AccountAuth, AccountOperations>;
+/** Every operation's handler, typed by its operationId. */
+export type AccountHandlerTable = AccountTable<AccountAuth>;
 type C = AccountCtx;
 
 /** Query parameters on GET, body fields otherwise (the provider's documentation's convention for `customer` and `zone`). */

@@ -1,3 +1,4 @@
+import type { components } from '@zone-api/spec/account';
 import {
   allocate,
   assertHeld,
@@ -15,27 +16,32 @@ import {
 } from '../domain/ips.js';
 import type { ZoneState } from '../domain/types.js';
 import { badRequest } from '../errors.js';
-import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
+import type { AccountOperations, OperationCtx } from '../router/handlers.js';
+import type { AccountAuth } from './auth.js';
+import type { AccountContext, AccountHandlers } from './context.js';
+
+type Schemas = components['schemas'];
 
 // IP inventory: available IPs, the Zone's datacenter IPs and gIPs (add, remove, refresh), routes, peers.
 
 export function inventoryHandlers(c: AccountContext) {
   const { store, notFound, zoneOf, zonesOf } = c;
-  type C = AccountCtx;
 
-  function countAvailable(ctx: C) {
+  function countAvailable(ctx: OperationCtx<AccountAuth, AccountOperations['getAvailableIpCount' | 'getAvailableIpCountShortForm']>) {
     const zone = zoneOf(ctx);
     const plan = currentPlan(zone);
-    const filter = ctx.query.plan as Record<string, unknown> | undefined;
+    // openapi-typescript types a content-encoded query parameter as the string on the wire; the router
+    // has parsed the JSON and validated it against the parameter's schema, AvailableIpPlanFilter.
+    const filter = ctx.query.plan as Schemas['AvailableIpPlanFilter'] | undefined;
     if (!filter) {
       if (plan.type === 'resident') return { body: { count: freeGips(store, plan.vip_country).length } };
       return { body: { count: freeIps(store, { shared: planShared(plan), notCountry: plan.not_country }).length } };
     }
     const f: IpFilter = {};
     if (filter.ips_type !== undefined) f.shared = filter.ips_type === 'shared';
-    if (filter.country !== undefined) f.country = filter.country as string;
+    if (filter.country !== undefined) f.country = filter.country;
     if (filter.country_city !== undefined) {
-      f.countryCity = filter.country_city as string;
+      f.countryCity = filter.country_city;
       if (f.country && !f.countryCity.toLowerCase().startsWith(`${f.country.toLowerCase()}-`)) {
         throw badRequest('query.plan.country_city', `is not in country ${f.country}`);
       }
@@ -43,7 +49,7 @@ export function inventoryHandlers(c: AccountContext) {
     if (filter.exclusive_sec !== undefined) f.exclusiveSec = Number(filter.exclusive_sec);
     if (typeof filter.domain_whitelist === 'string') f.domains = filter.domain_whitelist.split(/\s+/).filter(Boolean);
     if (filter.geo_db)
-      f.geoDb = Object.entries(filter.geo_db as Record<string, boolean>)
+      f.geoDb = Object.entries(filter.geo_db)
         .filter(([, on]) => on)
         .map(([db]) => db);
     return { body: { count: freeIps(store, f).length } };
@@ -55,8 +61,7 @@ export function inventoryHandlers(c: AccountContext) {
     return { body: { vips: zone.gips.map((vip) => ({ vip, country: store.gipPool.get(vip)?.country ?? vip.slice(0, 2) })) } };
   }
 
-  function refreshDatacenter(ctx: C, zone: ZoneState) {
-    const b = ctx.body as { ips?: string[]; country?: string; country_city?: string };
+  function refreshDatacenter(b: Schemas['RefreshDatacenterIpsRequest'], zone: ZoneState) {
     if (b.ips) assertHeld(zone.ips, b.ips, 'body.ips', zone.name, 'an IP');
     const newIps = replaceIps(
       store,
@@ -76,7 +81,7 @@ export function inventoryHandlers(c: AccountContext) {
 
     getRouteIps: (ctx) => {
       const zone = zoneOf(ctx);
-      const country = ((ctx.query.country as string | undefined) ?? ctx.auth.country)?.toLowerCase();
+      const country = (ctx.query.country ?? ctx.auth.country)?.toLowerCase();
       const ips = zone.ips.filter((ip) => !country || store.pool.get(ip)?.country === country);
       if (ctx.query.expand === 1) return { text: [...ips].sort((a, b) => a.localeCompare(b, 'en', { numeric: true })).join('\n') };
       return { text: ipRange(ips) };
@@ -99,7 +104,7 @@ export function inventoryHandlers(c: AccountContext) {
 
     addZoneIps: (ctx) => {
       const zone = zoneOf(ctx);
-      const b = ctx.body as { count: number; country?: string; country_city?: string };
+      const b = ctx.body;
       const plan = currentPlan(zone);
       if (plan.type === 'resident')
         throw badRequest('body.zone', `Zone ${zone.name} is a residential Zone: it has gIPs, not datacenter IPs`);
@@ -120,7 +125,7 @@ export function inventoryHandlers(c: AccountContext) {
 
     removeZoneIps: (ctx) => {
       const zone = zoneOf(ctx);
-      const ips = [...new Set(ctx.body.ips as string[])];
+      const ips = [...new Set(ctx.body.ips)];
       assertHeld(zone.ips, ips, 'body.ips', zone.name, 'an IP');
       release(store, zone, ips);
       return { body: { ips } };
@@ -128,7 +133,7 @@ export function inventoryHandlers(c: AccountContext) {
 
     removeZoneVips: (ctx) => {
       const zone = zoneOf(ctx);
-      const vips = [...new Set(ctx.body.vips as string[])];
+      const vips = [...new Set(ctx.body.vips)];
       assertHeld(zone.gips, vips, 'body.vips', zone.name, 'a gIP');
       releaseGips(store, zone, vips);
       return { body: { vips } };
@@ -139,7 +144,7 @@ export function inventoryHandlers(c: AccountContext) {
       if ('vips' in ctx.body && Array.isArray(ctx.body.vips)) return refreshGips(zone, ctx.body.vips);
       if (currentPlan(zone).type === 'resident')
         throw badRequest('body.vips', `Zone ${zone.name} is residential: name the gIPs to refresh`);
-      return refreshDatacenter(ctx, zone);
+      return refreshDatacenter(ctx.body, zone);
     },
 
     listPeers: (ctx) => {
@@ -147,8 +152,8 @@ export function inventoryHandlers(c: AccountContext) {
       let zone: string | undefined = q.zone;
       if (ctx.auth.scheme === 'zone') zone = zoneOf(ctx).name;
       else if (zone !== undefined && !store.zones.has(zone)) throw notFound(zone);
-      const asn = (q.asn as string | undefined)?.replace(/^as/i, '');
-      const country = (q.country as string | undefined)?.toLowerCase();
+      const asn = q.asn?.replace(/^as/i, '');
+      const country = q.country?.toLowerCase();
       const peers = store.peers.filter(
         (p) => (!zone || p.zone === zone) && (!country || p.country === country) && (!asn || p.asn === asn) && (!q.vip || p.vip === q.vip),
       );

@@ -139,8 +139,8 @@ export function statisticsHandlers(c: AccountContext) {
     },
 
     listRequestLogs: (ctx) => {
-      const size = (ctx.query.page_size as number | undefined) ?? 100;
-      const page = (ctx.query.page as number | undefined) ?? 0;
+      const size = ctx.query.page_size ?? 100;
+      const page = ctx.query.page ?? 0;
       const logs = matchLogs(ctx).sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : 0));
       return { body: logs.slice(page * size, page * size + size) };
     },

@@ -58,10 +58,7 @@ export function zonesHandlers(c: AccountContext) {
         throw new HttpError(401, 'A Zone credential cannot create Zones', {
           details: [{ field: 'header.X-Service-Auth', reason: 'use a token' }],
         });
-      const b = ctx.body as {
-        zone: { name: string; ips?: string | string[]; password?: string | string[] };
-        plan: Omit<StoredPlan, 'start'>;
-      };
+      const b = ctx.body;
       const name = b.zone.name;
       if (!ZONE_NAME.test(name)) throw badRequest('body.zone.name', 'may contain only letters, digits and _');
       if (store.zones.has(name)) throw badRequest('body.zone.name', `Zone ${name} already exists`);
@@ -133,7 +130,7 @@ export function zonesHandlers(c: AccountContext) {
 
     addZoneDomainPermission: (ctx) => {
       const zone = zoneOf(ctx);
-      const { type, domain } = ctx.body as { type: 'whitelist' | 'blacklist'; domain: string };
+      const { type, domain } = ctx.body;
       if (!DOMAIN.test(domain)) throw badRequest('body.domain', 'is not a domain name');
       const other = type === 'whitelist' ? 'blacklist' : 'whitelist';
       const list = zone.domains[type] ?? [];
@@ -147,7 +144,7 @@ export function zonesHandlers(c: AccountContext) {
 
     removeZoneDomainPermission: (ctx) => {
       const zone = zoneOf(ctx);
-      const { type, domain } = ctx.body as { type: 'whitelist' | 'blacklist'; domain: string };
+      const { type, domain } = ctx.body;
       const list = zone.domains[type];
       if (!list?.includes(domain)) throw badRequest('body.domain', `${domain} is not in the ${type} of Zone ${zone.name}`);
       zone.domains[type] = list.filter((d) => d !== domain);
@@ -165,7 +162,7 @@ export function zonesHandlers(c: AccountContext) {
 
     removeZoneWhitelistIp: (ctx) => {
       const targets = whitelistTargets(ctx);
-      const ip = ctx.body.ip as string;
+      const ip = ctx.body.ip;
       const holders = targets.filter((z) => z.whitelist.includes(ip));
       if (holders.length === 0) {
         const where = targets.length === 1 ? `the whitelist of Zone ${targets[0]?.name}` : 'any Zone whitelist';

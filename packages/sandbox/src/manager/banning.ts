@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { HttpError } from '../errors.js';
-import type { ManagerContext, UntypedManagerHandlers } from './context.js';
+import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 
 // Banning: IPs banned from a port's exit peers (per domain, with an expiry), or from all ports.
 
@@ -36,7 +36,9 @@ export function banningHandlers(c: ManagerContext) {
       return { status: 204 };
     },
 
-    banIps: (ctx) => {
+    // BanIpsRequest and BanIpAllPortsRequest require `ip` or `ips` with an `anyOf` of `required`
+    // lists, which openapi-typescript turns into `unknown`: these two read the router's untyped body.
+    banIps: (ctx: ManagerCtx) => {
       const cfg = portOf(ctx);
       const field = ctx.body.ip ? 'body.ip' : 'body.ips';
       const ips = [...(ctx.body.ip ?? []), ...(ctx.body.ips ?? [])] as string[];
@@ -55,11 +57,11 @@ export function banningHandlers(c: ManagerContext) {
     unbanIps: (ctx) => {
       const cfg = portOf(ctx);
       unban(cfg.port, ctx.body.ip, ctx.body.domain);
-      log(`unbanned ${(ctx.body.ip as string[]).join(', ')} on port ${cfg.port}`);
+      log(`unbanned ${ctx.body.ip.join(', ')} on port ${cfg.port}`);
       return { text: 'OK' };
     },
 
-    banIpAllPorts: (ctx) => {
+    banIpAllPorts: (ctx: ManagerCtx) => {
       const b = ctx.body as { ip?: string; ips?: string[]; domain?: string; ms?: number; ports?: number[] };
       const ips = [...(b.ip ? [b.ip] : []), ...(b.ips ?? [])];
       validIps(b.ip ? [b.ip] : [], 'body.ip');
@@ -71,5 +73,5 @@ export function banningHandlers(c: ManagerContext) {
       ban(b.ports ?? [...store.ports.keys()], ips, b.domain, b.ms);
       return { status: 204 };
     },
-  } satisfies UntypedManagerHandlers;
+  } satisfies ManagerHandlers;
 }

@@ -1,7 +1,7 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
-import type { HandlerTableDuringMove, ManagerOperations, ManagerTable, UntypedHandlers } from '../router/handlers.js';
+import type { ManagerTable } from '../router/handlers.js';
 import type { Ctx } from '../router/http.js';
 
 // What the manager's handler modules share: the store, the options, the general log, and the rules
@@ -11,10 +11,8 @@ import type { Ctx } from '../router/http.js';
 export type ManagerCtx = Ctx<undefined>;
 /** A module's handlers, typed by operationId: `return { … } satisfies ManagerHandlers`. */
 export type ManagerHandlers = Partial<ManagerTable<undefined>>;
-/** A module not yet typed: its keys are operationIds, its contexts untyped. */
-export type UntypedManagerHandlers = UntypedHandlers<undefined, ManagerOperations>;
-/** Every operation's handler (typed, or untyped in a module not yet moved). */
-export type ManagerHandlerTable = HandlerTableDuringMove<undefined, ManagerOperations>;
+/** Every operation's handler, typed by its operationId. */
+export type ManagerHandlerTable = ManagerTable<undefined>;
 
 export interface ManagerOptions {
   /** Ports the sandbox itself listens on: a proxy port may not take them ("in use by the UI/API"). */

@@ -76,7 +76,7 @@ export function logsStatsHandlers(c: ManagerContext) {
     },
 
     getGeneralLogs: (ctx) => {
-      const limit = (ctx.query.limit as number | undefined) ?? 100;
+      const limit = ctx.query.limit ?? 100;
       return { text: m().general_log.slice(-limit).join('\n') };
     },
 
@@ -95,10 +95,10 @@ export function logsStatsHandlers(c: ManagerContext) {
           );
         }
       }
-      const sortKey = (q.sort as string | undefined) ?? 'uuid';
+      const sortKey = q.sort ?? 'uuid';
       const getter = Object.hasOwn(harField, sortKey) ? harField[sortKey] : undefined;
       if (!getter) throw badRequest('query.sort', `must be one of ${Object.keys(harField).join(', ')}`);
-      const code = q.status_code as string | undefined;
+      const code = q.status_code;
       const codeRe = code ? new RegExp(`^${code.replace(/\*/g, '\\d')}$`) : undefined;
       const matched = m().har.filter(
         (e) =>
@@ -113,8 +113,8 @@ export function logsStatsHandlers(c: ManagerContext) {
         const y = getter(b);
         return (x < y ? -1 : x > y ? 1 : 0) * dir;
       });
-      const skip = (q.skip as number | undefined) ?? 0;
-      const entries = q.limit !== undefined ? matched.slice(skip, skip + (q.limit as number)) : matched.slice(skip);
+      const skip = q.skip ?? 0;
+      const entries = q.limit !== undefined ? matched.slice(skip, skip + q.limit) : matched.slice(skip);
       return {
         body: {
           log: { version: '1.2', creator: { name: 'Proxy Manager', version: m().version }, pages: [], entries },

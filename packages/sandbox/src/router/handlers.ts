@@ -39,13 +39,6 @@ export type OperationHandler<A, Op> = (ctx: OperationCtx<A, Op>) => Answer | und
 
 /** A complete handler table: one typed handler per operationId of `Ops`. */
 export type HandlerTable<A, Ops> = { [K in keyof Ops & string]: OperationHandler<A, Ops[K]> };
-/**
- * A complete table while modules move to typed handlers: each operationId has a handler, typed or
- * (a module not converted yet) with the untyped `Ctx`.
- */
-export type HandlerTableDuringMove<A, Ops> = { [K in keyof Ops & string]: OperationHandler<A, Ops[K]> | Handler<A> };
-/** A module's part of a table with untyped contexts: its keys are operationIds all the same. */
-export type UntypedHandlers<A, Ops> = Partial<Record<keyof Ops & string, Handler<A>>>;
 
 export type AccountTable<A> = HandlerTable<A, AccountOperations>;
 export type ManagerTable<A> = HandlerTable<A, ManagerOperations>;
