@@ -278,6 +278,9 @@ describe('reads derived from the seed', () => {
     expect(ok.every((r) => r.status.code === 200)).toBe(true);
     const host = (await account.listRequestLogs({ params: { query: { 'dst.host': 'example.org', zone: RES, page_size: 1000 } } }))
       .data as Rec[];
+    const seededHost = all.filter((r) => r.dst.host === 'example.org' && r.zone === RES).length;
+    expect(seededHost).toBeGreaterThan(0);
+    expect(host).toHaveLength(seededHost);
     expect(host.every((r) => r.dst.host === 'example.org' && r.zone === RES)).toBe(true);
     const page0 = (await account.listRequestLogs({ params: { query: { page: 0, page_size: 7 } } })).data as unknown[];
     const page1 = (await account.listRequestLogs({ params: { query: { page: 1, page_size: 7 } } })).data as unknown[];

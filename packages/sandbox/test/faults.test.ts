@@ -54,16 +54,31 @@ describe('faults', () => {
   it('a dropped connection gives no answer at all; a retrying client gets through on the next try', async () => {
     await fault(t.sandbox.accountUrl, { drop: true, count: 1 });
     await expect(fetch(`${t.sandbox.accountUrl}${zoneUrl}`, { headers: bearer })).rejects.toThrow();
+    expect((await raw(t.sandbox.accountUrl, 'GET', '/__sandbox/faults')).json()).toEqual({ faults: [] });
     expect((await raw(t.sandbox.accountUrl, 'GET', zoneUrl, { headers: bearer })).status).toBe(200);
 
     await fault(t.sandbox.accountUrl, { operationId: 'getZone', drop: true, count: 1 });
-    // The typed client's own retry (GET is idempotent) rides over one dropped connection.
+    // The typed client's own retry (GET is idempotent) rides over one dropped connection: two attempts,
+    // the first of which the fault dropped (it is used up), the second answered.
+    const attempts: Array<'answered' | 'dropped'> = [];
     const client = createAccountClient({
       baseUrl: t.sandbox.accountUrl,
       auth: { token: t.sandbox.credentials.token },
       retry: { retries: 2, baseDelayMs: 1 },
+      fetch: async (input, init) => {
+        try {
+          const res = await fetch(input, init);
+          attempts.push('answered');
+          return res;
+        } catch (err) {
+          attempts.push('dropped');
+          throw err;
+        }
+      },
     });
     expect((await client.getZone({ params: { query: { zone: STATIC } } })).response.status).toBe(200);
+    expect(attempts).toEqual(['dropped', 'answered']);
+    expect((await raw(t.sandbox.accountUrl, 'GET', '/__sandbox/faults')).json()).toEqual({ faults: [] });
   });
 
   it('refuses a fault that is not one', async () => {

@@ -289,6 +289,10 @@ describe('logs, stats, versions, lifecycle', () => {
     expect(ok.total).toBeGreaterThan(0);
     expect(ok.log.entries.every((e: Rec) => e.response.status >= 200 && e.response.status < 300)).toBe(true);
     const exact = await logs({ status_code: '404' });
+    const seeded404 = all.log.entries.filter((e: Rec) => e.response.status === 404).length;
+    expect(seeded404).toBeGreaterThan(0);
+    expect(exact.total).toBe(seeded404);
+    expect(exact.log.entries).toHaveLength(seeded404);
     expect(exact.log.entries.every((e: Rec) => e.response.status === 404)).toBe(true);
     expect(ok.total + exact.total).toBeLessThanOrEqual(40);
 
