@@ -1,7 +1,7 @@
 import { type CallInit, type CoreClientOptions, createTypedClient, type OperationMethods, type TypedClient } from '@zone-api/client-core';
 import { type components, type DocumentedMethods, type OperationTypes as Operations, operations, type paths } from '@zone-api/spec/account';
 
-export type { ErrorAtStatus, ErrorStatus, ResponseError, RetryOptions } from '@zone-api/client-core';
+export type { ErrorAtStatus, ErrorMessage, ErrorStatus, ResponseError, RetryOptions } from '@zone-api/client-core';
 export { errorAt, ZoneApiError } from '@zone-api/client-core';
 // The schema types and the operation table are generated into @zone-api/spec; the client re-exports them.
 export type { components, OperationId, paths } from '@zone-api/spec/account';
@@ -161,7 +161,7 @@ function customerDefault(customer: string): (method: string, init: CallInit | un
 export function createAccountClient(options: AccountClientOptions & { auth: { zone: object } }): AccountClient<FilledField>;
 export function createAccountClient(options: AccountClientOptions & { customer: string }): AccountClient<'customer'>;
 export function createAccountClient(options: AccountClientOptions): AccountClient;
-export function createAccountClient(options: AccountClientOptions): AccountClient<FilledField> {
+export function createAccountClient(options: AccountClientOptions): AccountClient<FilledField> | AccountClient<'customer'> | AccountClient {
   const { auth, customer, ...core } = options;
   return createTypedClient<FilledPaths<FilledField>, typeof operations>(core, operations, {
     ...credentials(auth),

@@ -39,13 +39,24 @@ export type OperationTable = Record<string, OperationInfo>;
 type Media = `${string}/${string}` & MediaType;
 
 /**
+ * What every error value of a call carries, whatever its shape: a readable one-line `message`
+ * (`POST /api/proxies answered 400: port: port 24000 in use by another proxy`), so that
+ * `if (error) throw new Error(error.message)` needs no narrowing. On a JSON error body it is added as
+ * a non-enumerable property (the body still serializes as the server sent it); a body's own string
+ * `message` is kept. Never contains a credential.
+ */
+export interface ErrorMessage {
+  readonly message: string;
+}
+
+/**
  * The `error` of an answer that has no JSON object to give: an error status with a text body
  * (`kind: 'text'`, the text in `error`) or with no body at all (`'empty'`), or a 2xx in a media type
  * the operation does not declare (`'media-type'`, e.g. the real manager's HTML page for a path it does
- * not have). Always a truthy object, so `if (error)` tells a failure from a success. `error` never
- * contains a credential; `response.headers` keep the real Content-Type.
+ * not have). Always a truthy object, so `if (error)` tells a failure from a success. Neither `error`
+ * nor `message` contains a credential; `response.headers` keep the real Content-Type.
  */
-export interface ResponseError {
+export interface ResponseError extends ErrorMessage {
   readonly kind: 'text' | 'empty' | 'media-type';
   readonly status: number;
   readonly contentType: string | null;
@@ -60,7 +71,24 @@ type AnyRecord = Record<string | number, any>;
 type PathItemOf<Paths, P> = P extends keyof Paths ? (Paths[P] extends AnyRecord ? Paths[P] : never) : never;
 type MethodOf<Item, M> = Lowercase<M & string> & keyof Item;
 type RequiredKeys<T> = { [K in keyof T]-?: Record<never, never> extends Pick<T, K> ? never : K }[keyof T];
-type InitArgs<Init> = RequiredKeys<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
+/**
+ * The options a typed method takes: openapi-fetch's, less `parseAs` (the method parses the answer as the
+ * operation declares it: text as a string, JSON as its type; the path-based `GET`/`POST`/… still take it).
+ */
+type MethodInit<Paths, K, Ops extends OperationTable> = K extends keyof Ops
+  ? Omit<
+      NonNullable<MaybeOptionalInit<PathItemOf<Paths, Ops[K]['path']>, MethodOf<PathItemOf<Paths, Ops[K]['path']>, Ops[K]['method']>>>,
+      'parseAs'
+    >
+  : never;
+/**
+ * The argument list of a method: optional when nothing in it is required. Not generic over the
+ * argument (openapi-fetch's methods infer `Init` from it and add `[key: string]: unknown`): a
+ * parameter whose type is inferred from the literal it is given, or that has an index signature,
+ * is exempt from excess-property checks, so a misspelt body field compiled. A fixed parameter type
+ * lets TypeScript check the literal against the spec's closed object types, nested bodies included.
+ */
+type InitArgs<Init> = RequiredKeys<Init> extends never ? [init?: Init] : [init: Init];
 
 /**
  * The result of an operation's method: openapi-fetch's `{ data, error, response }`, except that
@@ -68,7 +96,11 @@ type InitArgs<Init> = RequiredKeys<Init> extends never ? [(Init & { [key: string
  */
 export type CallResult<Op extends AnyRecord, Init> = (
   | { data: ParseAsResponse<Readable<SuccessResponse<ResponseObjectMap<Op>, Media>>, Init>; error?: never; response: Response }
-  | { data?: never; error: Exclude<Readable<ErrorResponse<ResponseObjectMap<Op>, Media>>, string> | ResponseError; response: Response }
+  | {
+      data?: never;
+      error: (Exclude<Readable<ErrorResponse<ResponseObjectMap<Op>, Media>>, string> & ErrorMessage) | ResponseError;
+      response: Response;
+    }
 ) & { readonly [OPERATION]?: Op };
 
 /** Carries an operation's type on its results, for `errorAt` (a type only: never set). */
@@ -78,7 +110,7 @@ type ResponsesOf<R> = R extends { readonly [OPERATION]?: infer Op } ? (Op extend
 /** The error statuses an operation declares (what `errorAt` takes). */
 export type ErrorStatus<R> = Extract<Exclude<keyof ResponsesOf<R>, `2${string}` | 200 | 201 | 202 | 203 | 204 | 206>, number>;
 type BodyOf<Res> = Res extends { content: infer C }
-  ? { [M in keyof C]: M extends `application/${string}json` ? Readable<C[M]> : ResponseError }[keyof C]
+  ? { [M in keyof C]: M extends `application/${string}json` ? Readable<C[M]> & ErrorMessage : ResponseError }[keyof C]
   : ResponseError;
 /** The error of one status, as the operation declares it: its JSON body, or a `ResponseError` for a text or empty answer. */
 export type ErrorAtStatus<R, S> = S extends keyof ResponsesOf<R> ? BodyOf<ResponsesOf<R>[S]> : never;
@@ -95,13 +127,16 @@ export function errorAt<R extends { error?: unknown; response: Response }, S ext
   return result.response.status === status && result.error !== undefined ? (result.error as ErrorAtStatus<R, S>) : undefined;
 }
 
-/** One typed method per operationId, e.g. `client.getZone({ params: { query: { zone } } })`. */
+/**
+ * One typed method per operationId, e.g. `client.getZone({ params: { query: { zone } } })`. A body or
+ * parameter field the spec does not name does not compile (the request types are closed).
+ */
 export type OperationMethods<Paths extends {}, Ops extends OperationTable> = {
-  [K in keyof Ops]: <
-    Init extends MaybeOptionalInit<PathItemOf<Paths, Ops[K]['path']>, MethodOf<PathItemOf<Paths, Ops[K]['path']>, Ops[K]['method']>>,
-  >(
-    ...init: InitArgs<Init>
-  ) => Promise<CallResult<PathItemOf<Paths, Ops[K]['path']>[MethodOf<PathItemOf<Paths, Ops[K]['path']>, Ops[K]['method']>], Init>>;
+  [K in keyof Ops]: (
+    ...init: InitArgs<MethodInit<Paths, K, Ops>>
+  ) => Promise<
+    CallResult<PathItemOf<Paths, Ops[K]['path']>[MethodOf<PathItemOf<Paths, Ops[K]['path']>, Ops[K]['method']>], MethodInit<Paths, K, Ops>>
+  >;
 };
 
 /** The operations whose results come in pages (`x-pagination` in the spec). */
@@ -191,33 +226,71 @@ export const querySerializer: QuerySerializer<unknown> = (query) => {
 /** The media type of a Content-Type value, without its parameters (`application/json; charset=utf-8` → `application/json`). */
 const mediaOf = (contentType: string | null) => (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 
+/** The longest summary of an error body a `message` quotes (a manager's 404 is a whole web page). */
+const MESSAGE_MAX = 500;
+const clip = (text: string) => {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX)}…` : line;
+};
+
+/**
+ * What a JSON error body says, in one line: the account API's `error` (with the fields at fault of its
+ * `details`), the manager's `errors[].msg` (with their `field`), a `message`, else the body itself.
+ */
+function summary(body: Record<string, unknown>): string {
+  const problems = (list: unknown, text: string, where: string) =>
+    Array.isArray(list)
+      ? list
+          .filter((p): p is Record<string, unknown> => p !== null && typeof p === 'object')
+          .map((p) => (typeof p[where] === 'string' && p[where] ? `${p[where]}: ${String(p[text])}` : String(p[text])))
+      : [];
+  if (typeof body.error === 'string') {
+    const details = problems(body.details, 'reason', 'field');
+    return details.length ? `${body.error} (${details.join('; ')})` : body.error;
+  }
+  const errors = problems(body.errors, 'msg', 'field');
+  if (errors.length) return errors.join('; ');
+  if (typeof body.message === 'string') return body.message;
+  return JSON.stringify(body);
+}
+
 /**
  * Holds an answer to what the operation declares: a 2xx body in an undeclared media type becomes a
- * `ResponseError`, and so does an error answer that is text or has no body.
+ * `ResponseError`, and so does an error answer that is text, has no body or is not a JSON object.
+ * Every error gets its one-line `message`.
  */
 function checked(op: OperationInfo, result: { data?: unknown; error?: unknown; response: Response }, secrets: readonly string[]) {
   const { response } = result;
   const contentType = response.headers.get('Content-Type');
-  const fail = (kind: ResponseError['kind'], message: string) => ({
-    error: { kind, status: response.status, contentType, error: redact(message, secrets) } satisfies ResponseError,
-    response,
-  });
+  const answered = `${op.method} ${op.path} answered ${response.status}`;
+  const fail = (kind: ResponseError['kind'], text: string) => {
+    const error = redact(text, secrets);
+    const message = kind === 'text' ? `${answered}: ${clip(error) || '(empty text)'}` : error;
+    return { error: { kind, status: response.status, contentType, error, message } satisfies ResponseError, response };
+  };
   if (response.ok) {
     const declared = op.success[String(response.status)];
     if (result.data === undefined) return result;
     if (!declared?.includes(mediaOf(contentType))) {
       return fail(
         'media-type',
-        `${op.method} ${op.path} answered ${response.status} with ${contentType ?? 'no Content-Type'}, which the operation does not declare${
+        `${answered} with ${contentType ?? 'no Content-Type'}, which the operation does not declare${
           declared ? ` (it declares ${declared.join(', ') || 'no body'})` : ''
         }`,
       );
     }
     return result;
   }
-  if (result.error === undefined || result.error === '')
-    return fail('empty', `${op.method} ${op.path} answered ${response.status} with no body`);
+  if (result.error === undefined || result.error === '') return fail('empty', `${answered} with no body`);
   if (typeof result.error === 'string') return fail('text', result.error);
+  if (result.error === null || typeof result.error !== 'object' || Array.isArray(result.error)) {
+    return fail('text', JSON.stringify(result.error));
+  }
+  const body = result.error as Record<string, unknown>;
+  // The body was redacted in the transport, so the summary of it is too.
+  if (typeof body.message !== 'string') {
+    Object.defineProperty(body, 'message', { value: `${answered}: ${clip(summary(body))}`, enumerable: false, configurable: true });
+  }
   return result;
 }
 

@@ -5,6 +5,7 @@ export type {
   ClientParts,
   CoreClientOptions,
   ErrorAtStatus,
+  ErrorMessage,
   ErrorStatus,
   InitOf,
   OperationInfo,

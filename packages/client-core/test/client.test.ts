@@ -54,7 +54,54 @@ describe('createTypedClient', () => {
     const { data, error, response } = await client.getThing();
     expect(data).toBeUndefined();
     expect(response.status).toBe(400);
-    expect(error).toEqual({ kind: 'text', status: 400, contentType: 'text/html', error: 'No proxy for key [REDACTED]' });
+    expect(error).toEqual({
+      kind: 'text',
+      status: 400,
+      contentType: 'text/html',
+      error: 'No proxy for key [REDACTED]',
+      message: 'GET /api/thing answered 400: No proxy for key [REDACTED]',
+    });
+  });
+
+  describe('every error carries a one-line message', () => {
+    const call = async (response: () => Response, secrets: string[] = []) => {
+      const r = recorder(response);
+      const client = createTypedClient<AllPaths, typeof ops>({ baseUrl: 'http://x.test', fetch: r.fetch }, ops, parts(secrets));
+      return (await client.getThing()).error;
+    };
+    const json =
+      (body: unknown, status = 400) =>
+      () =>
+        Response.json(body, { status });
+
+    it("the account API's error, with the fields at fault, redacted, and the body still as sent", async () => {
+      const body = { error: 'Invalid zone S3CRET', details: [{ field: 'body.zone', reason: 'unknown' }] };
+      const error = await call(json(body), ['S3CRET']);
+      expect(error?.message).toBe('GET /api/thing answered 400: Invalid zone [REDACTED] (body.zone: unknown)');
+      // Not enumerable: the error serializes and compares as the server's body.
+      expect(JSON.parse(JSON.stringify(error))).toEqual({ ...body, error: 'Invalid zone [REDACTED]' });
+      expect(Object.keys(error ?? {})).toEqual(['error', 'details']);
+    });
+
+    it("the manager's errors list, each with its field", async () => {
+      const error = await call(json({ errors: [{ msg: 'port 24000 in use', field: 'port' }, { msg: 'no zone' }] }));
+      expect(error?.message).toBe('GET /api/thing answered 400: port: port 24000 in use; no zone');
+    });
+
+    it("a body's own message is kept; any other object is quoted", async () => {
+      expect((await call(json({ message: 'Their own words' }, 503)))?.message).toBe('Their own words');
+      expect((await call(json({ code: 7 }, 500)))?.message).toBe('GET /api/thing answered 500: {"code":7}');
+    });
+
+    it('a JSON body that is not an object, an empty answer and a long page', async () => {
+      expect(await call(json([1, 2], 500))).toMatchObject({ kind: 'text', message: 'GET /api/thing answered 500: [1,2]' });
+      expect((await call(() => new Response(null, { status: 502 })))?.message).toBe('GET /api/thing answered 502 with no body');
+      const page = `<html>${'x'.repeat(5000)}</html>`;
+      const long = await call(() => new Response(page, { status: 404, headers: { 'Content-Type': 'text/html' } }));
+      expect(long?.error).toBe(page);
+      expect(long?.message.length).toBeLessThan(600);
+      expect(long?.message.endsWith('…')).toBe(true);
+    });
   });
 
   it('an error status with no body is a truthy ResponseError, with or without Content-Length', async () => {

@@ -1,7 +1,7 @@
 import { type CoreClientOptions, createTypedClient, type OperationMethods, type TypedClient } from '@zone-api/client-core';
 import { type components, type DocumentedMethods, type OperationTypes as Operations, operations, type paths } from '@zone-api/spec/manager';
 
-export type { ErrorAtStatus, ErrorStatus, ResponseError, RetryOptions } from '@zone-api/client-core';
+export type { ErrorAtStatus, ErrorMessage, ErrorStatus, ResponseError, RetryOptions } from '@zone-api/client-core';
 export { errorAt, ZoneApiError } from '@zone-api/client-core';
 // The schema types and the operation table are generated into @zone-api/spec; the client re-exports them.
 export type { components, OperationId, paths } from '@zone-api/spec/manager';

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@zone-api/testkit';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE_ENV } from '../../spec/scripts/samples.mjs';
 
 // A new user's first hour, from packed tarballs in a TypeScript project outside this repository:
 // install (offline, from pnpm's store), start the installed sandbox, then compile (strict) and run
@@ -44,6 +45,35 @@ function assertionsIn(code: string): string[] {
   return found;
 }
 
+/** Mistakes that must not compile, from the issue that closed the request types. */
+const MISTAKES = `import { createAccountClient } from '@zone-api/account-client';
+import { createManagerClient } from '@zone-api/manager-client';
+const account = createAccountClient({ baseUrl: 'http://127.0.0.1:9', auth: { token: 't' }, customer: 'hl_1' });
+const manager = createManagerClient();
+export async function mistakes(): Promise<void> {
+  // @ts-expect-error contry
+  await manager.createProxy({ body: { proxy: { zone: 'z', contry: 'us' } } });
+  // @ts-expect-error www_whitelist_ipz
+  await manager.updateSettings({ body: { www_whitelist_ipz: [] } });
+  // @ts-expect-error plan.typ
+  await account.createZone({ body: { zone: { name: 'n' }, plan: { typ: 'static' } } });
+  // @ts-expect-error contry
+  await account.addZoneIps({ body: { zone: 'z', count: 1, contry: 'us' } });
+  // @ts-expect-error a number is no ban
+  await manager.banIps({ params: { path: { port: 24000 } }, body: 42 });
+  // @ts-expect-error neither ip nor ips
+  await manager.banIpAllPorts({ body: { ms: 1000 } });
+  const created = await manager.createProxy({ body: { proxy: { zone: 'z' } } });
+  // @ts-expect-error an error is not data
+  created.data.data;
+  // @ts-expect-error 418 is not a status createProxy declares
+  errorAtOf(created, 418);
+  // @ts-expect-error no such operation
+  await account.getZones();
+}
+import { errorAt as errorAtOf } from '@zone-api/manager-client';
+`;
+
 const examples = readmeExamples();
 let work: string;
 let project: string;
@@ -60,7 +90,18 @@ beforeAll(async () => {
   project = join(work, 'project');
   mkdirSync(join(project, 'src'), { recursive: true });
   const deps = Object.fromEntries(Object.entries(packed).map(([name, file]) => [name, `file:${file}`]));
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'outside', private: true, type: 'module', dependencies: deps }));
+  // As the README says: the clients in dependencies, the sandbox in devDependencies.
+  const { '@zone-api/sandbox': sandboxDep, ...runtimeDeps } = deps;
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({
+      name: 'outside',
+      private: true,
+      type: 'module',
+      dependencies: runtimeDeps,
+      devDependencies: { '@zone-api/sandbox': sandboxDep },
+    }),
+  );
   // The packed packages name each other by version; until they are on a registry, point those at the tarballs.
   writeFileSync(
     join(project, 'pnpm-workspace.yaml'),
@@ -99,6 +140,23 @@ describe('README examples in a project outside the repository, from packed tarba
     expect(examples.map((e) => e.name)).toEqual(expect.arrayContaining(['account-client', 'manager-client', 'sandbox']));
   });
 
+  it('the README reads the token from the environment variable the code samples name', () => {
+    const example = examples.find((e) => e.name === 'account-client');
+    expect(example?.code).toContain(`process.env.${SAMPLE_ENV.account.token}`);
+  });
+
+  it("the README's install line puts the sandbox in devDependencies", () => {
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    // Each `npm install` command of a shell block, its continued lines joined.
+    const commands = readme.replace(/\\\n\s*/g, ' ').split('\n');
+    const installs = commands.filter((l) => l.startsWith('npm install '));
+    expect(installs.length).toBeGreaterThanOrEqual(2);
+    for (const line of installs) {
+      const dev = / (-D|--save-dev)( |$)/.test(line);
+      expect(line.includes('sandbox'), line).toBe(dev);
+    }
+  });
+
   it.each(examples.map((e) => [`${e.file} ${e.name}`, e] as const))('%s: no non-null assertion or cast', (_, e) => {
     expect(assertionsIn(e.code)).toEqual([]);
   });
@@ -133,15 +191,19 @@ describe('README examples in a project outside the repository, from packed tarba
         include: ['src'],
       }),
     );
+    // Beside the examples, mistakes a user makes: each must fail to compile (an unused
+    // `@ts-expect-error` fails the compile), against the installed packages' declarations.
+    writeFileSync(join(project, 'src', 'mistakes.ts'), MISTAKES);
     const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', project], { encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr, 'tsc').toBe('');
     expect(tsc.status).toBe(0);
+    expect(MISTAKES.match(/@ts-expect-error/g)?.length).toBeGreaterThanOrEqual(8);
     for (const file of files) {
       const js = file.replace(`${join(project, 'src')}`, join(project, 'out')).replace(/\.ts$/, '.js');
       const run = spawnSync(process.execPath, [js], {
         cwd: project,
         encoding: 'utf8',
-        env: { ...process.env, API_TOKEN: urls.token },
+        env: { ...process.env, [SAMPLE_ENV.account.token]: urls.token },
         timeout: 30_000,
       });
       expect(run.stderr, `${file} stderr`).toBe('');

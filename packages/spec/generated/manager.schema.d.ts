@@ -1204,11 +1204,8 @@ export interface components {
              */
             ms?: number;
         };
-        /**
-         * @description Body of `POST /api/proxies/{port}/banips`. The documentation names the list `ip`; the real manager reads
-         *     `ips` (observed). Both are accepted; at least one is required.
-         */
-        BanIpsRequest: {
+        /** @description The fields of `BanIpsRequest`, of which its two forms each require one list. */
+        BanIpsFields: {
             /** @description The IPs to ban (the documentation's name). */
             ip?: string[];
             /** @description The IPs to ban (the real manager's name). */
@@ -1220,7 +1217,16 @@ export interface components {
              * @description Ban duration in milliseconds. When omitted or 0, the duration is not documented.
              */
             ms?: number;
-        } | unknown | unknown;
+        };
+        /**
+         * @description Body of `POST /api/proxies/{port}/banips`. The documentation names the list `ip`; the real manager reads
+         *     `ips` (observed). Both are accepted; at least one is required.
+         *     The two forms differ only in the list they require (an `anyOf`, so a body with both is valid);
+         *     typed clients see a union of the two. The body is open, as the real manager is: no observation shows
+         *     it refusing a field it does not read (it ignores or stores them). The typed clients still refuse an
+         *     unknown field at compile time: their request types are closed whether or not a schema is.
+         */
+        BanIpsRequest: WithRequired<components["schemas"]["BanIpsFields"], "ip"> | WithRequired<components["schemas"]["BanIpsFields"], "ips">;
         /** @description Body of `POST /api/proxies/{port}/unbanip`. */
         UnbanIpRequest: {
             /** @description The IP to unban. */
@@ -1252,12 +1258,8 @@ export interface components {
             /** @description The domain the IPs were banned for. */
             domain?: string;
         };
-        /**
-         * @description Body of `POST /api/banip`: ban on all ports. The documentation gives `ip`, `domain` and `ms`; the real
-         *     manager also reads a list `ips` and a list of `ports` to limit the ban to (observed). At least one
-         *     of `ip` and `ips` is required.
-         */
-        BanIpAllPortsRequest: {
+        /** @description The fields of `BanIpAllPortsRequest`, of which its two forms each require one list. */
+        BanIpAllPortsFields: {
             /** @description The IP to ban. */
             ip?: string;
             /** @description The IPs to ban. */
@@ -1271,7 +1273,17 @@ export interface components {
             ms?: number;
             /** @description Limit the ban to these ports (all ports when omitted). */
             ports?: number[];
-        } | unknown | unknown;
+        };
+        /**
+         * @description Body of `POST /api/banip`: ban on all ports. The documentation gives `ip`, `domain` and `ms`; the real
+         *     manager also reads a list `ips` and a list of `ports` to limit the ban to (observed). At least one
+         *     of `ip` and `ips` is required.
+         *     The two forms differ only in the list they require (an `anyOf`, so a body with both is valid);
+         *     typed clients see a union of the two. The body is open, as the real manager is: no observation shows
+         *     it refusing a field it does not read (it ignores or stores them). The typed clients still refuse an
+         *     unknown field at compile time: their request types are closed whether or not a schema is.
+         */
+        BanIpAllPortsRequest: WithRequired<components["schemas"]["BanIpAllPortsFields"], "ip"> | WithRequired<components["schemas"]["BanIpAllPortsFields"], "ips">;
         /** @description The new session of a port after a refresh (observed). */
         SessionId: {
             /** @description The new session, `<port>_<n>`. */
@@ -3062,3 +3074,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { createManagerClient, errorAt, type ResponseError, type Schemas } from '../../src/index.js';
+import { createManagerClient, type ErrorMessage, errorAt, type ResponseError, type Schemas } from '../../src/index.js';
 
 const client = createManagerClient();
 
@@ -50,7 +50,7 @@ describe('manager client types', () => {
 
   it('errorAt types the error of each declared status, and refuses a status the operation does not declare', async () => {
     const created = await client.createProxy({ body: { proxy: { port: 24001 } } });
-    expectTypeOf(errorAt(created, 400)).toEqualTypeOf<Schemas['ProxyErrors'] | undefined>();
+    expectTypeOf(errorAt(created, 400)).toEqualTypeOf<(Schemas['ProxyErrors'] & ErrorMessage) | undefined>();
     expectTypeOf(errorAt(created, 400)?.errors[0]?.msg).toEqualTypeOf<string | undefined>();
     // 500 is a text answer of the real manager: a ResponseError.
     expectTypeOf(errorAt(created, 500)).toEqualTypeOf<ResponseError | undefined>();
