@@ -21,10 +21,16 @@ export class ZoneApiError extends Error {
     readonly attempts: number,
     /** The HTTP status, for kind `http`. */
     readonly status?: number,
-    /** For kind `network`: the system's error code when there is one (`ECONNREFUSED`, `ECONNRESET`, `ENOTFOUND`). */
+    /**
+     * For kind `network`: the system's error code (`ECONNREFUSED`, `ECONNRESET`, `ENOTFOUND`), or, when
+     * `fetch` itself refused the URL, `ERR_BAD_PORT` (a port fetch never connects to, such as 1 or 6000)
+     * or `ERR_UNKNOWN_SCHEME` (not http or https).
+     */
     readonly code?: string,
+    /** The underlying failure (for `network`: fetch's reason, its message redacted like this one's). */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
   }
 }
 

@@ -190,8 +190,9 @@ export function createTransport(
             throw new TypeError(redact(String((invalid as Error)?.message ?? invalid), secrets));
           }
         }
-        // The network's reason (ECONNREFUSED, ECONNRESET, ...), never the request itself.
-        const code = typeof e?.cause?.code === 'string' && /^[A-Z0-9_]{2,40}$/.test(e.cause.code) ? e.cause.code : undefined;
+        // The network's reason (ECONNREFUSED, ECONNRESET, ...), never the request itself; or fetch's
+        // own refusal of the URL, which carries no code of its own.
+        const code = typeof e?.cause?.code === 'string' && /^[A-Z0-9_]{2,40}$/.test(e.cause.code) ? e.cause.code : refusalCode(e?.cause);
         backoff = jitter(attempt, baseDelay, maxDelay);
         if (!mayRetry || attempt > retries || backoff >= deadlineLeft(deadlineMs, started)) {
           const message = isTimeout
@@ -207,6 +208,7 @@ export function createTransport(
             attempt,
             undefined,
             isTimeout ? undefined : code,
+            isTimeout ? undefined : causeOf(e, code, secrets),
           );
         }
         reason = isTimeout ? 'timeout' : code ? `network error (${code})` : 'network error';
@@ -220,6 +222,25 @@ export function createTransport(
       }
     }
   };
+}
+
+/** fetch's refusals of a URL (undici's network errors, which have a message and no code). */
+const REFUSALS: Readonly<Record<string, string>> = { 'bad port': 'ERR_BAD_PORT', 'unknown scheme': 'ERR_UNKNOWN_SCHEME' };
+function refusalCode(cause: unknown): string | undefined {
+  return cause instanceof Error ? REFUSALS[cause.message] : undefined;
+}
+
+/**
+ * The cause a network failure's ZoneApiError carries: fetch's reason (its `cause`, else the error
+ * itself) as a new Error with a redacted message and the code, not the original, whose other
+ * properties (a socket, a request) are not ours to hand on.
+ */
+function causeOf(err: Error & { cause?: unknown }, code: string | undefined, secrets: readonly string[]): Error {
+  const reason = err?.cause instanceof Error ? err.cause : err;
+  const cause = new Error(redact(String(reason?.message ?? reason), secrets)) as Error & { code?: string };
+  if (reason instanceof Error) cause.name = reason.name;
+  if (code) cause.code = code;
+  return cause;
 }
 
 /** What is left of a call's deadline, in ms (infinite with no deadline). */

@@ -214,6 +214,23 @@ describe('transport: the cause of a network failure, and the deadline of a whole
     expect(err).toMatchObject({ kind: 'network', code: 'ECONNREFUSED', attempts: 1 });
     expect((err as Error).message).toBe('GET /api/status failed: fetch failed (ECONNREFUSED)');
     expect((err as Error).message).not.toContain('S3CRET');
+    expect((err as Error).cause).toBeInstanceOf(Error);
+    expect((err as Error).cause).toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('a URL that fetch itself refuses (a blocked port, a scheme not http): a ZoneApiError with a code and a cause', async () => {
+    // fetch refuses these before any connection is tried: no traffic leaves the process.
+    for (const [url, code, reason] of [
+      ['http://127.0.0.1:1/api/status', 'ERR_BAD_PORT', 'bad port'],
+      ['ftp://127.0.0.1/api/status', 'ERR_UNKNOWN_SCHEME', 'unknown scheme'],
+    ] as const) {
+      const err = await createTransport({ retry: false }, [])(url).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ZoneApiError);
+      expect(err).toMatchObject({ kind: 'network', code, attempts: 1 });
+      expect((err as Error).message).toBe(`GET /api/status failed: fetch failed (${code})`);
+      expect((err as Error).cause).toBeInstanceOf(Error);
+      expect((err as Error).cause).toMatchObject({ message: reason, code });
+    }
   });
 
   it('a connection reset is told apart from a refusal (ECONNRESET)', async () => {

@@ -8,7 +8,29 @@ import { parseArgs } from 'node:util';
 import { freePort } from '../../testkit/src/ports.js';
 import { bundleFile, root } from './lib.mjs';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' } } });
+const USAGE = `usage: pnpm mock [account|manager] [--port N]
+
+Prism serving the bundles (packages/spec/dist) as mocks, each API on its own port (free ports, or
+N, N+1 with --port). Pick an example with -H 'Prefer: example=NAME', a status with -H 'Prefer: code=404'.
+Needs \`pnpm build\` first.`;
+
+let args;
+try {
+  args = parseArgs({ allowPositionals: true, options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+} catch (err) {
+  // parseArgs' own message names the option; its stack says nothing to a user.
+  console.error(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+  process.exit(2);
+}
+const { values, positionals } = args;
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (values.port !== undefined && !/^\d+$/.test(values.port)) {
+  console.error(`--port takes a number, not "${values.port}"\n\n${USAGE}`);
+  process.exit(2);
+}
 const names = positionals.length ? positionals : ['account', 'manager'];
 for (const n of names) {
   if (!['account', 'manager'].includes(n)) {
