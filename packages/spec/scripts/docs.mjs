@@ -5,7 +5,9 @@
 // parity matrix (packages/spec/parity/manager.md, written by `pnpm test:real-manager`) becomes a page
 // of its own, linked from the index.
 //
-// What the page shows beyond the bundle as published (readerEdition): each operation's operationId at
+// What the page shows beyond the bundle as published (readerEdition): an Authentication section (every
+// security scheme, its header and who takes it) and a Pagination section in the introduction, how to
+// walk each paged operation with `paginate` on the operation itself, each operation's operationId at
 // the head of its description (so the page's search finds `getZone`), and every `x-observed: true`
 // mark as a visible "Observed" badge. The page makes no request off the machine: the renderer's one
 // remote asset, its attribution logo, is replaced by an inline image (offline).
@@ -32,12 +34,15 @@ const OBSERVED_HTML = `<span class="x-observed-badge" title="${OBSERVED_TITLE}" 
  * carries a badge: the renderer's `x-badges` on schemas and parameters, and an inline badge at the
  * head of the description of a response (which the renderer gives no badges).
  */
-export function readerEdition(source) {
+export function readerEdition(source, api = 'account') {
   const doc = structuredClone(source);
-  for (const op of operations(doc)) {
+  const ops = operations(doc);
+  for (const op of ops) {
     const o = doc.paths[op.path][op.method];
-    o.description = `**operationId** \`${op.operationId}\`${o.description ? `\n\n${o.description}` : ''}`;
+    const paged = op.facts.pagination ? `\n\n${pagingOf(api, op)}` : '';
+    o.description = `**operationId** \`${op.operationId}\`${o.description ? `\n\n${o.description}` : ''}${paged}`;
   }
+  doc.info.description = `${(doc.info.description ?? '').trimEnd()}\n\n${authenticationSection(doc, ops)}\n\n${paginationSection(api, ops)}\n`;
   // `kind` is the key the object sits under (`responses`, `parameters`, `properties`, ...): for the
   // entries of a map (keyed by names or statuses) and of a list, the map's or the list's own key.
   const walk = (node, kind, isMap) => {
@@ -58,6 +63,56 @@ export function readerEdition(source) {
   walk(doc, '', false);
   return doc;
 }
+/**
+ * The Authentication section of a page (a heading in the introduction, so the navigation lists it and
+ * its search finds it): every security scheme of the bundle, the header it sends, the operations that
+ * take it, and its own description, which holds the facts.
+ */
+function authenticationSection(doc, ops) {
+  const schemes = Object.entries(doc.components?.securitySchemes ?? {});
+  const lines = ['## Authentication', ''];
+  if (!schemes.length) return `${lines.join('\n')}No operation of this API takes a credential.`;
+  lines.push("How a call proves who makes it: the `Authorization` header or the scheme's own header, as below.", '');
+  for (const [name, scheme] of schemes) {
+    const header =
+      scheme.type === 'http' && scheme.scheme === 'bearer'
+        ? '`Authorization: Bearer <token>`'
+        : scheme.type === 'http' && scheme.scheme === 'basic'
+          ? '`Authorization: Basic <base64 of user:password>`'
+          : scheme.type === 'apiKey'
+            ? `\`${scheme.name}: <value>\` (${scheme.in})`
+            : `\`${scheme.type}\``;
+    const users = ops.filter((op) => op.security.some((r) => name in r)).map((op) => op.operationId);
+    const deprecated = scheme['x-deprecated'] ? ' (deprecated)' : '';
+    lines.push(`### ${name}${deprecated}`, '', `Sends ${header}.`, '');
+    lines.push(
+      users.length === ops.length ? 'Taken by every operation.' : `Taken by: ${users.map((u) => `\`${u}\``).join(', ') || 'no operation'}.`,
+      '',
+    );
+    lines.push(String(scheme.description ?? '').trim(), '');
+  }
+  return lines.join('\n').trimEnd();
+}
+
+/** How to walk one paged operation with the typed client's `paginate`. */
+function pagingOf(api, op) {
+  const p = op.facts.pagination;
+  // The client variable as the code samples name it: `account`, `manager`.
+  const client = api;
+  const [pos, size] = p.style === 'page' ? [p.page, p.size] : [p.offset, p.limit];
+  return `**Pagination** (\`x-pagination\`, ${p.style} style): \`${pos}\` and \`${size}\` page the results. The typed client walks every page and yields each record: \`for await (const item of ${client}.paginate('${op.operationId}', { params: { query: { … } } }))\`. It starts at the query's own \`${pos}\`, else 0, and stops on a short or empty page${p.total ? ' or at the total the response reports' : ''}.`;
+}
+
+/** The Pagination section of a page: the paged operations and how to walk them. */
+function paginationSection(api, ops) {
+  const paged = ops.filter((op) => op.facts.pagination);
+  const lines = ['## Pagination', ''];
+  if (!paged.length) return `${lines.join('\n')}No operation of this API is paged.`;
+  lines.push('The operations below return their results in pages (`x-pagination` in the spec).', '');
+  for (const op of paged) lines.push(`- \`${op.operationId}\` (\`${op.method.toUpperCase()} ${op.path}\`): ${pagingOf(api, op)}`);
+  return lines.join('\n');
+}
+
 // Objects whose keys are names or statuses: their values are of the kind the object's own key says.
 const MAPS = new Set(['responses', 'parameters', 'schemas', 'properties', 'headers', 'patternProperties']);
 
@@ -77,7 +132,7 @@ export async function buildDocs() {
       const file = `${api.name}.html`;
       const title = `${doc.info.title} ${doc.info.version}`;
       const edition = join(work, `${api.name}.openapi.json`);
-      writeFileSync(edition, JSON.stringify(readerEdition(doc)));
+      writeFileSync(edition, JSON.stringify(readerEdition(doc, api.name)));
       const out = join(docsDir, file);
       const res = await tool('redocly', ['build-docs', edition, '--inlineBundle', '--title', title, '-o', out]);
       if (!res.ok) {

@@ -237,6 +237,40 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
     await expect.poll(async () => (await tagged()).some((row) => row.startsWith(p.name) && row.endsWith(OBSERVED_BADGE.name))).toBe(true);
   });
 
+  it('has Authentication (each security scheme) and Pagination in the navigation, and the search finds them', async () => {
+    ready();
+    const labels = (await page.getByTestId('menu-item-label').allTextContents()).map((l) => l.trim());
+    const schemes = Object.keys(doc.components?.securitySchemes ?? {});
+    expect(schemes.length).toBeGreaterThan(0);
+    expect(labels).toEqual(expect.arrayContaining(['Authentication', 'Pagination']));
+    for (const name of schemes)
+      expect(
+        labels.some((l) => l.startsWith(name)),
+        name,
+      ).toBe(true);
+    const search = async (query: string) => {
+      await page.getByTestId('search-trigger').click();
+      const input = page.getByTestId('search-dialog').locator('input');
+      await input.fill(query);
+      const hits = page.locator('[data-component-name="Search/SearchItem"]');
+      await hits.first().waitFor({ timeout: 15_000 });
+      const found = await hits.evaluateAll((els) => els.map((e) => `${e.getAttribute('href')} ${e.textContent}`));
+      await page.keyboard.press('Escape');
+      return found;
+    };
+    // The section's own words: the header a credential goes in.
+    expect((await search('Authorization')).length).toBeGreaterThan(0);
+    // Each paged operation says how to walk it with paginate, and the search leads there.
+    const paged = ops.filter((o) => o.facts.pagination);
+    expect(paged.length).toBeGreaterThan(0);
+    const hits = await search('paginate');
+    for (const op of paged)
+      expect(
+        hits.some((h) => h.includes(op.operationId.toLowerCase())),
+        op.operationId,
+      ).toBe(true);
+  });
+
   it('search finds an operation by its summary and opens it', async () => {
     ready();
     const target = ops.find((o) => o.operationId === searchTarget[api]);
