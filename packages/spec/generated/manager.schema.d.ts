@@ -1091,9 +1091,19 @@ export interface components {
                 throttle?: number;
             };
         };
-        /** @description The effective configuration of the created or updated port, under `data` (observed). */
+        /**
+         * @description The effective configuration of the created or updated port, under `data` (observed). `data.port`
+         *     is always sent: the real manager answers with the port it listens on, the one asked for or the next
+         *     free one when none was (observed on every successful create and update of the real-manager suite).
+         */
         ProxyPortResponse: {
-            data: components["schemas"]["RunningProxyPort"];
+            data: components["schemas"]["RunningProxyPort"] & {
+                /**
+                 * Format: int32
+                 * @description The port the proxy listens on.
+                 */
+                port: number;
+            };
         };
         /** @description The real manager's error body for port create and update (observed). */
         ProxyErrors: {

@@ -45,7 +45,9 @@ describe('manager client types', () => {
       if ('errors' in created.error) expectTypeOf(created.error.errors[0]?.msg).toEqualTypeOf<string | undefined>();
       return;
     }
-    expectTypeOf(created.data.data.port).toEqualTypeOf<number | undefined>();
+    // The real manager always sends the port it listens on: required, so it goes back as a path parameter as it is.
+    expectTypeOf(created.data.data.port).toEqualTypeOf<number>();
+    void client.deleteProxy({ params: { path: { port: created.data.data.port } } });
   });
 
   it('errorAt types the error of each declared status, and refuses a status the operation does not declare', async () => {
