@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
-import { freePort, viaProxy } from '@zone-api/testkit';
+import { basicAuth, freePort, peerOf, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { C, listenOnLoopback, RES, RES_PW, type Rec, useTrafficSandbox } from './helpers.js';
 
@@ -21,8 +21,6 @@ beforeAll(async () => {
   target = `127.0.0.1:${await listenOnLoopback(echo)}`;
 });
 afterAll(() => new Promise<void>((resolve) => echo.close(() => resolve())));
-
-const basic = (user: string, pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`;
 
 /**
  * A raw CONNECT to `authority` through `proxy`: the answer, the tunnel's socket (paused, so that a
@@ -76,7 +74,6 @@ async function tunnelThrough(
   });
 }
 
-const peerOf = (headers: IncomingHttpHeaders, brand = 'luminati') => headers[`x-${brand}-ip`] as string | undefined;
 const portPeerOf = (headers: IncomingHttpHeaders) => peerOf(headers, 'brd');
 const zonePeers = () =>
   t.sandbox
@@ -86,7 +83,7 @@ const zonePeers = () =>
 
 describe('CONNECT tunnels name their exit peer', () => {
   it('the network answers a CONNECT with the exit peer in x-<brand>-ip, kept for the session', async () => {
-    const auth = basic(`lum-customer-${C}-zone-${RES}-session-tun1`, RES_PW);
+    const auth = basicAuth(`lum-customer-${C}-zone-${RES}-session-tun1`, RES_PW);
     const a = await tunnelThrough(t.sandbox.networkUrl as string, target, auth);
     expect(a).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
     expect(zonePeers()).toContain(peerOf(a.headers));

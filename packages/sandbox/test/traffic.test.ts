@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
-import { freePort, viaProxy } from '@zone-api/testkit';
+import { basicAuth, freePort, peerOf, viaProxy } from '@zone-api/testkit';
 import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateSeed } from '../src/index.js';
@@ -35,7 +35,6 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
 
-const basic = (user: string, pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`;
 const user = (zone: string, extra = '') => `lum-customer-${C}-zone-${zone}${extra}`;
 
 /**
@@ -56,8 +55,6 @@ async function via(proxy: string, url: string, o: { auth?: string; tunnel?: bool
     await agent.close();
   }
 }
-
-const peerOf = (headers: Record<string, unknown>) => headers['x-luminati-ip'] as string | undefined;
 
 /**
  * One plain request through a manager port, and its exit peer: the port hands on the network's answer
@@ -85,17 +82,17 @@ async function peerThroughPort(proxy: string, path: string, header = 'x-brd-ip')
 
 describe('the proxy network', () => {
   it('forwards an absolute-URI request, names the exit peer, and keeps it for the session', async () => {
-    const a = await via(t.sandbox.networkUrl as string, `${targetUrl}/hello?x=1`, { auth: basic(user(DC, '-session-s1'), DC_PW) });
+    const a = await via(t.sandbox.networkUrl as string, `${targetUrl}/hello?x=1`, { auth: basicAuth(user(DC, '-session-s1'), DC_PW) });
     expect(a.status).toBe(200);
     expect(JSON.parse(a.text)).toEqual({ path: '/hello?x=1', echo: '' });
     expect(['192.0.2.121', '192.0.2.122']).toContain(peerOf(a.headers));
-    const again = await via(t.sandbox.networkUrl as string, `${targetUrl}/again`, { auth: basic(user(DC, '-session-s1'), DC_PW) });
+    const again = await via(t.sandbox.networkUrl as string, `${targetUrl}/again`, { auth: basicAuth(user(DC, '-session-s1'), DC_PW) });
     expect(peerOf(again.headers)).toBe(peerOf(a.headers));
-    const other = await via(t.sandbox.networkUrl as string, `${targetUrl}/other`, { auth: basic(user(DC, '-session-s2'), DC_PW) });
+    const other = await via(t.sandbox.networkUrl as string, `${targetUrl}/other`, { auth: basicAuth(user(DC, '-session-s2'), DC_PW) });
     expect(peerOf(other.headers)).not.toBe(peerOf(a.headers));
     // Targeting by asn, state and city picks among the Zone's own peers (res_zone: AS7922 gIPs in New York).
     const inNy = await via(t.sandbox.networkUrl as string, targetUrl, {
-      auth: basic(user(RES, '-asn-7922-state-ny-city-newyork'), RES_PW),
+      auth: basicAuth(user(RES, '-asn-7922-state-ny-city-newyork'), RES_PW),
     });
     expect(inNy.status).toBe(200);
     const nyPeers = t.sandbox
@@ -103,22 +100,22 @@ describe('the proxy network', () => {
       .peers.filter((p) => p.vip?.startsWith('us_7922_ny_newyork_'))
       .map((p) => p.ip);
     expect(nyPeers).toContain(peerOf(inNy.headers));
-    const otherAsn = await via(t.sandbox.networkUrl as string, targetUrl, { auth: basic(user(RES, '-asn-3320'), RES_PW) });
+    const otherAsn = await via(t.sandbox.networkUrl as string, targetUrl, { auth: basicAuth(user(RES, '-asn-3320'), RES_PW) });
     expect(t.sandbox.state().peers.find((p) => p.ip === peerOf(otherAsn.headers))?.asn).toBe('3320');
     expect(
-      (await via(t.sandbox.networkUrl as string, targetUrl, { auth: basic(user(RES, '-city-paris'), RES_PW) })).headers[
+      (await via(t.sandbox.networkUrl as string, targetUrl, { auth: basicAuth(user(RES, '-city-paris'), RES_PW) })).headers[
         'x-luminati-err-code'
       ],
     ).toBe('no_peers');
     // A country the Zone has no peer in.
-    const none = await via(t.sandbox.networkUrl as string, targetUrl, { auth: basic(user(DC, '-country-zz'), DC_PW) });
+    const none = await via(t.sandbox.networkUrl as string, targetUrl, { auth: basicAuth(user(DC, '-country-zz'), DC_PW) });
     expect(none.status).toBe(502);
     expect(none.headers['x-luminati-err-code']).toBe('no_peers');
   });
 
   it('tunnels CONNECT and bills the tunnel when it closes', async () => {
     const res = await via(t.sandbox.networkUrl as string, `${targetUrl}/tunnelled`, {
-      auth: basic(user(RES, '-session-t1'), RES_PW),
+      auth: basicAuth(user(RES, '-session-t1'), RES_PW),
       tunnel: true,
     });
     expect(res.status).toBe(200);
@@ -138,7 +135,7 @@ describe('the proxy network', () => {
         port: network.port,
         method: 'CONNECT',
         path: `127.0.0.1:${closed}`,
-        headers: { 'proxy-authorization': basic(user(RES, '-session-refused'), RES_PW) },
+        headers: { 'proxy-authorization': basicAuth(user(RES, '-session-refused'), RES_PW) },
         agent: false,
       });
       req.on('connect', (res, socket) => {
@@ -156,7 +153,7 @@ describe('the proxy network', () => {
 
   it('refuses each broken rule with its own error, in x-<brand>-error and Proxy-Status', async () => {
     const refused = async (u: string, pw: string, url = targetUrl) => {
-      const r = await via(t.sandbox.networkUrl as string, url, { auth: basic(u, pw) });
+      const r = await via(t.sandbox.networkUrl as string, url, { auth: basicAuth(u, pw) });
       return { status: r.status, code: r.headers['x-luminati-err-code'], proxyStatus: r.headers['proxy-status'] };
     };
     expect(await refused(user(DC), 'wrong')).toEqual({
@@ -175,7 +172,7 @@ describe('the proxy network', () => {
     expect((await refused(user(STATIC), 'z8x7c6v5b4n3')).code).toBe('client_ip_forbidden');
     // res_zone blacklists blocked.example.com; any other name than loopback stays inside the sandbox.
     expect((await refused(user(RES), RES_PW, 'http://blocked.example.com/')).code).toBe('domain_forbidden');
-    const egress = await via(t.sandbox.networkUrl as string, 'http://example.org/', { auth: basic(user(RES), RES_PW) });
+    const egress = await via(t.sandbox.networkUrl as string, 'http://example.org/', { auth: basicAuth(user(RES), RES_PW) });
     expect(egress.status).toBe(403);
     expect(egress.headers['proxy-status']).toBe('zone-api-sandbox; error=destination_ip_prohibited; details="egress_refused"');
     expect(egress.text).toMatch(/--egress-allow/);
@@ -195,7 +192,7 @@ describe('the proxy network', () => {
     const body = 'x'.repeat(10_000);
     for (let i = 0; i < 3; i++) {
       const r = await via(t.sandbox.networkUrl as string, `${targetUrl}/billed/${i}`, {
-        auth: basic(user(RES, '-session-bill'), RES_PW),
+        auth: basicAuth(user(RES, '-session-bill'), RES_PW),
         method: 'POST',
         body,
       });
@@ -352,7 +349,7 @@ describe('time under control', () => {
       t.sandbox.clock.advance(2 * 86_400_000);
       const day = t.sandbox.clock.now().toISOString().slice(0, 10);
       expect(day).not.toBe(new Date().toISOString().slice(0, 10));
-      const r = await via(t.sandbox.networkUrl as string, `${targetUrl}/later`, { auth: basic(user(RES, '-session-later'), RES_PW) });
+      const r = await via(t.sandbox.networkUrl as string, `${targetUrl}/later`, { auth: basicAuth(user(RES, '-session-later'), RES_PW) });
       expect(r.status).toBe(200);
       const logs = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'tun.session': 'later' } } })).data as Rec[];
       expect(logs.map((l) => (l.ts as string).slice(0, 10))).toEqual([day]);

@@ -25,6 +25,13 @@ export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..'
 
 export { freePort } from './ports.js';
 
+/** A `Proxy-Authorization` (or `Authorization`) value for HTTP basic credentials. */
+export const basicAuth = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** The exit peer an answer through the proxy network names (`x-luminati-ip`, or `x-<brand>-ip`). */
+export const peerOf = (headers: Record<string, unknown>, brand = 'luminati'): string | undefined =>
+  headers[`x-${brand}-ip`] as string | undefined;
+
 export interface Running {
   url: string;
   stop(): Promise<void>;
