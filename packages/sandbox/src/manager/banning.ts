@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { HttpError } from '../errors.js';
-import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
+import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Banning: IPs banned from a port's exit peers (per domain, with an expiry), or from all ports.
 
@@ -36,12 +36,11 @@ export function banningHandlers(c: ManagerContext) {
       return { status: 204 };
     },
 
-    // BanIpsRequest and BanIpAllPortsRequest require `ip` or `ips` with an `anyOf` of `required`
-    // lists, which openapi-typescript turns into `unknown`: these two read the router's untyped body.
-    banIps: (ctx: ManagerCtx) => {
+    // BanIpsRequest and BanIpAllPortsRequest are a union of two forms (`ip` or `ips` required).
+    banIps: (ctx) => {
       const cfg = portOf(ctx);
       const field = ctx.body.ip ? 'body.ip' : 'body.ips';
-      const ips = [...(ctx.body.ip ?? []), ...(ctx.body.ips ?? [])] as string[];
+      const ips = [...(ctx.body.ip ?? []), ...(ctx.body.ips ?? [])];
       validIps(ips, field);
       ban([cfg.port], ips, ctx.body.domain, ctx.body.ms);
       return { status: 204 };
@@ -61,8 +60,8 @@ export function banningHandlers(c: ManagerContext) {
       return { text: 'OK' };
     },
 
-    banIpAllPorts: (ctx: ManagerCtx) => {
-      const b = ctx.body as { ip?: string; ips?: string[]; domain?: string; ms?: number; ports?: number[] };
+    banIpAllPorts: (ctx) => {
+      const b = ctx.body;
       const ips = [...(b.ip ? [b.ip] : []), ...(b.ips ?? [])];
       validIps(b.ip ? [b.ip] : [], 'body.ip');
       validIps(b.ips ?? [], 'body.ips');
