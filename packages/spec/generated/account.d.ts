@@ -134,6 +134,12 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Creates a Zone with a plan. `zone.name` is required; `zone.ips` sets the client-IP whitelist and
    * `zone.password` one or more passwords. Returns the plan and the sanitized Zone.
    *
+   * Observed in the provider's own clients (not in the documentation): they create `unblocker`,
+   * SERP (`plan: {type: unblocker, serp: true}`) and `browser_api` Zones, send `zone.type` beside
+   * `plan.type`, and take a `409` (or a `400` saying "Duplicate zone name" / "already exists") as
+   * "the Zone exists already". The documentation's forms stay the contract; the observed ones are
+   * accepted too.
+   *
    * `POST /api/zone` · operationId `createZone` · reference: `account.html#operation/createZone` in the reference docs of `@zone-api/spec`
    */
   createZone: M['createZone'];
@@ -141,7 +147,8 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Delete a Zone
    *
    * Deletes the Zone. The request carries a JSON body (`customer`, `zone`). The response has no body
-   * (observed: `200`).
+   * (observed: `200`). Deleting a Zone that does not exist is a `400` whose text says "not found"
+   * (observed in the provider's Python SDK; the documentation shows no error).
    *
    * `DELETE /api/zone` · operationId `deleteZone` · reference: `account.html#operation/deleteZone` in the reference docs of `@zone-api/spec`
    */
@@ -190,8 +197,13 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns `balance` (the money in the account) and `pending_costs` (the amount that will be billed
    * in the next billing cycle, as of now). The provider's public reference names the second field
    * `pending_balance`; the documentation's `pending_costs` is the contract, and `pending_balance` is
-   * accepted as an optional observed alias. Clients should read `pending_costs` and fall back to
+   * accepted as an optional observed alias, and answered beside `pending_costs` (the provider's CLI
+   * reads only `pending_balance`). Clients should read `pending_costs` and fall back to
    * `pending_balance`.
+   *
+   * Observed: an API key may lack the permission to read the balance, and the answer is then `403`
+   * "Your API key lacks the required permissions". The permission's name is not documented; `balance`
+   * names it here (`x-permissions`).
    *
    * `GET /api/customer/balance` · operationId `getBalance` · reference: `account.html#operation/getBalance` in the reference docs of `@zone-api/spec`
    */
@@ -282,7 +294,9 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Get the passwords of a Zone
    *
-   * Returns the passwords of the Zone as an object with `passwords`, an array of strings.
+   * Returns the passwords of the Zone as an object with `passwords`, an array of strings. For a Zone
+   * that does not exist the answer is `422` (observed: the provider's MCP server reads it as "zone
+   * does not exist"; the documentation shows no error).
    *
    * `GET /api/zone/passwords` · operationId `getZonePasswords` · reference: `account.html#operation/getZonePasswords` in the reference docs of `@zone-api/spec`
    */
@@ -318,7 +332,9 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * List the active Zones of the account
    *
    * Returns the active Zones of the account as an array of `{name, type}`. The type `dc` is shown;
-   * other type values are not enumerated.
+   * other type values are not enumerated. Observed in the provider's clients: for the Zones they
+   * create, `type` is the type used at creation (`unblocker`, `serp`, `browser_api`), and they also
+   * read a `status` per entry (its values are not documented).
    *
    * `GET /api/zone/get_active_zones` · operationId `listActiveZones` · reference: `account.html#operation/listActiveZones` in the reference docs of `@zone-api/spec`
    */

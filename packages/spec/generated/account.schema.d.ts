@@ -399,12 +399,19 @@ export interface paths {
          * Create a Zone
          * @description Creates a Zone with a plan. `zone.name` is required; `zone.ips` sets the client-IP whitelist and
          *     `zone.password` one or more passwords. Returns the plan and the sanitized Zone.
+         *
+         *     Observed in the provider's own clients (not in the documentation): they create `unblocker`,
+         *     SERP (`plan: {type: unblocker, serp: true}`) and `browser_api` Zones, send `zone.type` beside
+         *     `plan.type`, and take a `409` (or a `400` saying "Duplicate zone name" / "already exists") as
+         *     "the Zone exists already". The documentation's forms stay the contract; the observed ones are
+         *     accepted too.
          */
         post: operations["createZone"];
         /**
          * Delete a Zone
          * @description Deletes the Zone. The request carries a JSON body (`customer`, `zone`). The response has no body
-         *     (observed: `200`).
+         *     (observed: `200`). Deleting a Zone that does not exist is a `400` whose text says "not found"
+         *     (observed in the provider's Python SDK; the documentation shows no error).
          */
         delete: operations["deleteZone"];
         options?: never;
@@ -421,7 +428,9 @@ export interface paths {
         };
         /**
          * Get the passwords of a Zone
-         * @description Returns the passwords of the Zone as an object with `passwords`, an array of strings.
+         * @description Returns the passwords of the Zone as an object with `passwords`, an array of strings. For a Zone
+         *     that does not exist the answer is `422` (observed: the provider's MCP server reads it as "zone
+         *     does not exist"; the documentation shows no error).
          */
         get: operations["getZonePasswords"];
         put?: never;
@@ -484,7 +493,9 @@ export interface paths {
         /**
          * List the active Zones of the account
          * @description Returns the active Zones of the account as an array of `{name, type}`. The type `dc` is shown;
-         *     other type values are not enumerated.
+         *     other type values are not enumerated. Observed in the provider's clients: for the Zones they
+         *     create, `type` is the type used at creation (`unblocker`, `serp`, `browser_api`), and they also
+         *     read a `status` per entry (its values are not documented).
          */
         get: operations["listActiveZones"];
         put?: never;
@@ -612,8 +623,13 @@ export interface paths {
          * @description Returns `balance` (the money in the account) and `pending_costs` (the amount that will be billed
          *     in the next billing cycle, as of now). The provider's public reference names the second field
          *     `pending_balance`; the documentation's `pending_costs` is the contract, and `pending_balance` is
-         *     accepted as an optional observed alias. Clients should read `pending_costs` and fall back to
+         *     accepted as an optional observed alias, and answered beside `pending_costs` (the provider's CLI
+         *     reads only `pending_balance`). Clients should read `pending_costs` and fall back to
          *     `pending_balance`.
+         *
+         *     Observed: an API key may lack the permission to read the balance, and the answer is then `403`
+         *     "Your API key lacks the required permissions". The permission's name is not documented; `balance`
+         *     names it here (`x-permissions`).
          */
         get: operations["getBalance"];
         put?: never;
@@ -1114,10 +1130,13 @@ export interface components {
         /** @description A Zone plan, as given when a Zone is created (all fields inside `plan`). */
         Plan: {
             /**
-             * @description The IP type of the Zone.
+             * @description The product of the Zone. The documentation lists `static` and `resident`. The provider's own
+             *     clients also create `unblocker` (Web Unlocker; a SERP Zone is `unblocker` with `serp: true`) and
+             *     `browser_api` (Browser API) Zones (observed, `x-observed-values`); `--strict` sandboxes refuse
+             *     those two values.
              * @enum {string}
              */
-            type?: "static" | "resident";
+            type?: "static" | "resident" | "unblocker" | "browser_api";
             /**
              * @description How the IPs are shared.
              * @enum {string}
@@ -1179,6 +1198,13 @@ export interface components {
              */
             exclusive_num?: number;
             /**
+             * @description With `type: unblocker`: the Zone is a SERP (search engine results) Zone. Not in the
+             *     documentation (observed in the provider's clients).
+             */
+            serp?: boolean;
+            /** @description With `type: unblocker`, the premium Web Unlocker option. Not in the documentation (observed). */
+            ub_premium?: boolean;
+            /**
              * Format: int32
              * @description Number of datacenter IPs.
              */
@@ -1203,6 +1229,12 @@ export interface components {
             password?: string[];
             /** @description Plans of the Zone. */
             plans?: components["schemas"]["StoredPlan"][];
+            /**
+             * @description The Zone's current plan. Not in the documentation (observed: the provider's CLI reads `plan.type`,
+             *     `plan.bandwidth` and `plan.product` from this answer; what `product` holds is not documented).
+             *     The documented `plans` stays the contract.
+             */
+            plan?: components["schemas"]["StoredPlan"];
         };
         /**
          * @description The Zone part of a create request. The `X-Service-Auth` credential separates its parts with `-`
@@ -1212,6 +1244,13 @@ export interface components {
          */
         ZoneDefinition: {
             name: components["schemas"]["ZoneName"];
+            /**
+             * @description The Zone's product, as the provider's own clients send it beside `plan.type` (`serp` for a SERP
+             *     Zone in the Python SDK; the JS SDK sends `unblocker` there). Not in the documentation (observed);
+             *     the plan decides the Zone's type.
+             * @enum {string}
+             */
+            type?: "static" | "resident" | "unblocker" | "browser_api" | "serp";
             /** @description The client-IP whitelist of the new Zone. `any`, one IP, range or subnet, or a list of them. */
             ips?: string | string[];
             /** @description One Zone password, or several. */
@@ -1269,10 +1308,22 @@ export interface components {
         ActiveZone: {
             name: components["schemas"]["ZoneName"];
             /**
-             * @description The Zone type. `dc` (datacenter) is shown; other values are not enumerated.
+             * @description The Zone type. The documentation shows `dc` (datacenter) and enumerates no other value. Observed:
+             *     for the products the provider's clients create, the listing's `type` is the type used at
+             *     creation (`unblocker`, `serp` for a SERP Zone, `browser_api`); the JS SDK compares it with the
+             *     type it asked for. The values for residential and mobile Zones are not documented.
              * @example dc
+             * @example unblocker
+             * @example serp
+             * @example browser_api
              */
             type: string;
+            /**
+             * @description The Zone's status. Not in the documentation (observed: the JS SDK returns it to its user). Its
+             *     values are not documented.
+             * @example active
+             */
+            status?: string;
         };
         /** @description Body of `POST /api/zone/switch_100uptime`. */
         SwitchZoneUptimeRequest: {
@@ -1390,7 +1441,10 @@ export interface components {
             balance: number;
             /** @description The amount that will be billed in the next billing cycle, as of now. */
             pending_costs: number;
-            /** @description Observed alias of `pending_costs` in the provider's reference. Prefer `pending_costs`. */
+            /**
+             * @description Observed alias of `pending_costs` in the provider's reference, and the field the provider's CLI
+             *     shows as "Pending charge" (it reads no `pending_costs`). Prefer `pending_costs`.
+             */
             pending_balance?: number;
         };
         /**
@@ -1493,9 +1547,49 @@ export interface components {
         };
         /**
          * @description The credential is valid but lacks a permission the operation needs (for example `peers` or
-         *     `peers_all`, or account admin rights). Not documented by the provider.
+         *     `peers_all`, the balance, or account admin rights). Not documented by the provider. Observed: the
+         *     message says "Your API key lacks the required permissions", and the provider's clients treat `401`
+         *     and `403` alike on Zone calls.
          */
         Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description A Zone of that name exists already. Observed in the provider's Python SDK, which takes `409`, or a
+         *     `400` whose text says "duplicate" or "already exists", as this answer; which of the two the service
+         *     sends is not shown. The JS SDK's and the MCP server's code do not look.
+         */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The request is malformed, a field is invalid (`details` names each field at fault), or the Zone
+         *     does not exist. Observed: the provider's Python SDK reads a `400` whose text says "not found" or
+         *     "does not exist" from `DELETE /zone` as "the Zone does not exist or has already been deleted".
+         */
+        BadRequestZoneNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The Zone does not exist. Observed: the provider's MCP server reads `422` from
+         *     `GET /zone/passwords` as "zone does not exist". The body is not shown.
+         */
+        ZoneDoesNotExist: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2459,6 +2553,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2482,7 +2578,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadRequestZoneNotFound"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -2524,6 +2620,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ZoneDoesNotExist"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2861,6 +2958,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
         };
     };

@@ -123,6 +123,8 @@ const cases: Record<OperationId, Case> = {
     const r = await c.getBalance({ params: { query: { customer: C } } });
     expectTypeOf(r.data).toEqualTypeOf<Schemas['Balance'] | undefined>();
     expect(typeof r.data?.pending_costs).toBe('number');
+    // The provider's CLI reads only pending_balance (budget.js:72-73): answered beside pending_costs.
+    expect(r.data?.pending_balance).toBe(r.data?.pending_costs);
     return r;
   },
   getAccountStatus: (c) => c.getAccountStatus({ params: { query: { customer: C } } }),
@@ -170,6 +172,35 @@ describe(`account API error paths against ${target}`, () => {
     });
     expect(response.status).toBe(400);
     expect(validator.validate('#/components/schemas/Error', error)).toBeNull();
+  });
+
+  // As the provider's own clients send these calls and read their answers (x-observed-source in the spec).
+  it('409 "Duplicate zone name" for a second Zone of a name (Python SDK zone_manager.py:199-212)', async () => {
+    const { error, response } = await client.createZone({
+      body: { zone: { name: Z, type: 'unblocker' }, plan: { type: 'unblocker' } },
+      headers: prefer(409),
+    });
+    expect(response.status).toBe(409);
+    expect(error?.error).toMatch(/duplicate|already exists/i);
+  });
+
+  it('422 from zone/passwords for a Zone that does not exist (MCP server browser_tools.js:35-47)', async () => {
+    const { error, response } = await client.getZonePasswords({ params: { query: { zone: 'mcp_browser_missing' } }, headers: prefer(422) });
+    expect(response.status).toBe(422);
+    expect(validator.validate('#/components/schemas/Error', error)).toBeNull();
+  });
+
+  it('400 whose text says "not found" deleting a Zone that does not exist (Python SDK zone_manager.py:401-410)', async () => {
+    const { error, response } = await client.deleteZone({ body: { zone: 'no_such_zone' }, headers: prefer(400) });
+    expect(response.status).toBe(400);
+    expect(error?.error.toLowerCase()).toContain('not found');
+  });
+
+  it('403 "lacks the required permissions" reading the balance with a token without the permission', async () => {
+    const limited = createAccountClient({ baseUrl, auth: { token: 'sandbox-token-0002' }, retry: false });
+    const { error, response } = await limited.getBalance({ params: { query: { customer: C } }, headers: prefer(403) });
+    expect(response.status).toBe(403);
+    expect(error?.error).toMatch(/lacks the required permissions/);
   });
 
   it('403 without the peers_all permission', async () => {

@@ -1,5 +1,6 @@
 import { money } from '../domain/ips.js';
 import { HttpError } from '../errors.js';
+import { LACKS_PERMISSIONS } from './auth.js';
 import type { AccountContext, AccountHandlers } from './context.js';
 
 // Account and network: balance, account status, network status, cities.
@@ -7,7 +8,11 @@ import type { AccountContext, AccountHandlers } from './context.js';
 export function accountStatusHandlers(c: AccountContext) {
   const { store } = c;
   return {
-    getBalance: () => ({ body: { balance: money(store.account.balance), pending_costs: money(store.account.pending_costs) } }),
+    // `pending_balance` beside the documented `pending_costs`: the provider's reference and CLI read it (the spec's Balance).
+    getBalance: () => {
+      const pending = money(store.account.pending_costs);
+      return { body: { balance: money(store.account.balance), pending_costs: pending, pending_balance: pending } };
+    },
 
     getAccountStatus: (ctx) => ({
       body: {
@@ -20,7 +25,7 @@ export function accountStatusHandlers(c: AccountContext) {
     }),
 
     setAccountStatus: (ctx) => {
-      if (!ctx.auth.admin) throw new HttpError(403, 'Permission denied: only account admins may change the account status');
+      if (!ctx.auth.admin) throw new HttpError(403, `${LACKS_PERMISSIONS}: only account admins may change the account status`);
       store.account.status = ctx.body.status;
       return { body: { status: store.account.status } };
     },

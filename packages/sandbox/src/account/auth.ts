@@ -16,8 +16,13 @@ export interface AccountAuth {
 }
 
 export const UNAUTHORIZED = 'Auth method is not supported';
+/** What a token without a permission the operation needs is told (observed in the provider's clients: see the spec's Forbidden). */
+export const LACKS_PERMISSIONS = 'Your API key lacks the required permissions';
 // The documentation's layout, with the parts free of dashes (the separator): see the spec's x-value-pattern.
-const ZONE_CREDENTIAL = /^service-customer-([^-]+)-zone-([^-]+)-key-([^-]+)(?:-country-([A-Za-z]{2}))?$/;
+// The brand word stands where the documentation writes `service` (observed: `X-Lum-Auth: lum-customer-…`).
+const ZONE_CREDENTIAL = /^([A-Za-z0-9]+)-customer-([^-]+)-zone-([^-]+)-key-([^-]+)(?:-country-([A-Za-z]{2}))?$/;
+/** The Zone credential header: `X-Service-Auth` as documented, `X-<brand>-Auth` for any brand word (observed). */
+const ZONE_HEADER = /^x-([a-z0-9]+)-auth$/;
 /** HTTP basic is deprecated since 01-Jan-2021 (RFC 9745 form: `@` + epoch seconds). */
 const BASIC_DEPRECATION = '@1609459200';
 
@@ -27,20 +32,33 @@ export function authenticateAccount(store: Store, req: FastifyRequest, reply: Fa
   const auth = identify(store, req, reply);
   for (const perm of op.permissions) {
     if (!auth.perms.includes(perm)) {
-      throw new HttpError(403, `Permission denied: this operation requires the ${perm} permission`);
+      throw new HttpError(403, `${LACKS_PERMISSIONS}: this operation requires the ${perm} permission`);
     }
   }
   return auth;
 }
 
 function identify(store: Store, req: FastifyRequest, reply: FastifyReply): AccountAuth {
-  const zoneHeader = req.headers['x-service-auth'];
-  if (zoneHeader !== undefined) {
+  const zoneHeaders = Object.keys(req.headers).filter((h) => ZONE_HEADER.test(h));
+  if (zoneHeaders.length > 1) throw refuse(`header.${zoneHeaders.join(', header.')}`, 'send one Zone credential header');
+  const headerName = zoneHeaders[0];
+  if (headerName !== undefined) {
+    const brand = (ZONE_HEADER.exec(headerName) as RegExpExecArray)[1] as string;
+    const field = `header.X-${brand.charAt(0).toUpperCase()}${brand.slice(1)}-Auth`;
+    const zoneHeader = req.headers[headerName];
     const m = typeof zoneHeader === 'string' ? ZONE_CREDENTIAL.exec(zoneHeader) : null;
-    if (!m) throw refuse('header.X-Service-Auth', 'must be service-customer-<CUSTOMER>-zone-<ZONE>-key-<PASSWORD>[-country-<CC>]');
-    const [, customer, zoneName, password, country] = m as unknown as [string, string, string, string, string | undefined];
+    if (!m) throw refuse(field, `must be ${brand}-customer-<CUSTOMER>-zone-<ZONE>-key-<PASSWORD>[-country-<CC>]`);
+    const [, valueBrand, customer, zoneName, password, country] = m as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string | undefined,
+    ];
+    if (valueBrand.toLowerCase() !== brand) throw refuse(field, `the value must start with ${brand}-, the brand word of the header's name`);
     const zone = customer === store.account.customer ? store.zones.get(zoneName) : undefined;
-    if (!zone?.passwords.includes(password)) throw refuse('header.X-Service-Auth', 'unknown customer, Zone or password');
+    if (!zone?.passwords.includes(password)) throw refuse(field, 'unknown customer, Zone or password');
     return { scheme: 'zone', customer, admin: false, perms: zone.perms, zone: zoneName, country: country?.toLowerCase() };
   }
   const header = req.headers.authorization;

@@ -49,6 +49,20 @@ export function accountContext(store: Store) {
     return zone;
   }
 
+  /**
+   * `zoneOf`, with the status the provider's clients show for an unknown Zone on this operation (observed:
+   * 400 "not found" on delete, 422 "zone does not exist" on passwords) instead of the sandbox's 404.
+   */
+  function zoneOr(ctx: C, status: 400 | 422): ZoneState {
+    try {
+      return zoneOf(ctx);
+    } catch (e) {
+      if (!(e instanceof HttpError) || e.status !== 404) throw e;
+      const name = String(input(ctx).values.zone ?? ctx.auth.zone);
+      throw new HttpError(status, status === 422 ? `zone does not exist: ${name}` : `Zone not found: ${name}`);
+    }
+  }
+
   /** `zones` of the whitelist and recent-IPs reads: one Zone, or `*` for all (the credential's only). */
   function zonesOf(ctx: C): ZoneState[] {
     const sel = ctx.query.zones as string;
@@ -63,5 +77,5 @@ export function accountContext(store: Store) {
     return [zone];
   }
 
-  return { store, notFound, zoneOf, zonesOf };
+  return { store, notFound, zoneOf, zoneOr, zonesOf };
 }

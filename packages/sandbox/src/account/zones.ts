@@ -22,9 +22,23 @@ export function zonesHandlers(c: AccountContext) {
   }
 
   const zoneSummary = (z: ZoneState) => (z.whitelist.length === 0 || z.whitelist.includes('any') ? 'any' : z.whitelist.join(','));
+  /**
+   * The listing's `type`: `dc` as documented; for the products the provider's clients create, the type
+   * used at creation (observed: `unblocker`, `serp` for an unblocker plan with `serp`, `browser_api`);
+   * `res` and `mobile` are the sandbox's (packages/sandbox/parity-account.yaml).
+   */
   const zoneType = (z: ZoneState) => {
     const plan = currentPlan(z);
-    return plan.type === 'resident' ? (plan.mobile ? 'mobile' : 'res') : 'dc';
+    switch (plan.type) {
+      case 'resident':
+        return plan.mobile ? 'mobile' : 'res';
+      case 'unblocker':
+        return plan.serp ? 'serp' : 'unblocker';
+      case 'browser_api':
+        return 'browser_api';
+      default:
+        return 'dc';
+    }
   };
   const domainLists = (z: ZoneState) =>
     z.domains.blacklist ? { whitelist: z.domains.whitelist, blacklist: z.domains.blacklist } : { whitelist: z.domains.whitelist };
@@ -50,7 +64,17 @@ export function zonesHandlers(c: AccountContext) {
     getZone: (ctx) => {
       const z = zoneOf(ctx);
       // `disabled` and `uptime_100` are the sandbox's: the spec's Zone has no field for either state.
-      return { body: { ips: zoneSummary(z), password: z.passwords, plans: z.plans, disabled: z.disabled, uptime_100: z.uptime_100 } };
+      // `plan`, the current plan, beside the documented `plans`: the provider's CLI reads it (observed).
+      return {
+        body: {
+          ips: zoneSummary(z),
+          password: z.passwords,
+          plans: z.plans,
+          plan: currentPlan(z),
+          disabled: z.disabled,
+          uptime_100: z.uptime_100,
+        },
+      };
     },
 
     createZone: (ctx) => {
@@ -61,7 +85,11 @@ export function zonesHandlers(c: AccountContext) {
       const b = ctx.body;
       const name = b.zone.name;
       if (!ZONE_NAME.test(name)) throw badRequest('body.zone.name', 'may contain only letters, digits and _');
-      if (store.zones.has(name)) throw badRequest('body.zone.name', `Zone ${name} already exists`);
+      // 409 with "Duplicate zone name" (observed in the provider's Python SDK: the spec's Conflict).
+      if (store.zones.has(name))
+        throw new HttpError(409, `Duplicate zone name: ${name} already exists`, {
+          details: [{ field: 'body.zone.name', reason: `Zone ${name} already exists` }],
+        });
       let passwords: string[];
       if (b.zone.password === undefined) passwords = [randomBytes(9).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12)];
       else passwords = Array.isArray(b.zone.password) ? b.zone.password : [b.zone.password];
@@ -105,17 +133,20 @@ export function zonesHandlers(c: AccountContext) {
       };
     },
 
+    // An unknown Zone: 400 whose text says "not found" (observed in the provider's Python SDK).
     deleteZone: (ctx) => {
-      store.deleteZone(zoneOf(ctx));
+      store.deleteZone(c.zoneOr(ctx, 400));
       return undefined;
     },
 
-    getZonePasswords: (ctx) => ({ body: { passwords: zoneOf(ctx).passwords } }),
+    // An unknown Zone: 422 (observed: the provider's MCP server reads it as "zone does not exist").
+    getZonePasswords: (ctx) => ({ body: { passwords: c.zoneOr(ctx, 422).passwords } }),
     getZonePermissions: (ctx) => ({ body: { perms: zoneOf(ctx).perms } }),
     getZoneStatus: (ctx) => ({ body: { status: zoneOf(ctx).disabled ? 'disabled' : 'active' } }),
 
     listActiveZones: () => ({
-      body: [...store.zones.values()].filter((z) => !z.disabled).map((z) => ({ name: z.name, type: zoneType(z) })),
+      // `status` (observed: the JS SDK returns it); its values are not documented, the listing holds active Zones only.
+      body: [...store.zones.values()].filter((z) => !z.disabled).map((z) => ({ name: z.name, type: zoneType(z), status: 'active' })),
     }),
 
     switchZoneUptime: (ctx) => {

@@ -249,7 +249,7 @@ export function defaultSeed(): StateData {
       status: 'active',
       balance: 250,
       pending_costs: 12.75,
-      perms: ['peers', 'peers_all'],
+      perms: ['peers', 'peers_all', 'balance'],
       tokens: [
         { token: SEED.token, admin: true },
         { token: SEED.limitedToken, admin: false, perms: [] },

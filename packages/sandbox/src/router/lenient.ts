@@ -23,6 +23,15 @@ export const VALUE_ALIASES: ReadonlyArray<{ schema: string; aliases: Readonly<Re
 ];
 
 const ALIAS_KEYWORD = 'x-sandbox-value-alias';
+
+/**
+ * Request forms known only from real clients' code (the spec's `x-observed-values` on an enum, and a field
+ * marked both `x-observed` and `x-observed-source`): accepted by default, refused by `--strict`, whose
+ * closed schemas leave them out (the field then counts as unknown, the value as outside the enum).
+ */
+const OBSERVED_VALUES = 'x-observed-values';
+const isClientObserved = (node: Json): boolean =>
+  !!node && typeof node === 'object' && node['x-observed'] === true && node['x-observed-source'] !== undefined;
 const COMPOSITIONS = ['allOf', 'anyOf', 'oneOf'] as const;
 const SUBSCHEMA_MAPS = ['properties', 'patternProperties', 'dependentSchemas', '$defs'] as const;
 const SUBSCHEMAS = ['items', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'additionalProperties', 'unevaluatedItems'] as const;
@@ -35,6 +44,8 @@ interface Compiled {
   lenient: ValidateFunction;
   /** Schema paths (in `closed`) of the object nodes closed by the sandbox: only their errors are "unknown field". */
   closures: Set<string>;
+  /** `<closure path> <field>` of the fields `closed` leaves out as client-observed: accepted (and kept) without `--strict`. */
+  observed: Set<string>;
 }
 
 /** JSON pointer segment unescaping. */
@@ -67,6 +78,8 @@ export class RequestChecker {
   private readonly lenientAjv: Ajv2020;
   private readonly compiled = new Map<string, Compiled>();
   private normalized: string[] | undefined;
+  /** Collects `Compiled.observed` while a closed schema is built. */
+  private observedFields = new Set<string>();
 
   constructor(
     private readonly doc: OpenApiDoc,
@@ -112,8 +125,10 @@ export class RequestChecker {
     const removals: Array<[Json, string]> = [];
     for (const e of closedErrors) {
       if (e.keyword !== 'unevaluatedProperties') continue;
-      if (!c.closures.has(e.schemaPath.replace(/\/unevaluatedProperties$/, ''))) continue;
+      const closure = e.schemaPath.replace(/\/unevaluatedProperties$/, '');
+      if (!c.closures.has(closure)) continue;
       const prop = (e.params as { unevaluatedProperty: string }).unevaluatedProperty;
+      if (c.observed.has(`${closure} ${prop}`)) continue;
       const parent = e.instancePath
         .split('/')
         .slice(1)
@@ -135,9 +150,11 @@ export class RequestChecker {
     if (!c) {
       const closures = new Set<string>();
       const root = resolve(this.doc, pointer);
+      this.observedFields = new Set();
       const closed = this.transform(root, 'closed', '#', pointer, closures, [pointer]);
+      const observed = this.observedFields;
       const lenient = this.transform(root, 'lenient', '#', pointer, new Set(), [pointer]);
-      c = { closed: this.closedAjv.compile(closed), lenient: this.lenientAjv.compile(lenient), closures };
+      c = { closed: this.closedAjv.compile(closed), lenient: this.lenientAjv.compile(lenient), closures, observed };
       this.compiled.set(pointer, c);
     }
     return c;
@@ -175,9 +192,12 @@ export class RequestChecker {
     const out: Json = {};
     for (const [key, value] of Object.entries<Json>(source)) {
       if ((SUBSCHEMA_MAPS as readonly string[]).includes(key) && value && typeof value === 'object') {
-        out[key] = Object.fromEntries(
-          Object.entries<Json>(value).map(([k, v]) => [k, sub(v, `${key}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`)]),
-        );
+        const kept = Object.entries<Json>(value).filter(([k, v]) => {
+          const drop = mode === 'closed' && key === 'properties' && isClientObserved(v?.$ref ? { ...resolve(this.doc, v.$ref), ...v } : v);
+          if (drop) this.observedFields.add(`${at} ${k}`);
+          return !drop;
+        });
+        out[key] = Object.fromEntries(kept.map(([k, v]) => [k, sub(v, `${key}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`)]));
       } else if ((COMPOSITIONS as readonly string[]).includes(key) && Array.isArray(value)) {
         out[key] = value.map((v, i) => sub(v, `${key}/${i}`, true));
         if (key !== 'allOf') discriminate(out[key]);
@@ -186,6 +206,10 @@ export class RequestChecker {
       } else if ((SUBSCHEMAS as readonly string[]).includes(key) && value && typeof value === 'object') {
         out[key] = sub(value, key);
       } else out[key] = value;
+    }
+    if (mode === 'closed' && Array.isArray(out.enum) && Array.isArray(out[OBSERVED_VALUES])) {
+      const observed = out[OBSERVED_VALUES] as unknown[];
+      out.enum = out.enum.filter((v: unknown) => !observed.includes(v));
     }
     const alias = mode === 'lenient' ? VALUE_ALIASES.find((a) => a.schema === from) : undefined;
     if (alias) {
