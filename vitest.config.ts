@@ -16,6 +16,7 @@ const alias = {
   '@zone-api/testkit/contract': src('testkit', 'contract'),
   '@zone-api/testkit/real-manager': src('testkit', 'real-manager/index'),
   '@zone-api/testkit/differential': src('testkit', 'differential/index'),
+  '@zone-api/testkit/real-clients': src('testkit', 'real-clients/index'),
   '@zone-api/testkit': src('testkit'),
 };
 
@@ -69,6 +70,21 @@ export default defineConfig({
             {
               extends: true,
               test: { name: 'real-manager', include: ['packages/manager-client/test/real/**/*.test.ts'], testTimeout: 60_000 },
+            },
+          ]
+        : []),
+      // The account API against the provider's own npm clients, run unmodified: only inside the namespace
+      // that `pnpm test:real-clients` makes (it sets ZONE_API_REAL_CLIENTS).
+      ...(process.env.ZONE_API_REAL_CLIENTS === '1'
+        ? [
+            {
+              extends: true,
+              test: {
+                name: 'real-clients',
+                include: ['packages/account-client/test/real-clients/**/*.test.ts'],
+                testTimeout: 90_000,
+                fileParallelism: false,
+              },
             },
           ]
         : []),

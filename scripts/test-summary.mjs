@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Reads vitest's JSON reports (one or more files: the main suite, the real-manager suite) and prints
+// Reads vitest's JSON reports (one or more files: the main suite, the real-manager and real-clients suites) and prints
 // the closing line CI reads: `tests: N passed, M failed`, summed over all of them. A report that is
 // missing or unreadable counts as one failure. Skipped or todo tests are counted and shown, never as
 // passed. Each argument may carry the runner's exit status (`report.json=1`): a runner that failed
