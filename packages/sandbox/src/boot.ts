@@ -3,11 +3,17 @@ import { defaultSeed } from './domain/seed.js';
 import { type Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import type { ApiName, OpenApiDoc } from './router/spec.js';
+import { isSeedBuilder } from './seed-builder.js';
 
 // What startSandbox() reads before it builds anything: the seed (built in, a file or an object,
 // checked), and the credentials it reports from the state.
 
-export function readSeed(seed: string | StateData | undefined, specs: Record<ApiName, OpenApiDoc>): StateData {
+export function readSeed(seed: string | StateData | { build(): StateData } | undefined, specs: Record<ApiName, OpenApiDoc>): StateData {
+  if (isSeedBuilder(seed)) {
+    const data = seed.build();
+    validateSeed(data, specs, 'seed (from the builder)');
+    return data;
+  }
   if (seed === undefined) {
     const data = defaultSeed();
     validateSeed(data, specs, 'built-in seed');

@@ -24,6 +24,9 @@ Usage: zone-api-sandbox [options]
   --spec-dir DIR     read the bundles from DIR (env ZONE_API_SANDBOX_SPEC_DIR; default: @zone-api/spec)
   --network-port N   the emulated proxy network (the provider's super proxy) on port N (env
                      ZONE_API_SANDBOX_NETWORK_PORT, default ${DEFAULT_NETWORK_PORT}, the real upstream's; 0 = free port)
+  --free-ports       every listener on a free port (env ZONE_API_SANDBOX_FREE_PORTS=1): both APIs, the
+                     network, and the seed's proxy ports, moved to free ones; the banner prints each
+                     port, and the state holds the new numbers (for sandboxes side by side in CI)
   --no-proxy-ports   manager proxy ports do not listen (default: each port of the state is an HTTP proxy
                      on its iface, loopback by default, forwarding through the network)
   --no-traffic       neither the network nor listening ports (env ZONE_API_SANDBOX_TRAFFIC=off)
@@ -61,6 +64,7 @@ async function main(): Promise<void> {
       'print-seed': { type: 'boolean' },
       'network-port': { type: 'string' },
       'no-proxy-ports': { type: 'boolean' },
+      'free-ports': { type: 'boolean' },
       'no-traffic': { type: 'boolean' },
       'egress-allow': { type: 'string' },
       'target-ca': { type: 'string' },
@@ -80,10 +84,12 @@ async function main(): Promise<void> {
     return;
   }
   const env = process.env;
-  const accountPort = port(values['account-port'] ?? env.ZONE_API_SANDBOX_ACCOUNT_PORT, '--account-port', DEFAULT_ACCOUNT_PORT);
-  const managerPort = port(values['manager-port'] ?? env.ZONE_API_SANDBOX_MANAGER_PORT, '--manager-port', DEFAULT_MANAGER_PORT);
+  // --free-ports: every port not given explicitly is a free one.
+  const free = values['free-ports'] === true || env.ZONE_API_SANDBOX_FREE_PORTS === '1';
+  const accountPort = port(values['account-port'] ?? env.ZONE_API_SANDBOX_ACCOUNT_PORT, '--account-port', free ? 0 : DEFAULT_ACCOUNT_PORT);
+  const managerPort = port(values['manager-port'] ?? env.ZONE_API_SANDBOX_MANAGER_PORT, '--manager-port', free ? 0 : DEFAULT_MANAGER_PORT);
   const traffic = !(values['no-traffic'] || env.ZONE_API_SANDBOX_TRAFFIC === 'off');
-  const networkPort = port(values['network-port'] ?? env.ZONE_API_SANDBOX_NETWORK_PORT, '--network-port', DEFAULT_NETWORK_PORT);
+  const networkPort = port(values['network-port'] ?? env.ZONE_API_SANDBOX_NETWORK_PORT, '--network-port', free ? 0 : DEFAULT_NETWORK_PORT);
   const egressAllow = (values['egress-allow'] ?? env.ZONE_API_SANDBOX_EGRESS_ALLOW ?? '')
     .split(',')
     .map((e) => e.trim())
@@ -104,7 +110,7 @@ async function main(): Promise<void> {
     strict: values.strict === true,
     logger: values.log === true,
     argv: process.argv.slice(2).join(' '),
-    ...(traffic ? { networkPort, proxyPorts: !values['no-proxy-ports'] } : {}),
+    ...(traffic ? { networkPort, proxyPorts: !values['no-proxy-ports'], freeProxyPorts: free } : {}),
     egressAllow,
     ...(targetCaFile ? { targetCa: [readFileSync(targetCaFile, 'utf8')] } : {}),
     onShutdown: values['exit-on-shutdown'] ? () => void stop('POST /api/shutdown') : undefined,
@@ -141,6 +147,14 @@ async function main(): Promise<void> {
           ]
         : ['  network      off (--network-port N starts the emulated proxy network)']),
       `  proxy ports  ${traffic && !values['no-proxy-ports'] ? `${sandbox.listeningPorts().join(' ') || '(none yet)'} listening; created ports listen too` : 'not listening (--no-proxy-ports / --no-traffic)'}`,
+      ...(free && traffic && !values['no-proxy-ports'] && Object.keys(sandbox.ports.proxy).length
+        ? [
+            `               seed port -> port: ${Object.entries(sandbox.ports.proxy)
+              .map(([from, to]) => `${from}->${to}`)
+              .join(' ')}`,
+          ]
+        : []),
+      `  ports        ${JSON.stringify(sandbox.ports)}`,
       `  egress       ${egressAllow.length ? `loopback and ${egressAllow.join(', ')}` : 'loopback only (--egress-allow widens it)'}`,
       `  basic        ${c.basic.map((b) => `${b.username}:${shown(b.password)}`).join('  ') || '(none)'}   (deprecated scheme)`,
       `  zones        ${zones}`,

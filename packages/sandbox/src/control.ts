@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CallFilter, CallLog } from './calls.js';
 import type { Store } from './domain/state.js';
 import { badRequest, HttpError } from './errors.js';
 import type { Fault, FaultRegistry, FaultSpec } from './router/faults.js';
@@ -36,18 +37,57 @@ export function hostAllowed(boundHost: string, header: string | undefined): bool
   return (boundHost === '0.0.0.0' || boundHost === '::') && isIP(bare) !== 0;
 }
 
+const actionProperties = {
+  count: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+  status: { type: 'integer', minimum: 100, maximum: 599 },
+  body: {},
+  latency_ms: { type: 'integer', minimum: 0, maximum: 120_000 },
+  drop: { type: 'boolean' },
+  pass: { type: 'boolean', const: true },
+};
+const anAction = [{ required: ['status'] }, { required: ['latency_ms'] }, { required: ['drop'] }, { required: ['pass'] }];
+
 const faultSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     operationId: { type: 'string', minLength: 1 },
-    count: { type: 'integer', minimum: 1, maximum: 1_000_000 },
-    status: { type: 'integer', minimum: 100, maximum: 599 },
-    body: {},
-    latency_ms: { type: 'integer', minimum: 0, maximum: 120_000 },
-    drop: { type: 'boolean' },
+    ...actionProperties,
+    when: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        params: { type: 'object' },
+        body: {},
+        headers: { type: 'object', additionalProperties: { type: 'string' } },
+        account: { type: 'string', minLength: 1 },
+      },
+    },
+    sequence: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      items: { type: 'object', additionalProperties: false, properties: actionProperties, anyOf: anAction },
+    },
   },
-  anyOf: [{ required: ['status'] }, { required: ['latency_ms'] }, { required: ['drop'] }],
+  // One action, or a sequence of them (not both).
+  oneOf: [
+    { anyOf: anAction, not: { required: ['sequence'] } },
+    { required: ['sequence'], not: { anyOf: anAction } },
+  ],
+};
+
+const callsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    api: { enum: ['account', 'manager'] },
+    operationId: { type: 'string' },
+    account: { type: 'string' },
+    method: { type: 'string' },
+    status: { type: 'integer' },
+    after: { type: 'integer', minimum: 0 },
+  },
 };
 
 const clockSchema = {
@@ -96,7 +136,9 @@ export function faultControl<Id extends string>(api: string, registry: FaultRegi
       if (!check(spec)) {
         const e = check.errors?.[0];
         const field = e?.instancePath ? `spec${e.instancePath.replaceAll('/', '.')}` : 'spec';
-        throw new TypeError(`faults.${api}.arm: ${field} ${e?.message ?? 'is not a fault'} (a fault needs status, latency_ms or drop)`);
+        throw new TypeError(
+          `faults.${api}.arm: ${field} ${e?.message ?? 'is not a fault'} (a fault needs status, latency_ms or drop, or pass: true, or else a sequence of steps that each have one)`,
+        );
       }
       const unknown = unknownOperation(api, operationIds, spec.operationId);
       if (unknown) throw new TypeError(`faults.${api}.arm: spec.operationId: ${unknown}`);
@@ -116,6 +158,8 @@ export interface ControlOptions {
   caCertificate: () => Promise<string | undefined>;
   faults: FaultRegistry;
   operationIds: ReadonlySet<string>;
+  /** The calls received (both APIs). */
+  calls: CallLog;
   /** Required in `X-Sandbox-Control-Token` when set (the sandbox listens beyond loopback). */
   token?: string;
 }
@@ -169,5 +213,9 @@ export function controlRoutes(o: ControlOptions) {
       return { fault: o.faults.add(spec) };
     });
     app.delete('/__sandbox/faults', { onRequest: guard }, async () => ({ cleared: o.faults.clear() }));
+    app.get('/__sandbox/calls', { onRequest: guard, schema: { querystring: callsQuery } }, async (req) => ({
+      calls: o.calls.list(req.query as CallFilter),
+    }));
+    app.delete('/__sandbox/calls', { onRequest: guard }, async () => ({ cleared: o.calls.clear() }));
   };
 }

@@ -1,12 +1,14 @@
 // Where the bundles are and how they load: the operation model's, for a user checking the sandbox's spec.
 export { bundlePath, loadBundle } from '@zone-api/spec/model';
 export type { AccountAuth } from './account/auth.js';
+export type { Call, CallFilter } from './calls.js';
 export type { FaultControl } from './control.js';
 export { defaultSeed, SEED } from './domain/seed.js';
 export { validateSeed } from './domain/state.js';
-export type { StateData } from './domain/types.js';
+export type { ProxyPortConfig, StateData, StoredPlan, ZoneState } from './domain/types.js';
 export { type ErrorDetail, HttpError } from './errors.js';
-export type { Fault, FaultSpec } from './router/faults.js';
+export type { Override, OverrideAnswer, Overrides } from './overrides.js';
+export type { Fault, FaultAction, FaultMatch, FaultSpec, FaultStep } from './router/faults.js';
 export type { Answer, Ctx, Handler } from './router/http.js';
 export type { AccountOperationId, ManagerOperationId } from './router/spec.js';
 export {
@@ -17,5 +19,7 @@ export {
   type Sandbox,
   type SandboxCredentials,
   type SandboxOptions,
+  type SandboxPorts,
   startSandbox,
 } from './sandbox.js';
+export { type DefaultZone, type PortFixture, SeedBuilder, seed, type ZoneFixture } from './seed-builder.js';

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
 import { credentialsOf, readSeed, type SandboxCredentials } from './boot.js';
+import { type Call, type CallFilter, CallLog } from './calls.js';
 
 export type { SandboxCredentials } from './boot.js';
 
@@ -12,10 +13,12 @@ import { DataFile, lockDataFile, readState, removeStaleTemps } from './domain/pe
 import { Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import { HttpError } from './errors.js';
+import { freePort, portInUse, renumberPorts } from './free-ports.js';
 import { authenticateManager, managerErrorBody, managerHandlers } from './manager/index.js';
+import { checkedOverrides, type Overrides } from './overrides.js';
 import { accountAliases } from './router/aliases.js';
 import { FaultRegistry } from './router/faults.js';
-import { buildApi, type Handler } from './router/http.js';
+import { type AnsweredCall, buildApi, type Handler } from './router/http.js';
 import {
   type AccountOperationId,
   type ApiName,
@@ -37,10 +40,19 @@ export const REAL_MANAGER_BRAND = 'lpm';
 export interface SandboxOptions {
   /** Interface to listen on. Default 127.0.0.1 (loopback only). */
   host?: string;
-  /** Port of the account API; 0 = a free port. Default 8787. */
+  /**
+   * Port of the account API. Default 0: a free port (read it from `accountUrl`), so that sandboxes run
+   * side by side; the CLI keeps the well-known 8787 (DEFAULT_ACCOUNT_PORT).
+   */
   accountPort?: number;
-  /** Port of the manager API; 0 = a free port. Default 22999. */
+  /** Port of the manager API. Default 0: a free port (`managerUrl`); the CLI keeps the real manager's 22999 (DEFAULT_MANAGER_PORT). */
   managerPort?: number;
+  /**
+   * With `proxyPorts`: the proxy ports of the seed (or the data file) listen on free ports instead of
+   * their numbers; the state holds the new numbers, and `ports.proxy` maps each seed number to its
+   * port. Default off: they listen on their own numbers (24000, …), as the CLI does without `--free-ports`.
+   */
+  freeProxyPorts?: boolean;
   /**
    * Keep the state in this JSON file across restarts: a snapshot plus `<file>.journal`, each change
    * written before its answer. Default: in memory only.
@@ -52,13 +64,19 @@ export interface SandboxOptions {
    * group of changes before their answers (it survives a power loss too, at the disk's pace).
    */
   fsync?: 'always' | 'interval';
-  /** The seed: a path to a JSON seed file, or the seed itself. Default: the built-in seed. */
-  seed?: string | StateData;
+  /** The seed: a path to a JSON seed file, the seed itself, or a seed builder (`seed().zone(…)`). Default: the built-in seed. */
+  seed?: string | StateData | { build(): StateData };
   /** Directory holding `account.openapi.json` and `manager.openapi.json`. Default: `ZONE_API_SANDBOX_SPEC_DIR`, else the `@zone-api/spec` package. */
   specDir?: string;
   /** The bundles themselves (tests use this to start against a changed spec). */
   specs?: Partial<Record<ApiName, OpenApiDoc>>;
-  /** Replace or add handlers by operationId; `null` removes one (tests of the start-up contract). */
+  /**
+   * Answers of single operations for a test, typed by operationId from the spec; each answer is
+   * checked against the spec when sent (one it refuses is a 500 naming the field):
+   * `overrides: { account: { getBalance: () => ({ body: { balance: 0, pending_costs: 0 } }) } }`.
+   */
+  overrides?: Overrides;
+  /** Replace or add handlers by operationId, unchecked; `null` removes one (tests of the start-up contract). */
   handlers?: Partial<Record<ApiName, Record<string, Handler<never> | null>>>;
   /**
    * Refuse request fields the provider's documentation does not name (400 naming each), and values it does not list. Default
@@ -93,7 +111,27 @@ export interface SandboxOptions {
   targetCa?: string[];
 }
 
+/** Where a sandbox listens. */
+export interface SandboxPorts {
+  account: number;
+  manager: number;
+  /** The proxy network's port, when it runs. */
+  network?: number;
+  /** Each proxy port of the seed (or data file) -> the port it listens on (the same number unless `freeProxyPorts`). */
+  proxy: Record<string, number>;
+}
+
 export interface Sandbox {
+  /** The ports it listens on, and where the seed's proxy ports went. */
+  ports: SandboxPorts;
+  /**
+   * The calls received, oldest first, as `GET /__sandbox/calls` lists them: per API, operation and
+   * account (`{ operationId: 'getZone', account: 'hl_1a2b3c4d' }`), each with its method, path,
+   * params, body (credentials redacted; no headers are kept), status and time.
+   */
+  calls(filter?: CallFilter): Call[];
+  /** Forgets the calls received (of one account when given); returns how many. */
+  clearCalls(account?: string): number;
   /**
    * Fault injection per API, in process (what `/__sandbox/faults` does over HTTP), with typed
    * operationIds: `sandbox.faults.account.arm({ operationId: 'getZone', status: 503, count: 1 })`.
@@ -191,6 +229,11 @@ async function startLocked(
   const host = options.host ?? DEFAULT_HOST;
   const listening: number[] = [];
   const faults = { account: new FaultRegistry(), manager: new FaultRegistry() };
+  const calls = new CallLog();
+  const recordCall = (api: ApiName) => (c: AnsweredCall) => {
+    const { started: _started, ...rest } = c;
+    calls.record({ api, ...rest, time: new Date(store.clock.now() - c.duration_ms).toISOString() });
+  };
   const mutates = (op: OperationDef) => op.changesState;
 
   // Beyond loopback, the control endpoints need a token (given, or made here and shown in the banner).
@@ -205,6 +248,7 @@ async function startLocked(
       caCertificate: () => traffic.caCertificate(),
       faults: faults[api],
       operationIds: operationIds[api],
+      calls,
       token: controlToken,
     });
   const allowHost = (h: string | undefined) => hostAllowed(host, h);
@@ -218,17 +262,21 @@ async function startLocked(
     targetCa: options.targetCa,
     persist,
     now: () => store.clock.now(),
+  }).catch((err: unknown) => {
+    throw portInUse('proxy network', options.networkPort ?? 0, host, 'networkPort', '--network-port', err);
   });
+  /** Seed port -> the port it listens on, when the seed's ports move to free ones (freeProxyPorts). */
+  const moved = new Map<number, number>();
   /** Back to `data` (the seed): the ports that listen follow the state. */
   const reload = async (data: StateData) => {
-    store.load(data);
+    store.load(moved.size ? renumberPorts(data, moved) : data);
     const failed = (await traffic.ports?.sync()) ?? [];
     for (const f of failed) console.error(`[zone-api sandbox] port ${f.port} cannot listen (${f.error})`);
     await persist();
   };
 
   const merge = <A>(api: ApiName, base: Record<string, Handler<A>>): Record<string, Handler<A>> => {
-    const out = { ...base };
+    const out = { ...base, ...checkedOverrides<A>(api, specs[api], options.overrides?.[api] ?? {}, routesOf(specs[api])) };
     for (const [id, h] of Object.entries(options.handlers?.[api] ?? {})) {
       if (h === null) delete out[id];
       else out[id] = h as Handler<A>;
@@ -243,6 +291,8 @@ async function startLocked(
     faults: faults.account,
     authenticate: (req, reply, op) => authenticateAccount(store, req, reply, op),
     prepare: fillFromCredential,
+    accountOf: (auth) => auth?.customer ?? store.account.customer,
+    onCall: recordCall('account'),
     mutates,
     afterChange: persist,
     extraRoutes: control('account'),
@@ -265,13 +315,15 @@ async function startLocked(
           ...(traffic.upstream ? { proxy: traffic.upstream.host, proxy_port: traffic.upstream.port } : {}),
         }),
         strict: options.strict,
-        argv: options.argv ?? `--port ${options.managerPort ?? DEFAULT_MANAGER_PORT}`,
+        argv: options.argv ?? `--port ${options.managerPort ?? 0}`,
         onShutdown: options.onShutdown,
       }),
     ),
     faults: faults.manager,
     authenticate: (req, reply, op) => authenticateManager(store, req, reply, op),
     errorBody: managerErrorBody,
+    accountOf: () => store.manager.settings.customer,
+    onCall: recordCall('manager'),
     // The real manager's user paths carry its brand (`/api/lpm_users`) where the spec writes `pm`: both are served.
     aliases: (op) => (op.brandPrefix ? [op.url.replace(`/${op.brandPrefix}_`, `/${REAL_MANAGER_BRAND}_`)] : []),
     // The real manager sends every text body as text/html (observed), declared or not.
@@ -287,16 +339,36 @@ async function startLocked(
     logger: options.logger,
   });
 
-  const listen = async (app: FastifyInstance, port: number) => {
-    await app.listen({ host, port });
+  const listen = async (app: FastifyInstance, port: number, what: string, option: string, flag: string) => {
+    try {
+      await app.listen({ host, port });
+    } catch (err) {
+      throw portInUse(what, port, host, option, flag, err);
+    }
     return (app.server.address() as AddressInfo).port;
   };
+  const seedPorts = [...new Set([...store.ports.keys(), ...seed.manager.ports.map((p) => p.port)])];
   try {
-    listening.push(await listen(account, options.accountPort ?? DEFAULT_ACCOUNT_PORT));
-    listening.push(await listen(manager, options.managerPort ?? DEFAULT_MANAGER_PORT));
+    listening.push(await listen(account, options.accountPort ?? 0, 'account API', 'accountPort', '--account-port'));
+    listening.push(await listen(manager, options.managerPort ?? 0, 'manager API', 'managerPort', '--manager-port'));
+    if (traffic.ports && options.freeProxyPorts) {
+      // Each port of the state listens on a port the system picks; the state takes the new numbers.
+      for (const cfg of [...store.ports.values()]) moved.set(cfg.port, await traffic.ports.open({ ...cfg, port: 0 }));
+      // Seed ports absent from a data file get one too, for a reset.
+      for (const p of seedPorts) if (!moved.has(p)) moved.set(p, await freePort(host));
+      store.load(renumberPorts(store.toData(), moved));
+      await persist();
+    }
     // The ports of the seed or the data file listen from the start; one that cannot is a failed start.
     const failed = (await traffic.ports?.sync()) ?? [];
-    if (failed.length) throw new Error(`Proxy ports cannot listen: ${failed.map((f) => `${f.port} (${f.error})`).join(', ')}`);
+    if (failed.length)
+      throw new Error(
+        `Proxy ports cannot listen: ${failed.map((f) => `${f.port} (${f.error})`).join(', ')}${
+          failed.some((f) => f.error === 'EADDRINUSE')
+            ? ": pass freeProxyPorts: true (CLI: --free-ports) to move the seed's ports to free ones, or a seed with other ports"
+            : ''
+        }`,
+      );
   } catch (err) {
     await Promise.allSettled([account.close(), manager.close(), traffic.close()]);
     throw err;
@@ -304,7 +376,15 @@ async function startLocked(
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
 
   return {
+    ports: {
+      account: listening[0] as number,
+      manager: listening[1] as number,
+      ...(traffic.network ? { network: traffic.network.port } : {}),
+      proxy: Object.fromEntries(seedPorts.map((p) => [String(p), moved.get(p) ?? p])),
+    },
     controlToken,
+    calls: (filter) => calls.list(filter),
+    clearCalls: (account) => calls.clear(account),
     faults: {
       account: faultControl<AccountOperationId>('account', faults.account, operationIds.account),
       manager: faultControl<ManagerOperationId>('manager', faults.manager, operationIds.manager),

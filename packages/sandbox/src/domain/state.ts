@@ -91,9 +91,7 @@ export function validateSeed(
     if (tokens.has(t.token)) problems.push(`/account/tokens/${i}: the token is listed twice`);
     tokens.add(t.token);
   });
-  d.usage.forEach((u, i) => {
-    if (!zoneNames.has(u.zone)) problems.push(`/usage/${i}: Zone ${u.zone} does not exist`);
-  });
+  problems.push(...zoneReferences(d, zoneNames));
   const ports = new Set<number>();
   d.manager.ports.forEach((p, i) => {
     if (ports.has(p.port)) problems.push(`/manager/ports/${i}: port ${p.port} is listed twice`);
@@ -111,6 +109,38 @@ export function validateSeed(
       );
   });
   if (problems.length) throw new Error(`Invalid ${source}:\n  ${problems.slice(0, 30).join('\n  ')}`);
+}
+
+/**
+ * Every name of a Zone outside `/account/zones` that names none of them, one line per section and
+ * Zone (a renamed Zone is named in dozens of usage days: one line says where, how many, and what to
+ * do). A state the sandbox wrote itself (`format`: a data file, a dump of `GET /__sandbox/state`) may
+ * hold ports and a default Zone naming a deleted Zone, as the real manager keeps them; a seed may not.
+ */
+function zoneReferences(d: StateData, zoneNames: ReadonlySet<string>): string[] {
+  const saved = d.format === 'zone-api-sandbox-state';
+  const missing = new Map<string, { section: string; zone: string; paths: string[] }>();
+  const check = (section: string, path: string, zone: string | undefined): void => {
+    if (zone !== undefined && !zoneNames.has(zone)) {
+      const key = `${section}\n${zone}`;
+      const m = missing.get(key) ?? { section, zone, paths: [] };
+      m.paths.push(path);
+      missing.set(key, m);
+    }
+  };
+  for (const [i, u] of d.usage.entries()) check('/usage', `/usage/${i}/zone`, u.zone);
+  for (const [i, r] of d.req_logs.entries()) check('/req_logs', `/req_logs/${i}/zone`, r.zone);
+  for (const [i, c] of d.charges.entries()) check('/charges', `/charges/${i}/zone`, c.zone);
+  for (const [i, p] of d.peers.entries()) check('/peers', `/peers/${i}/zone`, p.zone);
+  if (!saved) {
+    for (const [i, p] of d.manager.ports.entries()) check('/manager/ports', `/manager/ports/${i}/zone`, p.zone);
+    if (zoneNames.size) check('/manager/settings', '/manager/settings/zone', d.manager.settings.zone);
+  }
+  const known = [...zoneNames].join(', ') || 'none';
+  return [...missing.values()].map(({ section, zone, paths }) => {
+    const where = paths.length === 1 ? paths[0] : `${paths[0]} and ${paths.length - 1} more of ${section}`;
+    return `${where}: Zone ${zone} does not exist in /account/zones (${known}); if you renamed it there, rename it here too`;
+  });
 }
 
 /**

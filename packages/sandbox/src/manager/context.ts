@@ -33,7 +33,7 @@ export interface ManagerOptions {
   portDefaults?: () => { iface?: string; proxy?: string; proxy_port?: number };
   /** The listening proxy ports, when ports carry traffic: a created port listens, a deleted one closes. */
   ports?: {
-    open(cfg: ProxyPortConfig): Promise<void>;
+    open(cfg: ProxyPortConfig): Promise<unknown>;
     close(port: number): Promise<void>;
     /** Whether the port's upstream answers, checked for real. */
     upstreamAnswers(cfg: ProxyPortConfig): Promise<boolean>;

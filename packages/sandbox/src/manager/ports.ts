@@ -1,5 +1,6 @@
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
+import { portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
@@ -23,9 +24,19 @@ export function portsHandlers(c: ManagerContext) {
     if (cfg.zone !== undefined && !store.zones.has(cfg.zone)) throw portErrors(`Zone ${cfg.zone} not found`, 'zone');
   }
 
-  function nextPort(): number {
+  /**
+   * The port a create without `port` takes: the highest + 1, at least 24000, skipping the sandbox's
+   * own ports and, when ports listen, ports this machine already uses (another sandbox's, another
+   * program's), so that sandboxes side by side each get a port they can open.
+   */
+  async function nextPort(iface: string | undefined): Promise<number> {
     let port = Math.max(FIRST_PORT - 1, ...store.ports.keys()) + 1;
-    while (options.reservedPorts().includes(port) || store.ports.has(port)) port++;
+    const host = iface && iface !== 'any' ? iface : '127.0.0.1';
+    for (let tries = 0; tries < 1000 && port < 65535; port++) {
+      if (options.reservedPorts().includes(port) || store.ports.has(port)) continue;
+      if (!options.ports || (await portFree(port, host))) return port;
+      tries++;
+    }
     return port;
   }
 
@@ -71,7 +82,7 @@ export function portsHandlers(c: ManagerContext) {
 
     createProxy: async (ctx) => {
       const { multiply, ...given } = ctx.body.proxy as ProxyPortConfig & { multiply?: number };
-      const first = given.port ?? nextPort();
+      const first = given.port ?? (await nextPort((given as { iface?: string }).iface));
       const count = multiply && multiply > 1 ? multiply : 1;
       const ports = Array.from({ length: count }, (_, i) => first + i);
       for (const port of ports) {

@@ -65,12 +65,38 @@ export interface ApiOptions<A> {
   logger?: boolean;
   /** The largest request body, in bytes (1 MiB unless given). */
   bodyLimit?: number;
+  /** The customer a request's credential belongs to (faults matching an account, the record of calls). */
+  accountOf?: (auth: A | undefined) => string;
+  /** Told of every answered request to an operation (the record of calls). */
+  onCall?: (call: AnsweredCall) => void;
+}
+
+/** A request to an operation, once answered. */
+export interface AnsweredCall {
+  operationId: string;
+  account: string;
+  method: string;
+  path: string;
+  params: Record<string, unknown>;
+  body?: unknown;
+  status: number;
+  /** Epoch ms when it arrived (the process clock). */
+  started: number;
+  duration_ms: number;
+  fault?: number;
 }
 
 const kAuth = Symbol('auth');
 const kUnsupportedMedia = Symbol('unsupportedMedia');
 const kLeniency = Symbol('leniency');
-type Req = FastifyRequest & { [kAuth]?: unknown; [kUnsupportedMedia]?: string; [kLeniency]?: Leniency[] };
+const kFault = Symbol('fault');
+type Req = FastifyRequest & { [kAuth]?: unknown; [kUnsupportedMedia]?: string; [kLeniency]?: Leniency[]; [kFault]?: number };
+
+/** Path and query parameters of a request, as a fault or the record of calls reads them. */
+const paramsOf = (req: FastifyRequest): Record<string, unknown> => ({
+  ...((req.params as Record<string, unknown> | undefined) ?? {}),
+  ...((req.query as Record<string, unknown> | undefined) ?? {}),
+});
 
 // What the body validator accepted leniently, keyed by the body it checked (a validator sees no request).
 const bodyLeniency = new WeakMap<object, Leniency>();
@@ -237,12 +263,15 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
           done();
         };
         if (faults.active) {
-          const fault = faults.take(op.operationId);
-          if (fault) return runFault(op, fault, req, reply, proceed, options.textMedia);
+          const fault = faults.take(op.operationId, { params: paramsOf(req), headers: req.headers });
+          if (fault) {
+            (req as Req)[kFault] = fault.id;
+            return runFault(op, fault, req, reply, proceed, options.textMedia);
+          }
         }
         proceed();
       },
-      preValidation(req, _reply, done) {
+      preValidation(req, reply, done) {
         if (op.body && (req as Req)[kUnsupportedMedia] !== undefined) {
           return done(
             new HttpError(400, 'Invalid request body', {
@@ -277,6 +306,15 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
             return done(err as Error);
           }
         }
+        // Faults that match the body or the account: now that the body is read and the credential checked.
+        if (faults.active && faults.late) {
+          const account = options.accountOf?.((req as Req)[kAuth] as A);
+          const fault = faults.take(op.operationId, { params: paramsOf(req), headers: req.headers, body: req.body, account }, true);
+          if (fault) {
+            (req as Req)[kFault] = fault.id;
+            return runFault(op, fault, req, reply, () => done(), options.textMedia);
+          }
+        }
         done();
       },
       preHandler(req, reply, done) {
@@ -309,6 +347,29 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     for (const url of [op.url, ...(options.aliases?.(op) ?? [])]) app.route({ ...route, url });
   }
 
+  if (options.onCall) {
+    const onCall = options.onCall;
+    app.addHook('onResponse', (req, reply, done) => {
+      const op = (req.routeOptions.config as { op?: OperationDef } | undefined)?.op;
+      if (op) {
+        const r = req as Req;
+        const duration = reply.elapsedTime;
+        onCall({
+          operationId: op.operationId,
+          account: options.accountOf?.(r[kAuth] as A) ?? '',
+          method: req.method,
+          path: req.url.split('?')[0] as string,
+          params: paramsOf(req),
+          ...(req.body !== undefined && req.body !== null ? { body: req.body } : {}),
+          status: reply.statusCode,
+          started: Date.now() - duration,
+          duration_ms: Math.round(duration * 10) / 10,
+          ...(r[kFault] !== undefined ? { fault: r[kFault] } : {}),
+        });
+      }
+      done();
+    });
+  }
   options.extraRoutes?.(app);
   return app;
 }

@@ -47,11 +47,14 @@ export class PortTraffic {
     return iface && iface !== 'any' ? iface : '127.0.0.1';
   }
 
-  /** Starts listening on a port; rejects (EADDRINUSE, EACCES, …) when it cannot bind. */
-  async open(cfg: ProxyPortConfig): Promise<void> {
-    if (this.servers.has(cfg.port)) await this.close(cfg.port);
+  /**
+   * Starts listening on a port (`cfg.port` 0: a free one the system picks); resolves to the port it
+   * listens on, rejects (EADDRINUSE, EACCES, …) when it cannot bind.
+   */
+  async open(cfg: ProxyPortConfig): Promise<number> {
+    if (cfg.port !== 0 && this.servers.has(cfg.port)) await this.close(cfg.port);
     const iface = this.ifaceOf(cfg);
-    const port = cfg.port;
+    let port = cfg.port;
     const server = new TunnelServer({
       port,
       host: iface,
@@ -59,7 +62,9 @@ export class PortTraffic {
       prepareRequestFunction: (opts) => this.prepare(port, opts),
     });
     await server.listen();
+    port = server.port;
     this.servers.set(port, { server, iface });
+    return port;
   }
 
   async close(port: number): Promise<void> {
