@@ -5,6 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CallFilter, CallLog } from './calls.js';
 import type { Store } from './domain/state.js';
+import type { StateData } from './domain/types.js';
 import { badRequest, HttpError } from './errors.js';
 import type { Fault, FaultRegistry, FaultSpec } from './router/faults.js';
 
@@ -75,6 +76,10 @@ const faultSchema = {
     { anyOf: anAction, not: { required: ['sequence'] } },
     { required: ['sequence'], not: { anyOf: anAction } },
   ],
+};
+
+const accountSchema = {
+  anyOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, properties: { seed: { type: 'object' } } }],
 };
 
 const callsQuery = {
@@ -160,6 +165,13 @@ export interface ControlOptions {
   operationIds: ReadonlySet<string>;
   /** The calls received (both APIs). */
   calls: CallLog;
+  /** The sandbox's other customers (createAccount()). */
+  accounts: {
+    create(seed?: StateData): Promise<{ customer: string; token: string; credentials: unknown }>;
+    remove(customer: string): boolean;
+    list(): string[];
+    storeOf(customer: string): Store | undefined;
+  };
   /** Required in `X-Sandbox-Control-Token` when set (the sandbox listens beyond loopback). */
   token?: string;
 }
@@ -187,7 +199,33 @@ export function controlRoutes(o: ControlOptions) {
         });
       }
     };
-    app.get('/__sandbox/state', { onRequest: guard }, async () => o.store.toData());
+    /** The store a control request is about: `?account=<customer>` names one made by createAccount(). */
+    const storeOf = (req: FastifyRequest): Store => {
+      const customer = (req.query as { account?: unknown }).account;
+      if (customer === undefined) return o.store;
+      const store = typeof customer === 'string' ? o.accounts.storeOf(customer) : undefined;
+      if (!store)
+        throw new HttpError(404, `No account ${String(customer)} in this sandbox`, {
+          details: [{ field: 'query.account', reason: 'no such account' }],
+        });
+      return store;
+    };
+    app.get('/__sandbox/state', { onRequest: guard }, async (req) => storeOf(req).toData());
+    app.get('/__sandbox/accounts', { onRequest: guard }, async () => ({ accounts: o.accounts.list() }));
+    app.post('/__sandbox/accounts', { onRequest: guard, schema: { body: accountSchema } }, async (req) => {
+      const seed = (req.body as { seed?: StateData } | undefined)?.seed;
+      try {
+        const a = await o.accounts.create(seed);
+        return { customer: a.customer, token: a.token, credentials: a.credentials };
+      } catch (err) {
+        throw badRequest('body.seed', (err as Error).message);
+      }
+    });
+    app.delete('/__sandbox/accounts/:customer', { onRequest: guard }, async (req) => {
+      const { customer } = req.params as { customer: string };
+      if (!o.accounts.remove(customer)) throw new HttpError(404, `No account ${customer} made by createAccount in this sandbox`);
+      return { removed: customer };
+    });
     app.post('/__sandbox/reset', { onRequest: guard }, async () => {
       await o.reset();
       return { reset: true };
@@ -197,13 +235,14 @@ export function controlRoutes(o: ControlOptions) {
       if (!pem) throw new HttpError(404, 'SSL analyzing needs listening proxy ports: start without --no-proxy-ports / --no-traffic');
       return reply.type('application/x-pem-file').send(pem);
     });
-    app.get('/__sandbox/clock', { onRequest: guard }, async () => o.store.clock.state());
+    app.get('/__sandbox/clock', { onRequest: guard }, async (req) => storeOf(req).clock.state());
     app.post('/__sandbox/clock', { onRequest: guard, schema: { body: clockSchema } }, async (req) =>
-      moveClock(o.store, req.body as { advance_ms?: number; set?: string }),
+      moveClock(storeOf(req), req.body as { advance_ms?: number; set?: string }),
     );
-    app.delete('/__sandbox/clock', { onRequest: guard }, async () => {
-      o.store.clock.reset();
-      return o.store.clock.state();
+    app.delete('/__sandbox/clock', { onRequest: guard }, async (req) => {
+      const store = storeOf(req);
+      store.clock.reset();
+      return store.clock.state();
     });
     app.get('/__sandbox/faults', { onRequest: guard }, async () => ({ faults: o.faults.list() }));
     app.post('/__sandbox/faults', { onRequest: guard, schema: { body: faultSchema } }, async (req) => {

@@ -58,7 +58,7 @@ export function renumberPorts(data: StateData, map: ReadonlyMap<number, number>)
 export function portInUse(what: string, port: number, host: string, option: string, flag: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException).code;
   if (code !== 'EADDRINUSE' && code !== 'EACCES') return err as Error;
-  const why = code === 'EADDRINUSE' ? 'is in use' : 'cannot be bound (EACCES)';
+  const why = code === 'EADDRINUSE' ? 'is in use (EADDRINUSE)' : 'cannot be bound (EACCES)';
   return Object.assign(
     new Error(`The ${what} port ${port} on ${host} ${why}: pass ${option}: 0 (CLI: ${flag} 0) for a free port, or another number`),
     { code },

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
+import { type AccountEntry, Accounts } from './accounts.js';
 import { credentialsOf, readSeed, type SandboxCredentials } from './boot.js';
 import { type Call, type CallFilter, CallLog } from './calls.js';
 
@@ -111,6 +112,26 @@ export interface SandboxOptions {
   targetCa?: string[];
 }
 
+/** One customer of a sandbox made by `createAccount()`. */
+export interface SandboxAccount {
+  customer: string;
+  /** Its admin API token (bearer). */
+  token: string;
+  credentials: SandboxCredentials;
+  /** Its own clock (ban expiry, usage days, cooling periods). */
+  clock: { now(): Date; advance(ms: number): void; set(at: string): void; reset(): void };
+  /** Faults of the account API for this account's requests only. */
+  faults: FaultControl<AccountOperationId>;
+  /** The calls this account made. */
+  calls(filter?: Omit<CallFilter, 'account'>): Call[];
+  /** A copy of its state. */
+  state(): StateData;
+  /** Back to its seed. */
+  reset(): Promise<void>;
+  /** Removes the account: its credentials stop working. */
+  remove(): void;
+}
+
 /** Where a sandbox listens. */
 export interface SandboxPorts {
   account: number;
@@ -132,6 +153,13 @@ export interface Sandbox {
   calls(filter?: CallFilter): Call[];
   /** Forgets the calls received (of one account when given); returns how many. */
   clearCalls(account?: string): number;
+  /**
+   * A new customer on this sandbox, in milliseconds (as `POST /__sandbox/accounts`): from `seed` (a
+   * seed builder or a seed; the built-in one by default) with a customer id and secrets of its own. Its
+   * Zones, usage, logs, clock and faults are its own; its requests go to the same APIs and network,
+   * with its token and Zone passwords; another account's token is refused as a foreign customer's.
+   */
+  createAccount(seed?: StateData | { build(): StateData }): Promise<SandboxAccount>;
   /**
    * Fault injection per API, in process (what `/__sandbox/faults` does over HTTP), with typed
    * operationIds: `sandbox.faults.account.arm({ operationId: 'getZone', status: 503, count: 1 })`.
@@ -159,6 +187,11 @@ export interface Sandbox {
   state(): StateData;
   /** Back to the seed (and saved, with a data file). */
   reset(): Promise<void>;
+  /**
+   * Resolves once every request and tunnel so far is billed (usage, request logs) and logged (the
+   * HAR log), and saved with a data file: await it instead of polling. A tunnel counts until it closes.
+   */
+  settled(): Promise<void>;
   /** Stops both servers after the last write has reached the disk. */
   close(): Promise<void>;
 }
@@ -230,6 +263,7 @@ async function startLocked(
   const listening: number[] = [];
   const faults = { account: new FaultRegistry(), manager: new FaultRegistry() };
   const calls = new CallLog();
+  const accounts = new Accounts(() => store, specs);
   const recordCall = (api: ApiName) => (c: AnsweredCall) => {
     const { started: _started, ...rest } = c;
     calls.record({ api, ...rest, time: new Date(store.clock.now() - c.duration_ms).toISOString() });
@@ -249,6 +283,16 @@ async function startLocked(
       faults: faults[api],
       operationIds: operationIds[api],
       calls,
+      accounts: {
+        create: async (accountSeed) => handleOf(accounts.create(accountSeed)),
+        remove: (customer) => {
+          const had = accounts.get(customer) !== undefined;
+          if (had) handleOf(accounts.get(customer) as AccountEntry).remove();
+          return had;
+        },
+        list: () => accounts.list().map((e) => e.customer),
+        storeOf: (customer) => accounts.storeOf(customer),
+      },
       token: controlToken,
     });
   const allowHost = (h: string | undefined) => hostAllowed(host, h);
@@ -262,6 +306,7 @@ async function startLocked(
     targetCa: options.targetCa,
     persist,
     now: () => store.clock.now(),
+    storeOf: (customer) => accounts.get(customer)?.store,
   }).catch((err: unknown) => {
     throw portInUse('proxy network', options.networkPort ?? 0, host, 'networkPort', '--network-port', err);
   });
@@ -284,12 +329,24 @@ async function startLocked(
     return out;
   };
 
+  /** The account API's handlers: a created account's requests run its own table over its own Store (overrides stay shared). */
+  const perAccount = (table: Record<string, Handler<AccountAuth>>): Record<string, Handler<AccountAuth>> =>
+    Object.fromEntries(
+      Object.entries(table).map(([id, h]) => {
+        if (options.overrides?.account?.[id as AccountOperationId]) return [id, h];
+        const dispatch: Handler<AccountAuth> = (ctx) => {
+          const other = ctx.auth && ctx.auth.customer !== store.account.customer ? accounts.get(ctx.auth.customer) : undefined;
+          return (other?.handlers[id] ?? h)(ctx);
+        };
+        return [id, dispatch];
+      }),
+    );
   const account = buildApi<AccountAuth>({
     name: 'account',
     doc: specs.account,
-    handlers: merge('account', accountHandlers(store)),
+    handlers: perAccount(merge('account', accountHandlers(store))),
     faults: faults.account,
-    authenticate: (req, reply, op) => authenticateAccount(store, req, reply, op),
+    authenticate: (req, reply, op) => authenticateAccount(accounts.storeFor(req), req, reply, op),
     prepare: fillFromCredential,
     accountOf: (auth) => auth?.customer ?? store.account.customer,
     onCall: recordCall('account'),
@@ -339,6 +396,35 @@ async function startLocked(
     logger: options.logger,
   });
 
+  const accountFaults = faultControl<AccountOperationId>('account', faults.account, operationIds.account);
+  const handleOf = (entry: AccountEntry): SandboxAccount => {
+    const { customer, store: own } = entry;
+    const credentials = credentialsOf(own);
+    const mine = (f: { when?: { account?: string } }) => f.when?.account === customer;
+    return {
+      customer,
+      token: credentials.token,
+      credentials,
+      clock: {
+        now: () => new Date(own.clock.now()),
+        advance: (ms) => own.clock.advance(ms),
+        set: (at) => own.clock.set(at),
+        reset: () => own.clock.reset(),
+      },
+      faults: {
+        arm: (spec) => accountFaults.arm({ ...spec, when: { ...spec.when, account: customer } }),
+        list: () => faults.account.list().filter(mine),
+        clear: () => faults.account.clear(mine),
+      },
+      calls: (filter) => calls.list({ ...filter, account: customer }),
+      state: () => own.toData(),
+      reset: async () => own.load(entry.seed),
+      remove: () => {
+        accounts.remove(customer);
+        faults.account.clear(mine);
+      },
+    };
+  };
   const listen = async (app: FastifyInstance, port: number, what: string, option: string, flag: string) => {
     try {
       await app.listen({ host, port });
@@ -385,8 +471,9 @@ async function startLocked(
     controlToken,
     calls: (filter) => calls.list(filter),
     clearCalls: (account) => calls.clear(account),
+    createAccount: async (accountSeed) => handleOf(accounts.create(accountSeed)),
     faults: {
-      account: faultControl<AccountOperationId>('account', faults.account, operationIds.account),
+      account: accountFaults,
       manager: faultControl<ManagerOperationId>('manager', faults.manager, operationIds.manager),
     },
     accountUrl: `http://${urlHost}:${listening[0]}`,
@@ -404,6 +491,10 @@ async function startLocked(
     dataFile,
     state: () => store.toData(),
     reset: () => reload(seed),
+    async settled() {
+      await traffic.settled();
+      await persist();
+    },
     async close() {
       await Promise.allSettled([account.close(), manager.close(), traffic.close()]);
       try {

@@ -141,13 +141,13 @@ describe('a port in use', () => {
   it('an API port in use is an error naming the option that picks a free one', async () => {
     const { port } = await hold();
     await expect(startSandbox({ accountPort: port })).rejects.toThrow(
-      `The account API port ${port} on 127.0.0.1 is in use: pass accountPort: 0 (CLI: --account-port 0) for a free port`,
+      `The account API port ${port} on 127.0.0.1 is in use (EADDRINUSE): pass accountPort: 0 (CLI: --account-port 0) for a free port`,
     );
     await expect(startSandbox({ managerPort: port })).rejects.toThrow(
-      /manager API port \d+ .*in use: pass managerPort: 0 \(CLI: --manager-port 0\)/,
+      /manager API port \d+ .*in use \(EADDRINUSE\): pass managerPort: 0 \(CLI: --manager-port 0\)/,
     );
     await expect(startSandbox({ networkPort: port })).rejects.toThrow(
-      /proxy network port \d+ .*in use: pass networkPort: 0 \(CLI: --network-port 0\)/,
+      /proxy network port \d+ .*in use \(EADDRINUSE\): pass networkPort: 0 \(CLI: --network-port 0\)/,
     );
   });
 

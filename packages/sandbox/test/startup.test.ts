@@ -77,6 +77,10 @@ describe('seeds', () => {
     seed.account.zones = seed.account.zones.filter((z) => z.name === 'static_zone' || z.name === 'res_zone');
     (seed.account.zones[0] as { passwords: string[] }).passwords = ['custompw'];
     seed.usage = seed.usage.filter((u) => u.zone === 'static_zone');
+    // What names a Zone the seed no longer has goes too (the start refuses a dangling name).
+    const kept = (r: { zone?: string }) => r.zone === undefined || r.zone === 'static_zone' || r.zone === 'res_zone';
+    seed.req_logs = seed.req_logs.filter(kept);
+    seed.peers = seed.peers.filter(kept);
     seed.manager.settings.customer = 'hl_custom01';
     seed.manager.ports = [{ port: 30000, zone: 'res_zone' }];
     const file = join(dir, 'custom-seed.json');

@@ -24,6 +24,7 @@ import type {
 } from './types.js';
 
 let seedValidator: ValidateFunction | undefined;
+const specChecks = new WeakMap<OpenApiDoc, { validator: ReturnType<typeof schemaValidator>; byName: Map<string, ValidateFunction> }>();
 
 /** Day `YYYY-MM-DD` (UTC) `daysAgo` days before `now`. */
 export function dayString(now: number, daysAgo = 0): string {
@@ -52,7 +53,20 @@ export function validateSeed(
     throw new Error(`Invalid ${source}:\n  ${problems.slice(0, 30).join('\n  ')}`);
   }
   const d = data as StateData;
-  const specCheck = (doc: OpenApiDoc, name: string) => schemaValidator(doc, { allErrors: false }).compile(`#/components/schemas/${name}`);
+  // Compiled once per bundle (a sandbox validates every seed of createAccount() against the same ones).
+  const specCheck = (doc: OpenApiDoc, name: string) => {
+    let checks = specChecks.get(doc);
+    if (!checks) {
+      checks = { validator: schemaValidator(doc, { allErrors: false }), byName: new Map() };
+      specChecks.set(doc, checks);
+    }
+    let fn = checks.byName.get(name);
+    if (!fn) {
+      fn = checks.validator.compile(`#/components/schemas/${name}`);
+      checks.byName.set(name, fn);
+    }
+    return fn;
+  };
   const plan = specCheck(specs.account, 'StoredPlan');
   const har = specCheck(specs.manager, 'HarEntry');
 

@@ -121,10 +121,11 @@ export class FaultRegistry {
     return this.faults.map((f) => structuredClone(f));
   }
 
-  clear(): number {
+  /** Disarms every fault (those `which` selects, when given); returns how many. */
+  clear(which?: (f: Fault) => boolean): number {
     const n = this.faults.length;
-    this.faults = [];
-    return n;
+    this.faults = which ? this.faults.filter((f) => !which(f)) : [];
+    return n - this.faults.length;
   }
 
   /**

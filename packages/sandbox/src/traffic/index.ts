@@ -1,5 +1,6 @@
 import type { Store } from '../domain/state.js';
 import { SandboxCa } from './ca.js';
+import { Inflight } from './inflight.js';
 import { type ProxyNetwork, startNetwork } from './network.js';
 import { PortTraffic } from './ports.js';
 
@@ -20,6 +21,8 @@ export interface TrafficOptions {
   /** Persists the state after traffic changed it (usage, logs); failures are reported, not thrown. */
   persist: () => Promise<void>;
   now?: () => number;
+  /** Other accounts of the sandbox (createAccount()), by customer: the network bills their Zones to them. */
+  storeOf?: (customer: string) => Store | undefined;
 }
 
 export interface Traffic {
@@ -29,12 +32,15 @@ export interface Traffic {
   ports?: PortTraffic;
   /** The CA certificate (PEM) of SSL analyzing, when ports listen. */
   caCertificate(): Promise<string | undefined>;
+  /** Resolves once every request and tunnel admitted so far is billed and logged. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** The sandbox's traffic: the proxy network and the listening proxy ports, as asked for. */
 export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
   const now = o.now ?? Date.now;
+  const inflight = new Inflight();
   const changed = () => {
     o.persist().catch((err: Error) => console.error(`[zone-api sandbox] usage could not be saved: ${err.message}`));
   };
@@ -50,6 +56,8 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
           targetCa: o.targetCa ?? [],
           changed,
           now,
+          inflight,
+          ...(o.storeOf ? { storeOf: o.storeOf } : {}),
         });
   // Ports reach the network on loopback when it listens on every interface.
   const upstream = network && { host: o.host === '0.0.0.0' ? '127.0.0.1' : o.host === '::' ? '::1' : o.host, port: network.port };
@@ -65,6 +73,7 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
         now,
         ca: () => ca as Promise<SandboxCa>,
         targetCa: o.targetCa ?? [],
+        inflight,
         ...(network ? { inProcess: network } : {}),
       })
     : undefined;
@@ -73,6 +82,7 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
     ...(upstream ? { upstream } : {}),
     ports,
     caCertificate: async () => (ca ? (await ca).certificate : undefined),
+    settled: () => inflight.idle(),
     async close() {
       await Promise.allSettled([ports?.closeAll(), network?.close()]);
     },

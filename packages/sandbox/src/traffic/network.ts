@@ -7,6 +7,7 @@ import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
 import { type Forwarded, type ForwardOptions, forward, readBody, requestBytes, requestSize, responseBytes } from './forward.js';
+import type { Inflight } from './inflight.js';
 import { connectHead, dial, relay, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
 import { headerBrand, parseUsername } from './username.js';
 
@@ -35,6 +36,10 @@ export interface NetworkOptions {
   /** Called after a request changed the state (its usage), to persist it. */
   changed: () => void;
   now: () => number;
+  /** Counts each request and tunnel until it is billed (sandbox.settled()). */
+  inflight?: Inflight;
+  /** The state of another account of the sandbox (sandbox.createAccount()), by customer; `store` is the first. */
+  storeOf?: (customer: string) => Store | undefined;
 }
 
 /** What the network reads of a request to admit it: the credential, where it comes from, where it goes. */
@@ -132,12 +137,11 @@ function exitsOf(store: Store, zone: ZoneState): Exit[] {
 const norm = (v: string | undefined) => (v ?? '').toLowerCase().replace(/[\s_]/g, '');
 
 export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
-  const { store } = o;
   /** `<zone>:<session>` -> exit IP: a session keeps its peer while the peer serves the Zone. */
   const sticky = new Map<string, string>();
   let turn = 0;
 
-  function pickExit(brand: string, zone: ZoneState, options: Record<string, string>): Exit {
+  function pickExit(store: Store, brand: string, zone: ZoneState, options: Record<string, string>): Exit {
     let exits = exitsOf(store, zone);
     if (options.ip) exits = exits.filter((e) => e.ip === options.ip);
     if (options.gip || options.vip) {
@@ -155,7 +159,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
         .map(([k, v]) => `${k} ${v}`);
       throw refuse(brand, 'no_peers', `No peer of Zone ${zone.name}${asked.length ? ` for ${asked.join(', ')}` : ''}`);
     }
-    const key = options.session ? `${zone.name}:${options.session}` : undefined;
+    const key = options.session ? `${store.account.customer}:${zone.name}:${options.session}` : undefined;
     const kept = key ? sticky.get(key) : undefined;
     const keptExit = kept ? exits.find((e) => e.ip === kept) : undefined;
     if (keptExit) return keptExit;
@@ -173,8 +177,10 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const user = username ? parseUsername(username, o.strict) : { error: 'no Proxy-Authorization: Basic credential was sent' };
     const brand = 'brand' in user ? user.brand : 'zone-api';
     if ('error' in user) throw refuse(brand, 'auth_failed', `Proxy authentication failed: ${user.error}`);
-    const zone = store.zones.get(user.zone);
-    if (user.customer !== store.account.customer || !zone || !zone.passwords.includes(password))
+    // The account the username names: the sandbox's first, or one made by createAccount().
+    const store = user.customer === o.store.account.customer ? o.store : o.storeOf?.(user.customer);
+    const zone = store?.zones.get(user.zone);
+    if (!store || !zone?.passwords.includes(password))
       throw refuse(brand, 'auth_failed', 'Proxy authentication failed: wrong customer, Zone or password');
     if (store.account.status !== 'active') throw refuse(brand, 'account_suspended', `The account is ${store.account.status}`);
     if (zone.disabled) throw refuse(brand, 'zone_disabled', `Zone ${zone.name} is disabled`);
@@ -186,9 +192,9 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
       throw refuse(brand, 'domain_forbidden', `Domain ${host} is not allowed for Zone ${zone.name}`);
     if (!egressAllowed(host, o.egressAllow))
       throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback targets; allow ${host} with --egress-allow`);
-    const exit = pickExit(brand, zone, user.options);
+    const exit = pickExit(store, brand, zone, user.options);
     const usage = { zone, clientIp, session: user.options.session ?? '', ua: r.ua, host };
-    return { brand, exit, usage, peerHeader: { [`x-${headerBrand(brand)}-ip`]: exit.ip } };
+    return { store, brand, exit, usage, peerHeader: { [`x-${headerBrand(brand)}-ip`]: exit.ip } };
   }
 
   /**
@@ -197,20 +203,28 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
    * provider's super proxy does.
    */
   async function openExit(r: Admission): Promise<{ target: Socket; headers: Record<string, string> }> {
-    const { brand, usage, peerHeader } = admit(r);
+    const { store, brand, usage, peerHeader } = admit(r);
     const billed = { ...usage, url: `${usage.host}:${r.port}` };
+    // In flight from its admission until it is billed, when it closes (sandbox.settled()).
+    const settle = o.inflight?.start() ?? (() => {});
     let target: Socket;
     try {
       target = await dial(r.hostname, r.port);
     } catch (err) {
-      bill(store, { ...billed, status: 502, message: 'Target unreachable', up: 0, down: 0 }, o.now());
+      bill(store, { ...billed, status: 502, message: 'Target unreachable', up: 0, down: 0 }, store.clock.now());
       o.changed();
+      settle();
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
       throw refuse(brand, 'target_unreachable', `The target ${billed.url} cannot be reached (${code})`);
     }
     target.once('close', () => {
-      bill(store, { ...billed, status: 200, message: 'Connection established', up: target.bytesWritten, down: target.bytesRead }, o.now());
+      bill(
+        store,
+        { ...billed, status: 200, message: 'Connection established', up: target.bytesWritten, down: target.bytesRead },
+        store.clock.now(),
+      );
       o.changed();
+      settle();
     });
     return { target, headers: peerHeader };
   }
@@ -250,6 +264,15 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
 
   /** A plain request forwarded to its target through the exit peer, billed, its answer naming the peer. */
   async function exchange(a: ReturnType<typeof admit>, req: Omit<ForwardOptions, 'ca'>, up: number): Promise<Forwarded> {
+    const settle = o.inflight?.start() ?? (() => {});
+    try {
+      return await billedExchange(a, req, up);
+    } finally {
+      settle();
+    }
+  }
+
+  async function billedExchange(a: ReturnType<typeof admit>, req: Omit<ForwardOptions, 'ca'>, up: number): Promise<Forwarded> {
     let res: Forwarded;
     try {
       res = await forward({ ...req, ca: o.targetCa });
@@ -258,7 +281,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
       throw refuse(a.brand, 'target_unreachable', `The target ${req.url.host} cannot be reached (${code})`);
     }
     const down = responseBytes(res);
-    bill(store, { ...a.usage, url: req.url.href, status: res.status, message: res.statusText, up, down }, o.now());
+    bill(a.store, { ...a.usage, url: req.url.href, status: res.status, message: res.statusText, up, down }, a.store.clock.now());
     o.changed();
     return { ...res, headers: { ...res.headers, ...a.peerHeader } };
   }

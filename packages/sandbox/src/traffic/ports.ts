@@ -7,6 +7,7 @@ import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
+import type { Inflight } from './inflight.js';
 import { egressAllowed, type ProxyNetwork } from './network.js';
 import { BRAND, type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
 import { connectHead, TunnelServer, tunnel } from './tunnel.js';
@@ -31,6 +32,8 @@ export interface PortTrafficOptions {
   targetCa?: readonly string[];
   /** The sandbox's network in process: ports whose upstream it is reach it without the loopback hop. */
   inProcess?: Pick<ProxyNetwork, 'openTunnel' | 'request'>;
+  /** Counts each request and tunnel until its HAR entry is written (sandbox.settled()). */
+  inflight?: Inflight;
 }
 
 export class PortTraffic {
@@ -189,9 +192,10 @@ export class PortTraffic {
       exchange: (method, url) => this.exchange(cfg, started, method, url, request, upstream, clientIp),
       log: (x) => this.log(x),
     };
+    const track = <T>(work: Promise<T>) => this.o.inflight?.track(work) ?? work;
     if (!isHttp && cfg.ssl === true) return this.mitm(ctx, hostname, targetPort);
-    if (!isHttp) return { customTag: tunnel((socket, head) => servePortTunnel(ctx, request, socket, head, hostname, targetPort)) };
-    return { customResponseFunction: () => servePortRequest(ctx, request, new URL(request.url as string)) };
+    if (!isHttp) return { customTag: tunnel((socket, head) => track(servePortTunnel(ctx, request, socket, head, hostname, targetPort))) };
+    return { customResponseFunction: () => track(servePortRequest(ctx, request, new URL(request.url as string))) };
   }
 
   private gateOf(cfg: ProxyPortConfig): Gate | undefined {
@@ -216,7 +220,8 @@ export class PortTraffic {
     const server = createHttpsServer(
       { ...ca.pemFor(hostname), SNICallback: (name, done) => done(null, ca.contextFor(name)) },
       (req, res) => {
-        servePortRequest(ctx, req, new URL(req.url ?? '/', origin)).then(
+        const served = servePortRequest(ctx, req, new URL(req.url ?? '/', origin));
+        (this.o.inflight?.track(served) ?? served).then(
           (r) => {
             res.writeHead(r.statusCode, r.headers);
             res.end(r.body);
