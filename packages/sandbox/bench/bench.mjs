@@ -3,7 +3,7 @@
 // against a plain node:http server answering the same JSON and against Prism mocking the same
 // operation, all measured in one run so that the ratios carry the machine's noise equally. Then the
 // 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
-// Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz] [--no-traffic]
+// Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz] [--no-traffic] [--no-lifecycle]
 //   [--only-traffic] (the traffic part alone: no API requests/s, persistence or fuzz) [--rounds N] (traffic: the
 //   ways take turns N times for requests/s and 3 N times for the 50 MB download; the best of each, and the median
 //   of the ratios within each round)
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     'no-traffic': { type: 'boolean', default: false },
     'only-traffic': { type: 'boolean', default: false },
     rounds: { type: 'string', default: '2' },
+    'no-lifecycle': { type: 'boolean', default: false },
   },
 });
 const duration = Number(values.duration);
@@ -308,6 +309,18 @@ traffic: GET 1 KB through a sandbox port (port -> network -> target) ${Math.roun
   } finally {
     origin.stop();
   }
+}
+
+// startSandbox() first and warm, close(), createAccount(), memory per sandbox and per account: in a
+// process of its own (it needs --expose-gc to weigh the heap).
+if (!values['no-lifecycle'] && !onlyTraffic) {
+  const code = await new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(new URL('./lifecycle.mjs', import.meta.url))], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    child.on('exit', resolve);
+  });
+  if (code !== 0) process.exitCode = 1;
 }
 
 if (!values['no-fuzz'] && !onlyTraffic) {

@@ -18,8 +18,8 @@ export interface AccountEntry {
   customer: string;
   store: Store;
   handlers: AccountHandlers;
-  /** What `reset()` goes back to. */
-  seed: StateData;
+  /** Back to the account's seed (with the same credentials). */
+  reset(): void;
 }
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -82,40 +82,53 @@ export class Accounts {
    * must not be another account's.
    */
   create(seed?: StateData | { build(): StateData }): AccountEntry {
-    let data: StateData;
+    let template: StateData;
     if (seed === undefined) {
-      this.builtIn ??= defaultSeed();
-      data = structuredClone(this.builtIn);
-    } else data = isSeedBuilder(seed) ? seed.build() : structuredClone(seed);
-    const a = data.account;
-    if (a.customer === SEED.customer || this.storeOf(a.customer)) {
-      if (seed !== undefined && a.customer !== SEED.customer)
-        throw new Error(`createAccount: the sandbox already has customer ${a.customer}`);
-      a.customer = `hl_${hex(4)}`;
-      while (this.storeOf(a.customer)) a.customer = `hl_${hex(4)}`;
+      // The built-in seed without the manager's HAR log and general log: a created account has no manager of its own.
+      this.builtIn ??= { ...defaultSeed(), manager: { ...defaultSeed().manager, har: [], general_log: [] } };
+      template = this.builtIn;
+    } else template = isSeedBuilder(seed) ? seed.build() : structuredClone(seed);
+    let customer = template.account.customer;
+    if (customer === SEED.customer || this.storeOf(customer)) {
+      if (seed !== undefined && customer !== SEED.customer) throw new Error(`createAccount: the sandbox already has customer ${customer}`);
+      do customer = `hl_${hex(4)}`;
+      while (this.storeOf(customer));
     }
-    data.manager.settings.customer = a.customer;
-    const fixtures = new Set<string>([SEED.token, SEED.limitedToken]);
-    for (const t of a.tokens) if (fixtures.has(t.token)) t.token = `sandbox-token-${hex(12)}`;
-    const builtInPasswords = new Set<string>(Object.values(SEED.zones));
-    for (const z of a.zones) z.passwords = z.passwords.map((p) => (builtInPasswords.has(p) ? hex(6) : p));
-    if (builtInPasswords.has(data.manager.settings.password ?? '')) {
-      const zone = a.zones.find((z) => z.name === data.manager.settings.zone);
-      if (zone) data.manager.settings.password = zone.passwords[0];
-    }
-    for (const b of a.basic) {
-      if (b.username === SEED.basic.username) b.username = `${a.customer}@example.com`;
-      if (b.password === SEED.basic.password) b.password = `sandbox-basic-${hex(8)}`;
-    }
-    for (const t of a.tokens) {
+    // New secrets where the template holds the built-in fixtures', the same ones again on a reset.
+    const secrets = new Map<string, string>([
+      [SEED.token, `sandbox-token-${hex(12)}`],
+      [SEED.limitedToken, `sandbox-token-${hex(12)}`],
+      [SEED.basic.username, `${customer}@example.com`],
+      [SEED.basic.password, `sandbox-basic-${hex(8)}`],
+      ...Object.values(SEED.zones).map((p): [string, string] => [p, hex(6)]),
+    ]);
+    const fresh = (data: StateData): StateData => {
+      const a = data.account;
+      a.customer = customer;
+      data.manager.settings.customer = customer;
+      const swap = (v: string) => secrets.get(v) ?? v;
+      for (const t of a.tokens) t.token = swap(t.token);
+      for (const z of a.zones) z.passwords = z.passwords.map(swap);
+      for (const b of a.basic) Object.assign(b, { username: swap(b.username), password: swap(b.password) });
+      if (data.manager.settings.password !== undefined) data.manager.settings.password = swap(data.manager.settings.password);
+      return data;
+    };
+    const data = fresh(seed === undefined ? structuredClone(template) : template);
+    for (const t of data.account.tokens) {
       if (this.storeFor({ headers: { authorization: `Bearer ${t.token}` } } as FastifyRequest).tokens.has(t.token))
         throw new Error(`createAccount: a token of the seed (${t.token.slice(0, 4)}…) belongs to another account of the sandbox`);
     }
     // The built-in seed was checked at start; a seed of your own is checked here, every reference with its path.
-    if (seed !== undefined) validateSeed(data, this.specs, `createAccount seed (${a.customer})`);
-    const store = new Store(data);
-    const entry: AccountEntry = { customer: a.customer, store, handlers: accountHandlers(store), seed: data };
-    this.entries.set(a.customer, entry);
+    if (seed !== undefined) validateSeed(data, this.specs, `createAccount seed (${customer})`);
+    const pristine = seed === undefined ? undefined : structuredClone(data);
+    const store = new Store(data, true);
+    const entry: AccountEntry = {
+      customer,
+      store,
+      handlers: accountHandlers(store),
+      reset: () => store.load(pristine ? structuredClone(pristine) : fresh(structuredClone(template)), undefined, true),
+    };
+    this.entries.set(customer, entry);
     return entry;
   }
 

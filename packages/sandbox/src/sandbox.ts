@@ -8,7 +8,8 @@ import { type Call, type CallFilter, CallLog } from './calls.js';
 
 export type { SandboxCredentials } from './boot.js';
 
-import { loadBundle } from '@zone-api/spec/model';
+import { statSync } from 'node:fs';
+import { bundlePath, loadBundle } from '@zone-api/spec/model';
 import { controlRoutes, type FaultControl, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
 import { DataFile, lockDataFile, readState, removeStaleTemps } from './domain/persist.js';
 import { Store, validateSeed } from './domain/state.js';
@@ -196,12 +197,28 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
+/**
+ * A bundle as read from disk, the same object again while the file is unchanged: the validators,
+ * compiled per bundle object, then serve every sandbox of the process (a warm start compiles nothing).
+ */
+const bundles = new Map<string, { mtimeMs: number; size: number; doc: OpenApiDoc }>();
+function bundleOf(api: ApiName, dir: string | undefined): OpenApiDoc {
+  const file = bundlePath(api, { dir, ext: 'json' });
+  const { mtimeMs, size } = statSync(file);
+  const key = `${api}\n${file}`;
+  const hit = bundles.get(key);
+  if (hit && hit.mtimeMs === mtimeMs && hit.size === size) return hit.doc;
+  const doc = loadBundle(api, { dir });
+  bundles.set(key, { mtimeMs, size, doc });
+  return doc;
+}
+
 /** Starts both APIs on loopback. See the package README for the control endpoints under `/__sandbox/`. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const specDir = options.specDir ?? process.env.ZONE_API_SANDBOX_SPEC_DIR;
   const specs: Record<ApiName, OpenApiDoc> = {
-    account: options.specs?.account ?? loadBundle('account', { dir: specDir }),
-    manager: options.specs?.manager ?? loadBundle('manager', { dir: specDir }),
+    account: options.specs?.account ?? bundleOf('account', specDir),
+    manager: options.specs?.manager ?? bundleOf('manager', specDir),
   };
   const seed = readSeed(options.seed, specs);
   const dataFile = options.dataFile;
@@ -418,7 +435,7 @@ async function startLocked(
       },
       calls: (filter) => calls.list({ ...filter, account: customer }),
       state: () => own.toData(),
-      reset: async () => own.load(entry.seed),
+      reset: async () => entry.reset(),
       remove: () => {
         accounts.remove(customer);
         faults.account.clear(mine);

@@ -188,13 +188,14 @@ export class Store {
   /** Large sections changed since the data file last wrote them (sectionsJson); every one after a load. */
   private unsaved = new Set<TouchedSection>(TOUCHED_SECTIONS);
 
-  constructor(data: StateData) {
-    this.load(data);
+  /** `adopt`: the store takes `data` itself instead of a copy (the caller made it for this store alone). */
+  constructor(data: StateData, adopt = false) {
+    this.load(data, undefined, adopt);
   }
 
-  /** Replaces everything with `data` (a validated seed or saved state); the data is copied. */
-  load(input: StateData, now = this.clock.now()): void {
-    const data = structuredClone(input);
+  /** Replaces everything with `data` (a validated seed or saved state); the data is copied unless `adopt`. */
+  load(input: StateData, now = this.clock.now(), adopt = false): void {
+    const data = adopt ? input : structuredClone(input);
     const { zones, tokens, basic, ...account } = data.account;
     this.account = account;
     this.zones = new Map(zones.map((z) => [z.name, z]));
