@@ -37,7 +37,7 @@ describe('the seed builder', () => {
       await s.close();
       target.close();
     }
-  });
+  }, 60_000); // a first start with traffic in this worker (bundles, validators, the CA) on a loaded machine
 
   it('renameZone renames a Zone everywhere the seed names it, so the seed still starts', async () => {
     const data = seed().renameZone('static_zone', 'static_ci').build();

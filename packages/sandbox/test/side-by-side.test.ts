@@ -94,7 +94,7 @@ describe('startSandbox() on free ports', () => {
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
-  });
+  }, 60_000);
 
   it('freeProxyPorts moves the seed ports, their bans and their log; a reset keeps the new numbers', async () => {
     const s = await startSandbox({ networkPort: 0, proxyPorts: true, freeProxyPorts: true });
@@ -123,7 +123,7 @@ describe('startSandbox() on free ports', () => {
     } finally {
       await s.close();
     }
-  });
+  }, 60_000);
 });
 
 /** A TCP server holding a free loopback port (so that nothing else can take it). */
@@ -166,7 +166,7 @@ describe('a port in use', () => {
     } finally {
       await s.close();
     }
-  });
+  }, 60_000);
 
   it('a port created without a number skips the ports this machine already uses', async () => {
     // Two neighbouring free ports: the seed's port on the first, another program on the second.
@@ -197,5 +197,5 @@ describe('a port in use', () => {
     } finally {
       await s.close();
     }
-  });
+  }, 60_000);
 });
