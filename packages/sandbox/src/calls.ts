@@ -51,7 +51,7 @@ export function redact(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** The record of calls, the oldest dropped beyond `limit` (10 000 by default). */
+/** The record of calls, the oldest dropped beyond `limit` (10 000 by default, up to a tenth more between cuts). */
 export class CallLog {
   private calls: Call[] = [];
   private seq = 0;
@@ -66,7 +66,8 @@ export class CallLog {
       ...(call.body !== undefined ? { body: redact(call.body) } : {}),
     };
     this.calls.push(c);
-    if (this.calls.length > this.limit) this.calls.splice(0, this.calls.length - this.limit);
+    // Trimmed in steps of a tenth, not one call at a time (each cut moves the whole array).
+    if (this.calls.length > this.limit + Math.ceil(this.limit / 10)) this.calls.splice(0, this.calls.length - this.limit);
     return c;
   }
 

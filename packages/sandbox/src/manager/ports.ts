@@ -30,15 +30,21 @@ export function portsHandlers(c: ManagerContext) {
    * program's), so that sandboxes side by side each get a port they can open.
    */
   async function nextPort(iface: string | undefined): Promise<number> {
-    let port = Math.max(FIRST_PORT - 1, ...store.ports.keys()) + 1;
+    let port = Math.max(FIRST_PORT - 1, ...store.ports.keys(), ...creating) + 1;
     const host = iface && iface !== 'any' ? iface : '127.0.0.1';
     for (let tries = 0; tries < 1000 && port < 65535; port++) {
-      if (options.reservedPorts().includes(port) || store.ports.has(port)) continue;
+      if (options.reservedPorts().includes(port) || store.ports.has(port) || creating.has(port)) continue;
+      // Reserved before the check of the machine yields, so that a create meanwhile skips it too.
+      creating.add(port);
       if (!options.ports || (await portFree(port, host))) return port;
+      creating.delete(port);
       tries++;
     }
     return port;
   }
+
+  /** Ports a create is opening now (between picking a number and storing the port): another create skips them. */
+  const creating = new Set<number>();
 
   function dropPort(port: number): void {
     store.ports.delete(port);
@@ -82,16 +88,28 @@ export function portsHandlers(c: ManagerContext) {
 
     createProxy: async (ctx) => {
       const { multiply, ...given } = ctx.body.proxy as ProxyPortConfig & { multiply?: number };
-      const first = given.port ?? (await nextPort((given as { iface?: string }).iface));
+      const picked = given.port === undefined ? await nextPort((given as { iface?: string }).iface) : undefined;
+      const first = given.port ?? (picked as number);
       const count = multiply && multiply > 1 ? multiply : 1;
       const ports = Array.from({ length: count }, (_, i) => first + i);
-      for (const port of ports) {
-        if (port > 65535) throw portErrors(`port ${port} is out of range`, 'port');
-        checkPort(port);
-      }
-      if (options.strict) checkZone(given);
       const configs = ports.map((port) => ({ ...structuredClone(given), port }));
-      await listen(configs);
+      // The numbers this create holds while it opens them (nextPort reserved the first).
+      const mine = new Set<number>(picked === undefined ? [] : [picked]);
+      try {
+        for (const port of ports) {
+          if (port > 65535) throw portErrors(`port ${port} is out of range`, 'port');
+          checkPort(port);
+          if (port !== picked && creating.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
+        }
+        if (options.strict) checkZone(given);
+        for (const port of ports) {
+          creating.add(port);
+          mine.add(port);
+        }
+        await listen(configs);
+      } finally {
+        for (const port of mine) creating.delete(port);
+      }
       for (const cfg of configs) store.ports.set(cfg.port, cfg);
       log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
       return { body: { data: effective(configs[0] as ProxyPortConfig) } };
