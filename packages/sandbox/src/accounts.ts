@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { AccountHandlers } from './account/context.js';
+import type { AccountAuth } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
 import { defaultSeed, SEED } from './domain/seed.js';
 import { Store, validateSeed } from './domain/state.js';
 import type { StateData } from './domain/types.js';
+import type { Handler } from './router/http.js';
 import type { ApiName, OpenApiDoc } from './router/spec.js';
 import { isSeedBuilder } from './seed-builder.js';
 
@@ -17,7 +18,7 @@ import { isSeedBuilder } from './seed-builder.js';
 export interface AccountEntry {
   customer: string;
   store: Store;
-  handlers: AccountHandlers;
+  handlers: Record<string, Handler<AccountAuth>>;
   /** Back to the account's seed (with the same credentials). */
   reset(): void;
 }
