@@ -17,6 +17,7 @@ export {
   DEFAULT_MANAGER_PORT,
   MANAGER_SUNSET,
   type Sandbox,
+  type SandboxAccount,
   type SandboxCredentials,
   type SandboxOptions,
   type SandboxPorts,
