@@ -48,8 +48,14 @@ const NETWORK_PORT = 22225;
 const doc = loadBundle('manager');
 // The same start for both: the seed's account and Zones (the real manager's stubbed cloud describes
 // them), no ports, no bans, an empty log.
+// The default Zone is the residential one, which the network lets a loopback client use (the static
+// Zone's IP whitelist refuses it): a port created without `zone` carries traffic, one with
+// `static_zone` is refused by the network, and both are compared.
 const startSeed = defaultSeed();
 Object.assign(startSeed.manager, { ports: [], bans: [], sessions: {}, har: [] });
+const DEFAULT_ZONE = 'res_zone';
+const defaultPassword = startSeed.account.zones.find((z) => z.name === DEFAULT_ZONE)?.passwords[0] as string;
+Object.assign(startSeed.manager.settings, { zone: DEFAULT_ZONE, password: defaultPassword });
 
 /** The seed's Zones as the real manager's cloud describes them: passwords, the current plan, permissions. */
 function zonesOf(seed: ReturnType<typeof defaultSeed>) {
@@ -93,7 +99,15 @@ const json = async (url: string, init?: RequestInit) => {
 async function realTarget(): Promise<Target> {
   const boot = async () => {
     const wwwPort = await freePort();
-    manager = await startRealManager({ wwwPort, ...ACCOUNT, zones: zonesOf(startSeed), proxy: '127.0.0.1', proxyPort: NETWORK_PORT });
+    manager = await startRealManager({
+      wwwPort,
+      customer: ACCOUNT.customer,
+      zone: DEFAULT_ZONE,
+      password: defaultPassword,
+      zones: zonesOf(startSeed),
+      proxy: '127.0.0.1',
+      proxyPort: NETWORK_PORT,
+    });
     return wwwPort;
   };
   const t: Target = { name: 'real manager', url: '', wwwPort: 0, reset: async () => {} };

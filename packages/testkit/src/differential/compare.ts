@@ -17,7 +17,7 @@ export interface Divergence {
   sandbox: string;
 }
 
-/** One known divergence: globs (`*`) over the operation, one of the step's input classes, and what differs. */
+/** One known divergence: globs (`*`, `{a,b}`) over the operation, one of the step's input classes, and what differs. */
 export interface ListedDivergence {
   operation: string;
   input: string;
@@ -29,7 +29,13 @@ const globs = new Map<string, RegExp>();
 export function glob(pattern: string, value: string): boolean {
   let re = globs.get(pattern);
   if (!re) {
-    re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+    // `*` any text, `{a,b}` one of the words; everything else literally.
+    const literal = (x: string) => x.replace(/[.+?^$()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
+    const body = pattern
+      .split(/(\{[^{}]*\})/)
+      .map((part) => (/^\{.*\}$/.test(part) ? `(?:${part.slice(1, -1).split(',').map(literal).join('|')})` : literal(part)))
+      .join('');
+    re = new RegExp(`^${body}$`);
     globs.set(pattern, re);
   }
   return re.test(value);

@@ -72,7 +72,7 @@ const ctxOf = (t: Target, targetPort: number): NormaliseContext => ({ wwwPort: t
  * The parts of the fingerprint read through routes the seed does not list (EXTRA_ROUTES): those both
  * targets serve with JSON for a port that exists are read; the others come back as divergences.
  */
-const routeClass = (route: (port: number) => string) => `GET ${route(0).replace('/0', '/{port}')}`;
+const routeClass = (route: (port: number) => string) => `GET ${route(0).replace('/0', '/:port')}`;
 
 async function probeRoutes(o: DifferentialOptions): Promise<{ extra: Array<keyof typeof EXTRA_ROUTES>; missing: Divergence[] }> {
   const extra: Array<keyof typeof EXTRA_ROUTES> = [];
