@@ -202,7 +202,7 @@ describe('the sandbox against the real manager, on generated sequences', () => {
         );
       if (report.unseen.length)
         console.log(
-          `differential: listed, played fewer than ${STALE_AFTER} times and not seen this run:\n${report.unseen.map((e) => `  ${e.operation} / ${e.input} / ${e.differs}`).join('\n')}`,
+          `differential: listed, played (fewer than ${STALE_AFTER} times, or for any input) and not seen this run:\n${report.unseen.map((e) => `  ${e.operation} / ${e.input} / ${e.differs}`).join('\n')}`,
         );
       if (report.failure)
         console.log(`differential: an unlisted divergence, shrunk (${report.failure.shrinks} shrinks):\n${report.failure.reproduction}`);
