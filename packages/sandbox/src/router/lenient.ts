@@ -121,28 +121,37 @@ export class RequestChecker {
     const normalized = this.normalized.map((p) => fieldName(prefix, p));
     this.normalized = undefined;
     if (!ok) return { ok: false, errors: c.lenient.errors };
-    const ignored: string[] = [];
+    // Linear in the unknown fields (a body may carry tens of thousands): a set of the names seen, and each
+    // object's place in the body and field name found once, not once per field.
+    const ignored = new Set<string>();
     const removals: Array<[Json, string]> = [];
+    const objects = new Map<string, { parent: Json; name: string }>();
     for (const e of closedErrors) {
       if (e.keyword !== 'unevaluatedProperties') continue;
       const closure = e.schemaPath.replace(/\/unevaluatedProperties$/, '');
       if (!c.closures.has(closure)) continue;
       const prop = (e.params as { unevaluatedProperty: string }).unevaluatedProperty;
       if (c.observed.has(`${closure} ${prop}`)) continue;
-      const parent = e.instancePath
-        .split('/')
-        .slice(1)
-        .reduce((o: Json, k) => o?.[unesc(k)], data);
+      let at = objects.get(e.instancePath);
+      if (!at) {
+        const parent = e.instancePath
+          .split('/')
+          .slice(1)
+          .reduce((o: Json, k) => o?.[unesc(k)], data);
+        at = { parent, name: fieldName(prefix, e.instancePath) };
+        objects.set(e.instancePath, at);
+      }
+      const { parent } = at;
       if (parent && typeof parent === 'object' && Object.hasOwn(parent, prop)) {
-        const name = fieldName(prefix, e.instancePath, prop);
-        if (!ignored.includes(name)) {
-          ignored.push(name);
+        const name = fieldName(at.name, '', prop);
+        if (!ignored.has(name)) {
+          ignored.add(name);
           removals.push([parent, prop]);
         }
       }
     }
     for (const [parent, prop] of removals) delete parent[prop];
-    return { ok: true, ignored, normalized };
+    return { ok: true, ignored: [...ignored], normalized };
   }
 
   private compile(pointer: string): Compiled {
