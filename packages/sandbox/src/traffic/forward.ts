@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { RequestError } from 'proxy-chain';
 
 // One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
 // upstream HTTP proxy (a proxy port), its answer read whole: the sandbox logs, bills and bans on it.
@@ -48,16 +49,33 @@ export interface ForwardOptions {
 /** The largest request body a proxy reads (the network and the ports alike). */
 const BODY_LIMIT = 64 * 1024 * 1024;
 
-/** The client's request body, read whole. */
-export async function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new Error(`the request body is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * The client's request body, read whole. Past `limit` the rest is read and dropped (the connection stays
+ * whole, so that the client gets the answer) and the read fails with a 413 that proxy-chain writes. A
+ * client that goes away mid-body fails the read too; nothing of either is fatal.
+ */
+export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      chunks.length = 0;
+      req.removeListener('data', onData);
+      req.resume();
+      reject(new RequestError(`The request body is larger than ${limit} bytes`, 413, { 'x-lpm-error': 'body_too_large' }));
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(Object.assign(new Error('the client went away before its body ended'), { code: 'ECONNRESET' }));
+    });
+  });
 }
 
 /** The bytes a request or response head takes on the wire (status or request line and headers). */

@@ -20,6 +20,16 @@ export const tunnel = (open: OpenTunnel): TunnelTag => ({ [TUNNEL]: open });
 
 /** A proxy-chain server whose CONNECTs are opened by the `tunnel(…)` their prepare function returns. */
 export class TunnelServer extends Server {
+  /**
+   * proxy-chain answers a failed request on its socket; a client that went away left none (its
+   * `request.socket` is null), which proxy-chain would turn into a TypeError that ends the process.
+   */
+  override failRequest(request: Parameters<Server['failRequest']>[0], error: Parameters<Server['failRequest']>[1]): void {
+    const socket = request.socket as Socket | null;
+    if (!socket || socket.destroyed) return;
+    super.failRequest(request, error);
+  }
+
   override async onConnect(request: Parameters<Server['onConnect']>[0], socket: Socket, head: Buffer): Promise<void> {
     try {
       const opts = await this.prepareRequestHandling(request);
