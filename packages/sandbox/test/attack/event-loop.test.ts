@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { defaultSeed } from '../../src/index.js';
 import { IGNORED_FIELDS_HEADER } from '../../src/router/lenient.js';
 import { raw, STATIC, useSandbox } from '../helpers.js';
 
@@ -22,5 +23,55 @@ describe('lenient mode is linear in unknown fields', () => {
     const stored = (await raw(t.sandbox.managerUrl, 'GET', '/api/proxies')).json() as Array<Record<string, unknown>>;
     expect(stored.find((p) => p.port === port)).toBeDefined();
     expect(JSON.stringify(stored)).not.toContain('"f59999"');
+  });
+});
+
+describe('GET /api/logs?search is bounded and leaves the event loop free', () => {
+  // 1,000 HAR entries with 1,000-character URLs.
+  const seed = defaultSeed();
+  const template = seed.manager.har[0];
+  if (!template) throw new Error('the built-in seed has no HAR entry');
+  for (let i = 0; i < 1000; i++) {
+    const e = structuredClone(template);
+    e.request.url = `https://example.com/${String(i).padStart(4, '0')}/${'ab'.repeat(490)}`;
+    seed.manager.har.push(e);
+  }
+  const big = useSandbox({ seed });
+  const search = (pattern: string) => raw(big.sandbox.managerUrl, 'GET', `/api/logs?limit=1&search=${encodeURIComponent(pattern)}`);
+
+  it('a pattern longer than 256 characters (the issue found 961 holding the loop for a minute): 400 naming query.search', async () => {
+    const r = await search('(a|b)'.repeat(193));
+    expect(r.status, r.text).toBe(400);
+    expect(r.text).toMatch(/query\.search.*longer than 256 characters/);
+  });
+
+  it('a short pattern that compiles large: 400 naming query.search and the size', async () => {
+    const r = await search('(?:ab|cd|ef|gh){900}');
+    expect(r.status, r.text).toBe(400);
+    expect(r.text).toMatch(/query\.search.*instructions/);
+  });
+
+  it('a search that would take more steps than the budget over this log: 400 naming query.search', async () => {
+    const r = await search('(?:[a-z][0-9]|x|y|z|q){60}$');
+    expect(r.status, r.text).toBe(400);
+    expect(r.text).toMatch(/query\.search.*steps/);
+  });
+
+  it('a long search within the bounds is answered right, and a request sent while it runs is answered before it', async () => {
+    const order: string[] = [];
+    const running = search('(?:ab|ba|[0-9]{3}9/)+$').then((r) => {
+      order.push('search');
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    const probe = fetch(`${big.sandbox.managerUrl}/api/version`).then(async (r) => {
+      order.push('probe');
+      return r.status;
+    });
+    expect(await probe).toBe(200);
+    const r = await running;
+    expect(r.status, r.text).toBe(200);
+    expect(r.json().total).toBe(1000);
+    expect(order).toEqual(['probe', 'search']);
   });
 });
