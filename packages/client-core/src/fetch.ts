@@ -134,10 +134,23 @@ export function createTransport(
     const copyBody = !plain && mayRetry && (original as Request).body !== null;
     const callerSignal = original.signal;
     const started = timed ? Date.now() : 0;
-    const send = (signal: AbortSignal | undefined) => {
-      if (plain) return baseFetch(plain.url, signal ? { ...plain.init, signal } : plain.init);
+    // Redirects are followed here, not by `fetch`, so that no credential and no body goes to another
+    // origin (fetch keeps `X-…-Auth` and re-sends a body on 307/308). A caller's own `redirect` mode is kept.
+    const ownRedirects = (plain ? plain.init.redirect : (original as Request).redirect) ?? 'follow';
+    const follow = ownRedirects === 'follow';
+    const send = async (signal: AbortSignal | undefined) => {
+      const manual = follow ? { redirect: 'manual' as const } : {};
+      if (plain) {
+        const response = await baseFetch(plain.url, { ...plain.init, ...manual, ...(signal ? { signal } : {}) });
+        return follow
+          ? followRedirects(baseFetch, response, plain.url, plain.method, plain.init.headers, plain.init.body, signal)
+          : response;
+      }
       const request = copyBody ? (original as Request).clone() : (original as Request);
-      return signal ? baseFetch(request, { signal }) : baseFetch(request);
+      const response = await baseFetch(request, { ...manual, ...(signal ? { signal } : {}) });
+      // A Request's body was read by the first send: it is never sent again (a 307/308 is then answered as it is).
+      const body = request.body === null ? undefined : NOT_AGAIN;
+      return follow ? followRedirects(baseFetch, response, request.url, method, request.headers, body, signal) : response;
     };
 
     for (let attempt = 1; ; attempt++) {
@@ -241,6 +254,74 @@ function causeOf(err: Error & { cause?: unknown }, code: string | undefined, sec
   if (reason instanceof Error) cause.name = reason.name;
   if (code) cause.code = code;
   return cause;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 20;
+/** A body that cannot be sent again (a stream the first request read). */
+const NOT_AGAIN = Symbol('body read');
+
+/**
+ * Headers that carry a credential: the clients' own (`Authorization`, `X-Service-Auth`, `X-Lum-Auth`),
+ * the caller's, a proxy's and cookies. None goes with a redirect to another origin.
+ */
+function isCredentialHeader(name: string): boolean {
+  return /^(authorization|proxy-authorization|cookie|x-[a-z0-9-]*-?auth(orization)?)$/i.test(name);
+}
+
+/**
+ * Follows the redirects of `response` as fetch does (at most 20; 301/302 turn a POST into a GET, 303
+ * anything but HEAD; 307/308 keep the method and body), with two differences. To another origin
+ * (scheme, host or port) every credential header is dropped, and no body is sent: a 307/308 that would
+ * have to re-send one is the answer itself, as is a redirect to a scheme other than http(s) or the 21st.
+ */
+async function followRedirects(
+  baseFetch: typeof globalThis.fetch,
+  first: Response,
+  startUrl: string,
+  startMethod: string,
+  startHeaders: RequestInit['headers'],
+  startBody: RequestInit['body'] | typeof NOT_AGAIN,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
+  let response = first;
+  let url = new URL(startUrl);
+  let method = startMethod;
+  let body = startBody ?? undefined;
+  let headers: Headers | undefined;
+  for (let hops = 0; REDIRECT_STATUSES.has(response.status); hops++) {
+    const location = response.headers.get('location');
+    if (location === null || hops >= MAX_REDIRECTS) return response;
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      return response;
+    }
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') return response;
+    headers ??= new Headers(startHeaders);
+    const toGet =
+      (response.status === 303 && method !== 'HEAD') || ((response.status === 301 || response.status === 302) && method === 'POST');
+    if (toGet) {
+      method = 'GET';
+      body = undefined;
+      for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'])
+        headers.delete(name);
+    }
+    const crossOrigin = next.origin !== url.origin;
+    if (body === NOT_AGAIN || (body !== undefined && body !== null && crossOrigin)) return response;
+    if (crossOrigin) for (const name of [...headers.keys()]) if (isCredentialHeader(name)) headers.delete(name);
+    await response.body?.cancel();
+    response = await baseFetch(next.href, {
+      method,
+      headers,
+      redirect: 'manual',
+      ...(body !== undefined ? { body: body as NonNullable<RequestInit['body']> } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    url = next;
+  }
+  return response;
 }
 
 /** What is left of a call's deadline, in ms (infinite with no deadline). */
