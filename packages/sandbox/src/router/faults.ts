@@ -191,6 +191,7 @@ export function runFault(
     }
     next();
   };
-  if (fault.latency_ms) setTimeout(act, fault.latency_ms);
+  // Unref'd: a fault still waiting when the sandbox closes does not hold the process.
+  if (fault.latency_ms) setTimeout(act, fault.latency_ms).unref();
   else act();
 }

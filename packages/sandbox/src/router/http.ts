@@ -113,6 +113,9 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     logger: options.logger === true,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     return503OnClosing: false,
+    // close() destroys every connection, idle (keep-alive) or in flight (a latency fault): it does not
+    // wait for the keep-alive timeout or for answers no one may be waiting for.
+    forceCloseConnections: true,
   });
 
   // Empty bodies parse to "no body" (the schema then says whether one was required); bad JSON is a 400.
