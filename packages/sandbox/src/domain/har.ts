@@ -80,19 +80,25 @@ export function loggedUrl(method: string, url: string): URL | undefined {
   return URL.canParse(absolute) ? new URL(absolute) : undefined;
 }
 
+/** A body as the HAR log keeps it: its text up to `limit` bytes (-1: whole), and what says it was cut. */
+function kept(body: Buffer, limit: number): { text: string; cut?: string } {
+  if (limit < 0 || body.length <= limit) return { text: body.toString('utf8') };
+  return { text: body.subarray(0, limit).toString('utf8'), cut: `cut to har_limit: ${limit} of ${body.length} bytes kept` };
+}
+
 export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
   const url = loggedUrl(x.method, x.url);
   const mime = x.responseHeaders['content-type'] || 'unknown';
   const kind = x.status === 'unknown' ? 'unknown' : contentType(mime);
   // Bodies of images, scripts and styles are not kept; others up to har_limit bytes (-1: no limit).
   let text: string | undefined;
+  let contentCut: string | undefined;
   if (x.status === 'unknown') text = 'unknown';
   else if (!x.responseBody) text = '';
-  else if (!['img', 'js', 'css'].includes(kind)) {
-    const cap = x.harLimit < 0 ? x.responseBody.length : Math.min(x.harLimit, x.responseBody.length);
-    text = x.responseBody.subarray(0, cap).toString('utf8');
-  }
+  else if (!['img', 'js', 'css'].includes(kind)) ({ text, cut: contentCut } = kept(x.responseBody, x.harLimit));
   const reqType = x.requestHeaders['content-type'];
+  // The request body too is kept up to har_limit: ten 50 MB uploads once kept 450 MB in the log.
+  const posted = kept(x.requestBody, x.harLimit);
   return {
     uuid,
     details: {
@@ -132,7 +138,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       cookies: [],
       headers: headerList(x.requestHeaders),
       headersSize: -1,
-      postData: { mimeType: String(reqType ?? ''), text: x.requestBody.toString('utf8') },
+      postData: { mimeType: String(reqType ?? ''), text: posted.text, ...(posted.cut ? { comment: posted.cut } : {}) },
       bodySize: x.requestBody.length,
       queryString: [],
     },
@@ -142,7 +148,12 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       httpVersion: 'unknown',
       cookies: [],
       headers: headerList(x.responseHeaders),
-      content: { size: x.responseBody?.length ?? x.received ?? 0, mimeType: mime, ...(text !== undefined ? { text } : {}) },
+      content: {
+        size: x.responseBody?.length ?? x.received ?? 0,
+        mimeType: mime,
+        ...(text !== undefined ? { text } : {}),
+        ...(contentCut ? { comment: contentCut } : {}),
+      },
       headersSize: -1,
       bodySize: x.responseBody?.length ?? x.received ?? 0,
       redirectURL: '',

@@ -47,7 +47,9 @@ export interface ForwardOptions {
 }
 
 /** The largest request body a proxy reads (the network and the ports alike). */
-const BODY_LIMIT = 64 * 1024 * 1024;
+export const BODY_LIMIT = 64 * 1024 * 1024;
+/** The largest answer a proxy reads from its target or upstream (past it: 502 naming the limit). */
+export const RESPONSE_LIMIT = 64 * 1024 * 1024;
 
 /**
  * The client's request body, read whole. Past `limit` the rest is read and dropped (the connection stays
@@ -172,7 +174,17 @@ export async function forward(o: ForwardOptions): Promise<Forwarded> {
     req.on('error', reject);
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > RESPONSE_LIMIT) {
+          // An answer is read whole to be logged and billed: one that never ends would take all memory.
+          chunks.length = 0;
+          req.destroy(Object.assign(new Error(`the answer is larger than ${RESPONSE_LIMIT} bytes`), { code: 'ETOOLARGE' }));
+          return;
+        }
+        chunks.push(c);
+      });
       res.on('error', reject);
       res.on('end', () => {
         const out: Record<string, string> = {};

@@ -278,6 +278,8 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
       res = await forward({ ...req, ca: o.targetCa });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      if (code === 'ETOOLARGE')
+        throw refuse(a.brand, 'target_unreachable', `The answer of ${req.url.host} is too large: ${(err as Error).message}`);
       throw refuse(a.brand, 'target_unreachable', `The target ${req.url.host} cannot be reached (${code})`);
     }
     const down = responseBytes(res);

@@ -73,6 +73,7 @@ export async function throughUpstream<T>(
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code ?? 'error';
         // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
+        if (code === 'ETOOLARGE') throw portError(502, `The answer of ${target.authority} is too large: ${(err as Error).message}`);
         if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
           throw portError(502, `The HTTPS target ${target.authority} failed: ${code} (${(err as Error).message})`);
         if (tries >= upstreamRetries) throw portError(502, `The upstream ${upstream.host}:${upstream.port} cannot be reached (${code})`);

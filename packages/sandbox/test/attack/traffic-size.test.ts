@@ -112,3 +112,24 @@ describe('a request body of any size through a port', () => {
     expect(received - before).toBe(2 * MB);
   });
 });
+
+describe('the HAR log keeps bodies up to har_limit and marks what it cut', () => {
+  it('a 5 MB upload through a port: the target gets all of it, the log keeps har_limit bytes and says so', async () => {
+    const port = await freePort();
+    expect((await t.manager.createProxy({ body: { proxy: { port, zone: RES } } })).response.status).toBe(200);
+    const before = received;
+    const r = await upload(`http://127.0.0.1:${port}`, 5);
+    expect(r.status, r.text).toBe(200);
+    expect(received - before).toBe(5 * MB);
+    const limit = t.sandbox.state().manager.settings.har_limit;
+    expect(limit).toBeGreaterThan(0);
+    const logs = (await t.manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as {
+      log: { entries: Array<{ request: { bodySize: number; postData?: { text?: string; comment?: string } } }> };
+    };
+    expect(logs.log.entries).toHaveLength(1);
+    const request = logs.log.entries[0]?.request;
+    expect(request?.bodySize).toBe(5 * MB);
+    expect(request?.postData?.text).toHaveLength(limit);
+    expect(request?.postData?.comment).toBe(`cut to har_limit: ${limit} of ${5 * MB} bytes kept`);
+  });
+});
