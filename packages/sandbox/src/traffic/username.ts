@@ -25,12 +25,14 @@ export function parseUsername(username: string, strict = false): ProxyUser | { e
     return { error: 'the username is not <brand>-customer-<CUSTOMER>-zone-<ZONE>[-<key>-<value>...]' };
   const [brand, , customer, , zone, ...rest] = parts as [string, string, string, string, string, ...string[]];
   if (!/^[a-z0-9]+$/i.test(brand)) return { error: 'the brand word of the username is not alphanumeric' };
-  if (rest.length % 2) return { error: `the option ${rest.at(-1)} of the username has no value` };
+  // What the username holds past its Zone is never echoed: a password appended to it (`…-zone-z-<password>`)
+  // would come back in the 407.
+  if (rest.length % 2) return { error: 'the last option of the username has no value (a password goes in the password, not the username)' };
   const options: Record<string, string> = {};
   for (let i = 0; i < rest.length; i += 2) {
     const key = (rest[i] as string).toLowerCase();
     const value = rest[i + 1] as string;
-    if (!/^[a-z][a-z0-9_]*$/.test(key)) return { error: `the username option ${JSON.stringify(key)} is not a name` };
+    if (!/^[a-z][a-z0-9_]*$/.test(key)) return { error: `username option ${i / 2 + 1} is not a name (letters, digits and _)` };
     if (strict && !USER_OPTIONS.includes(key))
       return { error: `the username option ${key} is not one of ${USER_OPTIONS.join(', ')} (--strict)` };
     if (!value) return { error: `the username option ${key} is empty` };
