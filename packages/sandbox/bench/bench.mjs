@@ -4,7 +4,7 @@
 // operation, all measured in one run so that the ratios carry the machine's noise equally. Then the
 // 10,000-request fuzz (5,000 spec-derived requests per API) against the sandbox. Needs `pnpm build`.
 // Usage: node packages/sandbox/bench/bench.mjs [--duration S] [--connections N] [--check RATIO] [--no-fuzz] [--no-traffic] [--no-lifecycle]
-//   [--only-traffic] (the traffic part alone: no API requests/s, persistence or fuzz) [--rounds N] (traffic: the
+//   [--no-hostile] (skip the hostile inputs of hostile.mjs) [--only-traffic] (the traffic part alone: no API requests/s, persistence or fuzz) [--rounds N] (traffic: the
 //   ways take turns N times for requests/s and 3 N times for the 50 MB download; the best of each, and the median
 //   of the ratios within each round)
 import { fork, spawn } from 'node:child_process';
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     'no-fuzz': { type: 'boolean', default: false },
     'no-traffic': { type: 'boolean', default: false },
     'only-traffic': { type: 'boolean', default: false },
+    'no-hostile': { type: 'boolean', default: false },
     rounds: { type: 'string', default: '2' },
     'no-lifecycle': { type: 'boolean', default: false },
   },
@@ -321,6 +322,11 @@ if (!values['no-lifecycle'] && !onlyTraffic) {
     child.on('exit', resolve);
   });
   if (code !== 0) process.exitCode = 1;
+}
+
+if (!values['no-hostile'] && !onlyTraffic) {
+  const { hostilePart } = await import('./hostile.mjs');
+  await hostilePart();
 }
 
 if (!values['no-fuzz'] && !onlyTraffic) {

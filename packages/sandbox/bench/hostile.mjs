@@ -1,0 +1,169 @@
+// The hostile part of `pnpm bench` (issue 20): the sandbox's event loop's longest delay while each hostile
+// input runs (target under 100 ms), its RSS after an endless target for 10 s and after ten 50 MB uploads
+// (target within 64 MB of the start), and close() after the fault sequence (target under 1 s). The sandbox
+// runs in a process of its own (hostile-target.mjs, with --expose-gc so that RSS is read after a collection).
+import { fork } from 'node:child_process';
+import { createServer, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+
+const MB = 1024 * 1024;
+const auth = `Basic ${Buffer.from('lum-customer-hl_1a2b3c4d-zone-res_zone:r3s1d3nt9x7w').toString('base64')}`;
+
+function startTarget() {
+  return new Promise((resolve, reject) => {
+    const child = fork(new URL('./hostile-target.mjs', import.meta.url), [], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    child.once('message', (urls) => {
+      const ask = (m, key) =>
+        new Promise((done) => {
+          const on = (r) => {
+            if (r[key] === undefined) return;
+            child.off('message', on);
+            done(r[key]);
+          };
+          child.on('message', on);
+          child.send(m);
+        });
+      resolve({ ...urls, ask, stop: () => child.kill() });
+    });
+    child.once('exit', (code) => reject(new Error(`the hostile target exited (${code})`)));
+  });
+}
+
+/** One request through a proxy in absolute-URI form, `mb` megabytes of body written as fast as it is taken. */
+function viaProxy(proxy, url, { method = 'GET', mb = 0, proxyAuth } = {}) {
+  const p = new URL(proxy);
+  return new Promise((resolve) => {
+    const headers = { host: new URL(url).host, ...(proxyAuth ? { 'proxy-authorization': proxyAuth } : {}) };
+    if (mb) headers['content-length'] = String(mb * MB);
+    const req = httpRequest({ host: p.hostname, port: p.port, method, path: url, headers, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+      res.on('error', () => resolve(res.statusCode));
+    });
+    req.on('error', () => resolve(0));
+    const chunk = Buffer.alloc(MB, 97);
+    let sent = 0;
+    const write = () => {
+      while (sent < mb) {
+        sent++;
+        if (!req.write(chunk)) return req.once('drain', write);
+      }
+      req.end();
+    };
+    write();
+  });
+}
+
+async function lagWhile(t, label, run) {
+  await t.ask('reset', 'reset');
+  const outcome = await run();
+  const lag = await t.ask('lag', 'lag');
+  rows.push([label, `${lag.toFixed(0)} ms`, lag < 100 ? 'ok' : 'OVER', outcome]);
+}
+const rows = [];
+
+export async function hostilePart() {
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  const chunk = Buffer.alloc(MB, 120);
+  const endless = createServer((_req, res) => {
+    const write = () => {
+      while (!res.destroyed && res.write(chunk));
+      if (!res.destroyed) res.once('drain', write);
+    };
+    write();
+  });
+  await Promise.all([sink, endless].map((s) => new Promise((r) => s.listen(0, '127.0.0.1', r))));
+  const sinkUrl = `http://127.0.0.1:${sink.address().port}/upload`;
+  const endlessUrl = `http://127.0.0.1:${endless.address().port}/forever`;
+  const t = await startTarget();
+  try {
+    const proxyPort = 24000 + Math.floor(Math.random() * 20000);
+    await fetch(`${t.managerUrl}/api/proxies`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ proxy: { port: proxyPort, zone: 'res_zone' } }),
+    });
+    const port = `http://127.0.0.1:${proxyPort}`;
+    const rss0 = await t.ask('rss', 'rss');
+
+    const proxy = { zone: 'static_zone' };
+    for (let i = 0; i < 60_000; i++) proxy[`f${i}`] = i;
+    await lagWhile(t, 'lenient: 60,000 unknown fields (700 kB)', async () => {
+      const r = await fetch(`${t.managerUrl}/api/proxies`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ proxy }),
+      });
+      await r.text();
+      return `${r.status}`;
+    });
+    for (const [label, pattern] of [
+      ['search: 961-character pattern', '(a|b)'.repeat(192) + 'a'],
+      ['search: 20 characters compiling to 9,902 instructions', '(?:ab|cd|ef|gh){900}'],
+      ['search: the largest admitted (budget-size) over 1,000 long URLs', '(?:[a-z][0-9]|x|y|z){45}$'],
+    ]) {
+      await lagWhile(t, label, async () => {
+        const r = await fetch(`${t.managerUrl}/api/logs?limit=1&search=${encodeURIComponent(pattern)}`);
+        await r.text();
+        return `${r.status}`;
+      });
+    }
+    await lagWhile(t, '70 MB upload through the network', async () =>
+      String(await viaProxy(t.networkUrl, sinkUrl, { method: 'POST', mb: 70, proxyAuth: auth })),
+    );
+    await lagWhile(t, 'an endless answer through a port', async () => String(await viaProxy(port, endlessUrl)));
+
+    // RSS: ten seconds of an endless target (requests one after another), then ten 50 MB uploads through a port.
+    const until = Date.now() + 10_000;
+    let answers = 0;
+    while (Date.now() < until) {
+      await viaProxy(port, endlessUrl);
+      answers++;
+    }
+    const rssEndless = await t.ask('rss', 'rss');
+    for (let i = 0; i < 10; i++) await viaProxy(port, sinkUrl, { method: 'POST', mb: 50 });
+    const rssUploads = await t.ask('rss', 'rss');
+
+    // close() after the fault sequence: a latency fault its client gave up on, one still waited for, a drop, keep-alive.
+    await t.ask('faults', 'armed');
+    const gaveUp = httpRequest(`${t.accountUrl}/api/status`, { agent: false, headers: { authorization: 'Bearer sandbox-token-0001' } });
+    gaveUp.on('error', () => undefined).end();
+    setTimeout(() => gaveUp.destroy(), 100);
+    const waiting = httpRequest(`${t.managerUrl}/api/version`, { agent: false });
+    waiting.on('error', () => undefined).end();
+    await new Promise((r) => setTimeout(r, 200));
+    await t.ask('drop', 'armed');
+    await fetch(`${t.accountUrl}/api/status`, { headers: { authorization: 'Bearer sandbox-token-0001' } }).catch(() => undefined);
+    const keep = connect(Number(new URL(t.managerUrl).port), '127.0.0.1');
+    keep.on('error', () => undefined);
+    keep.write(`GET /api/version HTTP/1.1\r\nHost: ${new URL(t.managerUrl).host}\r\nConnection: keep-alive\r\n\r\n`);
+    await new Promise((r) => setTimeout(r, 200));
+    const closeMs = await t.ask('close', 'closeMs');
+
+    console.log("\nhostile inputs (issue 20): the sandbox event loop's longest delay while each runs (target < 100 ms)");
+    for (const [label, lag, ok, status] of rows) console.log(`  ${label.padEnd(66)} ${lag.padStart(7)}  ${ok}  (answer ${status})`);
+    const mb = (n) => `${(n / MB).toFixed(0)} MB`;
+    const within = (n) => (n - rss0 <= 64 * MB ? 'ok' : 'OVER');
+    console.log(
+      `  RSS at start ${mb(rss0)}; after an endless target for 10 s (${answers} answers) ${mb(rssEndless)} (+${mb(rssEndless - rss0)}) ${within(rssEndless)}`,
+    );
+    console.log(
+      `  RSS after ten 50 MB uploads through a port ${mb(rssUploads)} (+${mb(rssUploads - rss0)}) ${within(rssUploads)}   (target: within 64 MB of the start)`,
+    );
+    console.log(`  close() after the fault sequence: ${closeMs.toFixed(0)} ms ${closeMs < 1000 ? 'ok' : 'OVER'} (target < 1 s)`);
+    keep.destroy();
+  } finally {
+    t.stop();
+    endless.closeAllConnections();
+    sink.close();
+    endless.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await hostilePart();
