@@ -200,7 +200,7 @@ export function createTransport(
           try {
             new Request(plain.url, plain.init);
           } catch (invalid) {
-            throw new TypeError(redact(String((invalid as Error)?.message ?? invalid), secrets));
+            throw new TypeError(withoutUserinfo(redact(String((invalid as Error)?.message ?? invalid), secrets)));
           }
         }
         // The network's reason (ECONNREFUSED, ECONNRESET, ...), never the request itself; or fetch's
@@ -212,7 +212,7 @@ export function createTransport(
             ? byDeadline
               ? `${method} ${path} timed out: the call's deadline of ${deadlineMs} ms passed`
               : `${method} ${path} timed out after ${timeoutMs} ms`
-            : `${method} ${path} failed: ${redact(String(e?.message ?? e), secrets)}${code ? ` (${code})` : ''}`;
+            : `${method} ${path} failed: ${withoutUserinfo(redact(String(e?.message ?? e), secrets))}${code ? ` (${code})` : ''}`;
           throw new ZoneApiError(
             attempt > 1 ? `${message} (after ${attempt} attempts)` : message,
             isTimeout ? 'timeout' : 'network',
@@ -323,6 +323,9 @@ async function followRedirects(
   }
   return response;
 }
+
+/** A message with the credentials of any URL in it (`http://user:password@host`, a `baseUrl` with them) left out. */
+const withoutUserinfo = (text: string) => text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1[REDACTED]@');
 
 /** What is left of a call's deadline, in ms (infinite with no deadline). */
 function deadlineLeft(deadlineMs: number, started: number): number {

@@ -157,3 +157,14 @@ describe('a redirect within the origin keeps what fetch keeps', () => {
     expect(seen).toHaveLength(1);
   });
 });
+
+describe('a baseUrl with credentials', () => {
+  it('the TypeError fetch throws for it does not print them', async () => {
+    const err = await transport(new PlainRequest('http://user:s3cret-pw@127.0.0.1:9/api/status', {}) as unknown as Request).catch(
+      (e: Error) => e,
+    );
+    expect(err).toBeInstanceOf(TypeError);
+    expect(String((err as Error).message)).toMatch(/includes credentials: http:\/\/\[REDACTED\]@127\.0\.0\.1:9/);
+    expect(String((err as Error).message)).not.toContain('s3cret-pw');
+  });
+});
