@@ -1,8 +1,8 @@
 import { createServer as createHttpsServer } from 'node:https';
-import { connect } from 'node:net';
+import { connect, isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { type Exchange, harEntry } from '../domain/har.js';
-import { ipInList } from '../domain/net.js';
+import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import type { SandboxCa } from './ca.js';
@@ -156,6 +156,27 @@ export class PortTraffic {
     return { host: net.host, port, ...(port === net.port ? { network: true } : {}) };
   }
 
+  /**
+   * The ports of a chain that comes back to itself (a port whose upstream is itself, or ports that name
+   * each other), following each port's `proxy` while it is a port of this sandbox on loopback; undefined
+   * when the chain ends elsewhere. One request through such a chain once took 512 sockets and filled the log.
+   */
+  private loopOf(cfg: ProxyPortConfig): number[] | undefined {
+    const chain = [cfg.port];
+    let c = cfg as { proxy?: string; proxy_port?: number; ext_proxies?: unknown[] };
+    while (!c.ext_proxies?.length && c.proxy) {
+      const host = c.proxy.replace(/^\[|\]$/g, '').toLowerCase();
+      if (host !== 'localhost' && !(isIP(host) && isLoopback(host))) return undefined;
+      const next = this.o.store.ports.get(c.proxy_port ?? 22225);
+      if (!next || !this.servers.has(next.port)) return undefined;
+      const seen = chain.includes(next.port);
+      chain.push(next.port);
+      if (seen) return chain;
+      c = next as typeof c;
+    }
+    return undefined;
+  }
+
   private async prepare(port: number, { request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
     const store = this.o.store;
     const cfg = store.ports.get(port);
@@ -168,6 +189,8 @@ export class PortTraffic {
         'proxy-authenticate': 'Basic realm="Proxy Manager"',
         'x-lpm-error': 'ip_forbidden',
       });
+    const loop = this.loopOf(cfg);
+    if (loop) throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; name another proxy upstream`);
     const upstream = this.upstreamOf(cfg);
     const zoneName = cfg.zone ?? s.zone;
     const zone = store.zones.get(zoneName);

@@ -50,3 +50,38 @@ describe('an answer that never ends', () => {
     expect(served - before).toBe(1);
   });
 });
+
+describe('a proxy loop is refused with a proxy error', () => {
+  // One request through a port whose upstream is itself once took 512 sockets and filled the HAR log.
+  it('a port whose upstream is itself, and two ports that name each other: 502 naming the loop, one entry logged each', async () => {
+    const [a, b, c] = [await freePort(), await freePort(), await freePort()];
+    const loopback = '127.0.0.1';
+    for (const [port, upstream] of [
+      [a, a],
+      [b, c],
+      [c, b],
+    ] as const) {
+      const created = await t.manager.createProxy({ body: { proxy: { port, zone: RES, proxy: loopback, proxy_port: upstream } } });
+      expect(created.response.status).toBe(200);
+    }
+    const self = await viaProxy(`http://127.0.0.1:${a}`, 'http://127.0.0.1:9/self');
+    expect(self.status, self.text).toBe(502);
+    expect(self.text).toBe(`Proxy loop: port ${a} -> ${a} comes back to itself; name another proxy upstream`);
+    const pair = await viaProxy(`http://127.0.0.1:${b}`, 'http://127.0.0.1:9/pair');
+    expect(pair.status, pair.text).toBe(502);
+    expect(pair.text).toContain(`Proxy loop: port ${b} -> ${c} -> ${b}`);
+    const state = t.sandbox.state();
+    const logged = state.manager.har.filter((e) => /\/(self|pair)$/.test(e.request.url));
+    expect(logged.length).toBeLessThanOrEqual(2);
+  });
+
+  it('a chain of ports that ends at the network is no loop', async () => {
+    const [front, back] = [await freePort(), await freePort()];
+    expect((await t.manager.createProxy({ body: { proxy: { port: back, zone: RES } } })).response.status).toBe(200);
+    expect(
+      (await t.manager.createProxy({ body: { proxy: { port: front, zone: RES, proxy: '127.0.0.1', proxy_port: back } } })).response.status,
+    ).toBe(200);
+    const r = await viaProxy(`http://127.0.0.1:${front}`, 'http://127.0.0.1:9/chain');
+    expect(r.text).not.toMatch(/Proxy loop/);
+  });
+});
