@@ -250,7 +250,7 @@ function refusalCode(cause: unknown): string | undefined {
  */
 function causeOf(err: Error & { cause?: unknown }, code: string | undefined, secrets: readonly string[]): Error {
   const reason = err?.cause instanceof Error ? err.cause : err;
-  const cause = new Error(redact(String(reason?.message ?? reason), secrets)) as Error & { code?: string };
+  const cause = new Error(withoutUserinfo(redact(String(reason?.message ?? reason), secrets))) as Error & { code?: string };
   if (reason instanceof Error) cause.name = reason.name;
   if (code) cause.code = code;
   return cause;
