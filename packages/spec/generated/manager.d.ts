@@ -15,6 +15,7 @@ export declare const operations: {
   readonly deleteProxies: { readonly method: "POST"; readonly path: "/api/proxies/delete"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
   readonly deleteProxy: { readonly method: "DELETE"; readonly path: "/api/proxies/{port}"; readonly idempotent: true; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
   readonly enableSsl: { readonly method: "POST"; readonly path: "/api/enable_ssl"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly getBanList: { readonly method: "GET"; readonly path: "/api/banlist/{port}"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getGeneralLogs: { readonly method: "GET"; readonly path: "/api/general_logs"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly getLatestVersion: { readonly method: "GET"; readonly path: "/api/last_version"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getLogs: { readonly method: "GET"; readonly path: "/api/logs"; readonly idempotent: true; readonly changesState: false; readonly pagination: { readonly style: "offset"; readonly offset: "skip"; readonly limit: "limit"; readonly items: "/log/entries"; readonly total: "/total" }; readonly success: { readonly "200": readonly ["application/json"] } };
@@ -55,6 +56,7 @@ export type OperationId =
   | 'deleteProxies'
   | 'deleteProxy'
   | 'enableSsl'
+  | 'getBanList'
   | 'getGeneralLogs'
   | 'getLatestVersion'
   | 'getLogs'
@@ -131,8 +133,11 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Ban an IP on all ports
    *
    * Bans an IP on all ports, optionally for one domain and for `ms` milliseconds. The real manager
-   * also reads a list `ips` and a list `ports` that limits the ban to those ports (observed). The
-   * response has no body (observed: `204`).
+   * also reads a list `ips` and a list `ports` (observed). It bans only on the ports `ports` names:
+   * without `ports` it bans on no port at all, and answers `204` all the same; a port that does not
+   * exist is skipped; the IPs of `ips` are banned unchecked, while `ip` must be an IP (else `400`,
+   * `No IP provided`) (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 449-460,
+   * lib/manager.js 605-611). The response has no body (observed: `204`).
    *
    * `POST /api/banip` · operationId `banIpAllPorts` · reference: `manager.html#operation/banIpAllPorts` in the reference docs of `@zone-api/spec`
    */
@@ -188,6 +193,18 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `POST /api/enable_ssl` · operationId `enableSsl` · reference: `manager.html#operation/enableSsl` in the reference docs of `@zone-api/spec`
    */
   enableSsl: M['enableSsl'];
+  /**
+   * Get the ban list of a port
+   *
+   * Not in the documentation: the real manager's own web interface reads a port's ban list here
+   * (observed on 1.570.247; `@luminati-io/luminati-proxy` lib/mixins/web_api.js line 98 and 498-506,
+   * lib/manager.js 613-619). Without `full` the list holds the ban keys (`<ip>` or `<ip>|<domain>`);
+   * with `full` it holds `{ip, domain, to?}` items as `unbanIp` answers them. An unknown port gets
+   * `400` with a text.
+   *
+   * `GET /api/banlist/{port}` · operationId `getBanList` · reference: `manager.html#operation/getBanList` in the reference docs of `@zone-api/spec`
+   */
+  getBanList: M['getBanList'];
   /**
    * Get the tail of the general log
    *
@@ -388,7 +405,11 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Unban an IP on a port
    *
    * Lifts the ban of an IP on the port (for the given domain). Returns the remaining ban list of the
-   * port (observed). An IP that is not banned gets `400` with a text (observed).
+   * port (observed). An IP that is not banned at all gets `400` with a text (observed). Without
+   * `domain`, only the IP's ban without a domain is lifted: a ban of the IP for a domain stays, and the
+   * answer is `200` with the list unchanged (observed; `@luminati-io/luminati-proxy` 1.570.247
+   * lib/mixins/web_api.js 474-487). An unknown port makes the handler fail: `500`,
+   * `Server error: No proxy at port N` (observed).
    *
    * `POST /api/proxies/{port}/unbanip` · operationId `unbanIp` · reference: `manager.html#operation/unbanIp` in the reference docs of `@zone-api/spec`
    */
@@ -397,7 +418,8 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Unban several IPs on a port
    *
    * Lifts the ban of the listed IPs on the port. The real manager unbans every IP of the port,
-   * whatever the list says, and answers the text `OK` (observed).
+   * whatever the list says (with or without a body), and answers the text `OK` (observed). An unknown
+   * port makes its handler fail: `500`, `Server error: No proxy at port N` (observed; lib/mixins/web_api.js 489-496).
    *
    * `POST /api/proxies/{port}/unbanips` · operationId `unbanIps` · reference: `manager.html#operation/unbanIps` in the reference docs of `@zone-api/spec`
    */

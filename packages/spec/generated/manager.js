@@ -11,6 +11,7 @@ export const operations = {
   deleteProxies: {"method":"POST","path":"/api/proxies/delete","idempotent":false,"changesState":true,"success":{"204":[]}},
   deleteProxy: {"method":"DELETE","path":"/api/proxies/{port}","idempotent":true,"changesState":true,"success":{"204":[]}},
   enableSsl: {"method":"POST","path":"/api/enable_ssl","idempotent":false,"changesState":true,"success":{"200":["text/html"]}},
+  getBanList: {"method":"GET","path":"/api/banlist/{port}","idempotent":true,"changesState":false,"success":{"200":["application/json"]}},
   getGeneralLogs: {"method":"GET","path":"/api/general_logs","idempotent":true,"changesState":false,"success":{"200":["text/html"]}},
   getLatestVersion: {"method":"GET","path":"/api/last_version","idempotent":true,"changesState":false,"success":{"200":["application/json"]}},
   getLogs: {"method":"GET","path":"/api/logs","idempotent":true,"changesState":false,"pagination":{"style":"offset","offset":"skip","limit":"limit","items":"/log/entries","total":"/total"},"success":{"200":["application/json"]}},

@@ -375,7 +375,11 @@ export interface paths {
         /**
          * Unban an IP on a port
          * @description Lifts the ban of an IP on the port (for the given domain). Returns the remaining ban list of the
-         *     port (observed). An IP that is not banned gets `400` with a text (observed).
+         *     port (observed). An IP that is not banned at all gets `400` with a text (observed). Without
+         *     `domain`, only the IP's ban without a domain is lifted: a ban of the IP for a domain stays, and the
+         *     answer is `200` with the list unchanged (observed; `@luminati-io/luminati-proxy` 1.570.247
+         *     lib/mixins/web_api.js 474-487). An unknown port makes the handler fail: `500`,
+         *     `Server error: No proxy at port N` (observed).
          */
         post: operations["unbanIp"];
         delete?: never;
@@ -403,7 +407,8 @@ export interface paths {
         /**
          * Unban several IPs on a port
          * @description Lifts the ban of the listed IPs on the port. The real manager unbans every IP of the port,
-         *     whatever the list says, and answers the text `OK` (observed).
+         *     whatever the list says (with or without a body), and answers the text `OK` (observed). An unknown
+         *     port makes its handler fail: `500`, `Server error: No proxy at port N` (observed; lib/mixins/web_api.js 489-496).
          */
         post: operations["unbanIps"];
         delete?: never;
@@ -424,10 +429,44 @@ export interface paths {
         /**
          * Ban an IP on all ports
          * @description Bans an IP on all ports, optionally for one domain and for `ms` milliseconds. The real manager
-         *     also reads a list `ips` and a list `ports` that limits the ban to those ports (observed). The
-         *     response has no body (observed: `204`).
+         *     also reads a list `ips` and a list `ports` (observed). It bans only on the ports `ports` names:
+         *     without `ports` it bans on no port at all, and answers `204` all the same; a port that does not
+         *     exist is skipped; the IPs of `ips` are banned unchecked, while `ip` must be an IP (else `400`,
+         *     `No IP provided`) (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 449-460,
+         *     lib/manager.js 605-611). The response has no body (observed: `204`).
          */
         post: operations["banIpAllPorts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/banlist/{port}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
+                 * @example 24000
+                 */
+                port: components["parameters"]["Port"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the ban list of a port
+         * @description Not in the documentation: the real manager's own web interface reads a port's ban list here
+         *     (observed on 1.570.247; `@luminati-io/luminati-proxy` lib/mixins/web_api.js line 98 and 498-506,
+         *     lib/manager.js 613-619). Without `full` the list holds the ban keys (`<ip>` or `<ip>|<domain>`);
+         *     with `full` it holds `{ip, domain, to?}` items as `unbanIp` answers them. An unknown port gets
+         *     `400` with a text.
+         */
+        get: operations["getBanList"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1248,9 +1287,12 @@ export interface components {
         BannedIp: {
             /** @description The banned IP. */
             ip: string;
-            /** @description The domain the IP is banned for, if any. */
+            /** @description The domain the IP is banned for; the real manager sends `""` for a ban without a domain (observed). */
             domain?: string | null;
-            /** @description When the ban ends. Its form is not documented (a time in milliseconds or a date string). */
+            /**
+             * @description When the ban ends. Its form is not documented (a time in milliseconds or a date string). The real
+             *     manager leaves it out for a ban without an end (observed).
+             */
             to?: number | string;
         };
         /** @description The remaining ban list of a port after an unban (observed). */
@@ -1259,12 +1301,14 @@ export interface components {
             ips: components["schemas"]["BannedIp"][];
         };
         /**
-         * @description Body of `POST /api/proxies/{port}/unbanips`. The real manager ignores the list and unbans every
-         *     IP of the port (observed).
+         * @description Body of `POST /api/proxies/{port}/unbanips`. The documentation sends the list `ip`. The real manager
+         *     reads no field of the body: it unbans every IP of the port, whatever the body holds or without one
+         *     (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 489-496), so `ip` is not
+         *     required.
          */
         UnbanIpsRequest: {
             /** @description The IPs to unban. */
-            ip: string[];
+            ip?: string[];
             /** @description The domain the IPs were banned for. */
             domain?: string;
         };
@@ -1281,19 +1325,27 @@ export interface components {
              * @description Ban duration in milliseconds. When omitted or 0, the duration is not documented.
              */
             ms?: number;
-            /** @description Limit the ban to these ports (all ports when omitted). */
+            /** @description The ports to ban on. The real manager bans on no port when it is omitted (observed; lib/manager.js 605-611). */
             ports?: number[];
         };
         /**
          * @description Body of `POST /api/banip`: ban on all ports. The documentation gives `ip`, `domain` and `ms`; the real
-         *     manager also reads a list `ips` and a list of `ports` to limit the ban to (observed). At least one
-         *     of `ip` and `ips` is required.
+         *     manager also reads a list `ips` and a list of `ports`, and bans only on the ports listed (observed).
+         *     At least one of `ip` and `ips` is required.
          *     The two forms differ only in the list they require (an `anyOf`, so a body with both is valid);
          *     typed clients see a union of the two. The body is open, as the real manager is: no observation shows
          *     it refusing a field it does not read (it ignores or stores them). The typed clients still refuse an
          *     unknown field at compile time: their request types are closed whether or not a schema is.
          */
         BanIpAllPortsRequest: WithRequired<components["schemas"]["BanIpAllPortsFields"], "ip"> | WithRequired<components["schemas"]["BanIpAllPortsFields"], "ips">;
+        /**
+         * @description A port's ban list as `GET /api/banlist/{port}` answers it (observed): the bans in full with `full`,
+         *     else their keys (`<ip>` or `<ip>|<domain>`).
+         */
+        BanListView: {
+            /** @description The bans of the port, in full or as keys. */
+            ips: (components["schemas"]["BannedIp"] | string)[];
+        };
         /** @description The new session of a port after a refresh (observed). */
         SessionId: {
             /** @description The new session, `<port>_<n>`. */
@@ -1349,7 +1401,10 @@ export interface components {
         };
         /**
          * @description Body of `PUT /api/settings`: every field is optional. Closed, to catch typos: only the fields the
-         *     documentation lists for updates are accepted, and `logs_settings`, which the real manager refuses.
+         *     documentation lists for updates are accepted, `har_limit`, which the real manager applies, and
+         *     `logs_settings`, which it refuses. The real manager ignores other fields, `fixed_whitelist_ips`
+         *     included (observed). A `zone` it does not know is stored all the same (observed;
+         *     lib/mixins/mgr_config.js 116-129).
          */
         SettingsUpdate: {
             zone?: components["schemas"]["ZoneName"];
@@ -1359,11 +1414,19 @@ export interface components {
             whitelist_ips?: string[];
             /**
              * @description Enables logs for all ports. Documented as a boolean for updates; responses send a number, and
-             *     that number is accepted here too.
+             *     that number is accepted here too. The real manager keeps it as the number of requests its HAR
+             *     log keeps: `true` becomes `1` and `false` `0`, and `0` logs no request at all (observed;
+             *     `@luminati-io/luminati-proxy` 1.570.247 lib/middleware.js 102-111, lib/manager.js 360-367).
              */
             logs?: boolean | number;
             /** @description Enables request statistics. */
             request_stats?: boolean;
+            /**
+             * Format: int32
+             * @description The largest response body the HAR log keeps, in bytes (`-1`: no limit). Not in the documentation's
+             *     update fields; the real manager applies it to every port (observed; lib/mixins/mgr_config.js 130-134).
+             */
+            har_limit?: number;
             /**
              * @description Remote delivery of request logs, a setting of the provider's Cloud Proxy Manager. Not in the
              *     provider's documentation. The local manager refuses it: any value other than `null` or `false`
@@ -2495,7 +2558,7 @@ export interface operations {
                     "application/json": components["schemas"]["BanList"];
                 };
             };
-            /** @description The IP is not banned (`IP is not banned`), or the port is unknown, as a text (observed). */
+            /** @description The IP is not banned (`IP is not banned`), or the body has no IP (`No IP provided`), as a text (observed). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2523,7 +2586,8 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        /** @description The documentation's list of IPs; the real manager reads no body (observed). */
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["UnbanIpsRequest"];
             };
@@ -2568,6 +2632,50 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+        };
+    };
+    getBanList: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Any non-empty value lists the bans in full (`{ip, domain, to?}`); without it, their keys (observed).
+                 * @example 1
+                 */
+                full?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
+                 * @example 24000
+                 */
+                port: components["parameters"]["Port"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The port's ban list (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BanListView"];
+                };
+            };
+            /** @description The port does not exist (`server does not exist`), as a text (observed). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getRefreshSessions: {
@@ -2994,7 +3102,8 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Number of lines to return, from the end of the log file (default 100, observed).
+                 * @description Number of lines to return, from the end of the log file (default 100, observed). `0` returns
+                 *     the whole file (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 1438-1443).
                  * @example 100
                  */
                 limit?: number;
@@ -3028,22 +3137,29 @@ export interface operations {
                  */
                 skip?: number;
                 /**
-                 * @description Maximum number of requests fetched. The default is not documented.
+                 * @description Maximum number of requests fetched. The default is not documented; the real manager sends all
+                 *     of them without `limit` or with `limit=0` (observed; `@luminati-io/luminati-proxy` 1.570.247
+                 *     lib/manager.js 718, lib/loki.js 123-131).
                  * @example 100
                  */
                 limit?: number;
                 /**
-                 * @description A regular expression matched against the URL.
+                 * @description A regular expression matched against the URL. The real manager also matches it against the
+                 *     session part of the request's username, and compiles it as a JavaScript `RegExp`: one that does
+                 *     not compile fails the handler, `500` with the error's message (e.g.
+                 *     `Server error: Invalid regular expression: /(/: Unterminated group`); one it finds open to
+                 *     catastrophic backtracking is ignored (observed; lib/manager.js 723-732, lib/util.js 790-795).
                  * @example example\.com/products
                  */
                 search?: string;
                 /**
-                 * @description Lower bound of the port number.
+                 * @description Lower bound of the port number. The real manager filters by port only when both `port_from`
+                 *     and `port_to` are given; one bound alone is ignored (observed; lib/manager.js 721-722).
                  * @example 24000
                  */
                 port_from?: number;
                 /**
-                 * @description Upper bound of the port number.
+                 * @description Upper bound of the port number (only with `port_from`, observed).
                  * @example 24010
                  */
                 port_to?: number;
@@ -3053,15 +3169,19 @@ export interface operations {
                  */
                 status_code?: string;
                 /**
-                 * @description Field to sort by (default `uuid`, observed). The allowed fields are not documented.
+                 * @description Field to sort by (default `uuid`, observed). The allowed fields are not documented; the real
+                 *     manager accepts any name, and a field the entries do not have leaves them in the log's order
+                 *     (observed; lib/manager.js 750).
                  * @example uuid
                  */
                 sort?: string;
                 /**
-                 * @description Sort in descending direction.
+                 * @description Sort in descending direction. The documentation gives a boolean; the real manager sorts
+                 *     descending for any non-empty value, `false` and `0` included (observed; lib/manager.js 750:
+                 *     `!!req.query.sort_desc` on the text), so any text is accepted too.
                  * @example true
                  */
-                sort_desc?: boolean;
+                sort_desc?: boolean | string;
             };
             header?: never;
             path?: never;
@@ -3081,6 +3201,18 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            /**
+             * @description `search` is not a regular expression the real manager can compile: its handler fails with the
+             *     error's message (observed).
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
 }

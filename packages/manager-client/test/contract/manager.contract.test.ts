@@ -96,6 +96,11 @@ const cases: Record<OperationId, Case> = {
     return c.unbanIps({ params: { path: { port } }, body: { ip: ['10.0.0.4', '10.0.0.5'] } });
   },
   banIpAllPorts: (c) => c.banIpAllPorts({ body: { ip: '10.0.0.9', ms: 60_000 } }),
+  getBanList: async (c) => {
+    const port = await scratchPort(c);
+    await c.banIp({ params: { path: { port } }, body: { ip: '10.0.0.6', domain: 'example.com' } });
+    return c.getBanList({ params: { path: { port }, query: { full: '1' } } });
+  },
   getRefreshSessions: async (c) => c.getRefreshSessions({ params: { path: { port: await scratchPort(c) } } }),
   refreshSessions: async (c) => c.refreshSessions({ params: { path: { port: await scratchPort(c) } } }),
   getSettings: (c) => c.getSettings(),

@@ -151,6 +151,12 @@ export const scenarios: Scenario[] = [
     run: ({ client }) => client.unbanIps({ params: { path: { port: PORT } }, body: { ip: ['10.1.1.2'] } }),
   },
   { id: 'banIpAllPorts', operationId: 'banIpAllPorts', run: ({ client }) => client.banIpAllPorts({ body: { ip: '10.2.2.2' } }) },
+  { id: 'getBanList', operationId: 'getBanList', run: ({ client }) => client.getBanList({ params: { path: { port: PORT } } }) },
+  {
+    id: 'getBanList.unknownPort',
+    operationId: 'getBanList',
+    run: ({ client }) => client.getBanList({ params: { path: { port: UNKNOWN }, query: { full: '1' } } }),
+  },
   {
     id: 'refreshSessions',
     operationId: 'refreshSessions',

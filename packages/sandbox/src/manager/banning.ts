@@ -1,76 +1,123 @@
-import { isIP } from 'node:net';
 import { HttpError } from '../errors.js';
-import type { ManagerContext, ManagerHandlers } from './context.js';
+import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 
-// Banning: IPs banned from a port's exit peers (per domain, with an expiry), or from all ports.
+// Banning: IPs banned from a port's exit peers (per domain, with an expiry), or from several ports.
+// As the real manager 1.570.247 does it (@luminati-io/luminati-proxy, lib/mixins/web_api.js 436-506,
+// lib/manager.js 605-619): a ban is keyed by IP and domain; the unban of an IP without a domain lifts
+// only its ban without a domain; `unbanips` clears the port's list; a ban on "all ports" bans on the
+// ports it names and on no port when it names none.
 
-function validIps(list: string[], field: string): void {
-  const details = list
-    .map((ip, i) => (isIP(ip) ? undefined : { field: `${field}[${i}]`, reason: `${ip} is not an IP address` }))
-    .filter((d) => d !== undefined);
-  if (details.length) throw new HttpError(400, 'Invalid request', { details });
-}
+/**
+ * What the real manager takes for an IP (lib/util.js 29-30, 178-180): four dot-separated numbers, or
+ * an "eip" (a letter or digit and 32 hex digits, the provider's encoded IP).
+ */
+export const isManagerIp = (ip: unknown): ip is string =>
+  typeof ip === 'string' && (/^\d+\.\d+\.\d+\.\d+$/.test(ip) || /^\w[0-9a-f]{32}$/i.test(ip));
+
+/** The real manager's refusal of a ban without a usable IP (web_api.js 456, 468, 480). */
+const noIp = () => new HttpError(400, 'No IP provided', { text: true });
+
+/** `ms` as the real manager reads it (`+ms`): a number, a numeric string, or nothing (no expiry). */
+const duration = (ms: unknown): number => {
+  const n = Number(ms ?? 0);
+  return Number.isFinite(n) && n > 0 ? n : 0;
+};
+
+/** A domain as the real manager keys it: none when absent or empty. */
+const domainOf = (domain: unknown): string | null => (typeof domain === 'string' && domain !== '' ? domain : null);
 
 export function banningHandlers(c: ManagerContext) {
   const { store, log, portOf } = c;
-  function ban(ports: number[], ips: string[], domain: string | undefined, ms: number | undefined): void {
+  /** The port of an unban: the real handler throws on an unknown one, `500` (web_api.js 477-478, 492-493, 63-68). */
+  function unbanPort(ctx: ManagerCtx): number {
+    const port = ctx.params.port as number;
+    if (!store.ports.has(port)) throw new HttpError(500, `Server error: No proxy at port ${port}`, { text: true });
+    return port;
+  }
+  function ban(ports: number[], ips: string[], domain: string | null, ms: number): void {
+    if (!ports.length || !ips.length) return;
     const to = ms ? store.clock.now() + ms : 0;
-    for (const port of ports) for (const ip of ips) store.addBan({ port, ip, domain: domain ?? null, to });
+    for (const port of ports) for (const ip of ips) store.addBan({ port, ip, domain, to });
     log(`banned ${ips.join(', ')} on port${ports.length === 1 ? '' : 's'} ${ports.join(', ')}${ms ? ` for ${ms} ms` : ''}`);
   }
 
-  /** Lifts bans of `ips` on a port (all domains unless one is named); returns how many were lifted. */
-  function unban(port: number, ips: string[], domain: string | undefined): number {
-    if (domain !== undefined) return ips.filter((ip) => store.liftBan(port, ip, domain)).length;
-    const wanted = new Set(ips);
-    const lift = store.activeBans(port).filter((b) => wanted.has(b.ip));
-    for (const b of lift) store.liftBan(port, b.ip, b.domain);
-    return lift.length;
+  /**
+   * A port's ban list as the real manager's `get_banlist(server, full)` lists it (manager.js 613-619):
+   * items `{ip, domain}` (`""` without a domain) and `to` only for a ban that ends; or, not `full`,
+   * the keys `ip` / `ip|domain`.
+   */
+  function banList(port: number, full: boolean) {
+    const bans = store.activeBans(port);
+    if (!full) return { ips: bans.map((b) => (b.domain === null ? b.ip : `${b.ip}|${b.domain}`)) };
+    return { ips: bans.map(({ ip, domain, to }) => ({ ip, domain: domain ?? '', ...(to ? { to } : {}) })) };
   }
 
   return {
     banIp: (ctx) => {
       const cfg = portOf(ctx);
-      validIps([ctx.body.ip], 'body.ip');
-      ban([cfg.port], [ctx.body.ip], ctx.body.domain, ctx.body.ms);
+      const { ip, domain, ms } = (ctx.body ?? {}) as { ip?: unknown; domain?: unknown; ms?: unknown };
+      if (!isManagerIp(ip)) throw noIp();
+      ban([cfg.port], [ip], domainOf(domain), duration(ms));
       return { status: 204 };
     },
 
     // BanIpsRequest and BanIpAllPortsRequest are a union of two forms (`ip` or `ips` required).
     banIps: (ctx) => {
       const cfg = portOf(ctx);
-      const field = ctx.body.ip ? 'body.ip' : 'body.ips';
-      const ips = [...(ctx.body.ip ?? []), ...(ctx.body.ips ?? [])];
-      validIps(ips, field);
-      ban([cfg.port], ips, ctx.body.domain, ctx.body.ms);
+      const b = (ctx.body ?? {}) as { ip?: unknown; ips?: unknown; domain?: unknown; ms?: unknown };
+      // The real manager reads `ips` and drops what is not an IP (web_api.js 441-444); the documentation's `ip` is read too.
+      const given = [...(Array.isArray(b.ip) ? b.ip : []), ...(Array.isArray(b.ips) ? b.ips : [])];
+      const ips = given.filter(isManagerIp);
+      if (!ips.length) throw new HttpError(400, 'No ips provided', { text: true });
+      ban([cfg.port], ips, domainOf(b.domain), duration(b.ms));
       return { status: 204 };
     },
 
     unbanIp: (ctx) => {
-      const cfg = portOf(ctx);
-      if (unban(cfg.port, [ctx.body.ip], ctx.body.domain) === 0) throw new HttpError(400, 'IP is not banned', { text: true });
-      log(`unbanned ${ctx.body.ip} on port ${cfg.port}`);
-      return { body: { ips: store.activeBans(cfg.port).map(({ ip, domain, to }) => ({ ip, domain, to })) } };
+      const cfg = { port: unbanPort(ctx) };
+      const { ip, domain } = (ctx.body ?? {}) as { ip?: unknown; domain?: unknown };
+      if (!isManagerIp(ip)) throw noIp();
+      // "Not banned" means no ban of that IP at all, whatever its domain (web_api.js 482-484) ...
+      if (!store.activeBans(cfg.port).some((b) => b.ip === ip)) throw new HttpError(400, 'IP is not banned', { text: true });
+      // ... but only the ban of the domain given (none: the ban without a domain) is lifted.
+      if (store.liftBan(cfg.port, ip, domainOf(domain)))
+        log(`unbanned ${ip}${domainOf(domain) ? ` for ${domain}` : ''} on port ${cfg.port}`);
+      return { body: banList(cfg.port, true) };
     },
 
     unbanIps: (ctx) => {
-      const cfg = portOf(ctx);
-      unban(cfg.port, ctx.body.ip, ctx.body.domain);
-      log(`unbanned ${ctx.body.ip.join(', ')} on port ${cfg.port}`);
+      const cfg = { port: unbanPort(ctx) };
+      // Every ban of the port, whatever the body names (web_api.js 489-496, server.js 1227).
+      for (const b of store.activeBans(cfg.port)) store.liftBan(cfg.port, b.ip, b.domain);
+      log(`unbanned every IP on port ${cfg.port}`);
       return { text: 'OK' };
     },
 
-    banIpAllPorts: (ctx) => {
-      const b = ctx.body;
-      const ips = [...(b.ip ? [b.ip] : []), ...(b.ips ?? [])];
-      validIps(b.ip ? [b.ip] : [], 'body.ip');
-      validIps(b.ips ?? [], 'body.ips');
-      const unknown = (b.ports ?? [])
-        .map((p, i) => (store.ports.has(p) ? undefined : { field: `body.ports[${i}]`, reason: `no proxy port ${p}` }))
-        .filter((d) => d !== undefined);
-      if (unknown.length) throw new HttpError(400, 'Invalid request', { details: unknown });
-      ban(b.ports ?? [...store.ports.keys()], ips, b.domain, b.ms);
+    banIpAllPorts: (ctx: ManagerCtx) => {
+      const b = (ctx.body ?? {}) as { ip?: unknown; ips?: unknown; domain?: unknown; ms?: unknown; ports?: unknown };
+      // Only the ports named, and only those that exist; none named, none banned (manager.js 605-611).
+      const named = Array.isArray(b.ports) ? b.ports.map(Number) : [];
+      const ports = [...store.ports.keys()].filter((p) => named.includes(p));
+      if (Array.isArray(b.ips)) {
+        // A list is banned as given, unchecked (web_api.js 451-454).
+        ban(
+          ports,
+          b.ips.filter((ip): ip is string => typeof ip === 'string'),
+          domainOf(b.domain),
+          duration(b.ms),
+        );
+        return { status: 204 };
+      }
+      if (!isManagerIp(b.ip)) throw noIp();
+      ban(ports, [b.ip], domainOf(b.domain), duration(b.ms));
       return { status: 204 };
+    },
+
+    getBanList: (ctx) => {
+      const port = ctx.params.port as number;
+      if (!store.ports.has(port)) throw new HttpError(400, 'server does not exist', { text: true });
+      const full = ctx.query.full;
+      return { body: banList(port, full !== undefined && full !== '') };
     },
   } satisfies ManagerHandlers;
 }

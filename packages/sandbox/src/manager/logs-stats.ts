@@ -1,7 +1,8 @@
+import { RE2JS } from 're2js';
 import { loggedUrl, rootDomain, successful } from '../domain/har.js';
 import { searchAll } from '../domain/search.js';
 import type { HarEntry } from '../domain/types.js';
-import { badRequest } from '../errors.js';
+import { HttpError } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Logs and stats: the HAR log of requests, recent stats, the general log.
@@ -18,6 +19,38 @@ const harField: Record<string, (e: HarEntry) => string | number> = {
   time: (e) => e.time,
   bw: (e) => e.details?.bw ?? 0,
 };
+
+/**
+ * The `search` filter of the HAR log. The real manager compiles it as a JavaScript RegExp: one that does
+ * not compile fails its handler, `500` with the error's message (lib/util.js 790-795, web_api.js 63-68);
+ * one its ReDoS detector finds unsafe is dropped (no filter). It matches the URL, or the username's
+ * session part (`session-[^-]*<search>`). The sandbox compiles it the same way to refuse it alike, but
+ * matches with RE2 (linear time, no pattern can hold the event loop); a pattern RE2 cannot run
+ * (backreferences, lookaround) is dropped like an unsafe one.
+ */
+async function searchLog(har: readonly HarEntry[], search: string | undefined): Promise<HarEntry[]> {
+  if (search === undefined || search === '') return [...har];
+  try {
+    new RegExp(search);
+  } catch (err) {
+    throw new HttpError(500, `Server error: ${(err as Error).message}`, { text: true });
+  }
+  try {
+    RE2JS.compile(search);
+  } catch {
+    return [...har];
+  }
+  // Both searches within the bounds of domain/search.ts (a 400 naming query.search past them).
+  const byUrl = await searchAll(har, search, (e) => e.request.url);
+  const byUser = await searchAll(har, `session-[^-]*${search}`, usernameOf);
+  const hit = new Set([...byUrl, ...byUser]);
+  return har.filter((e) => hit.has(e));
+}
+
+function usernameOf(e: HarEntry): string {
+  const username = (e.details as { username?: unknown } | undefined)?.username;
+  return typeof username === 'string' ? username : '';
+}
 
 export function logsStatsHandlers(c: ManagerContext) {
   const { store, m } = c;
@@ -76,33 +109,46 @@ export function logsStatsHandlers(c: ManagerContext) {
     },
 
     getGeneralLogs: (ctx) => {
-      const limit = ctx.query.limit ?? 100;
+      // `limit=0` is the whole log: the real manager slices with `-limit` (lib/mixins/web_api.js 1438-1443).
+      const limit = (ctx.query.limit as number | undefined) ?? 100;
       return { text: m().general_log.slice(-limit).join('\n') };
     },
 
     getLogs: async (ctx) => {
       const q = ctx.query;
-      const sortKey = q.sort ?? 'uuid';
+      // The filters as the real manager reads them (lib/manager.js 715-757).
+      const searched = await searchLog(m().har, q.search as string | undefined);
+      const sortKey = (q.sort as string | undefined) || 'uuid';
+      // A field entries do not have sorts nothing: the log's own order (loki's simplesort on undefined).
       const getter = Object.hasOwn(harField, sortKey) ? harField[sortKey] : undefined;
-      if (!getter) throw badRequest('query.sort', `must be one of ${Object.keys(harField).join(', ')}`);
-      const code = q.status_code;
-      const codeRe = code ? new RegExp(`^${code.replace(/\*/g, '\\d')}$`) : undefined;
-      // RE2 syntax in linear time, within bounds, the event loop free (domain/search.ts).
-      const searched = await searchAll(m().har, q.search, (e) => e.request.url);
+      const code = q.status_code as string | undefined;
+      // `2**` is a class of codes; anything else is compared as a number (`+status_code`).
+      const codeOk = !code
+        ? () => true
+        : /^\d\*\*$/.test(code)
+          ? (s: unknown) => String(s).startsWith(code[0] as string)
+          : (s: unknown) => s === Number(code);
+      // A port range only with both bounds (`$between`); one bound alone is ignored.
+      const range = q.port_from !== undefined && q.port_to !== undefined ? [q.port_from as number, q.port_to as number] : undefined;
       const matched = searched.filter(
         (e) =>
-          (q.port_from === undefined || (e.details?.port ?? 0) >= q.port_from) &&
-          (q.port_to === undefined || (e.details?.port ?? 0) <= q.port_to) &&
-          (!codeRe || codeRe.test(String(e.response.status))),
+          (!range || ((e.details?.port ?? 0) >= (range[0] as number) && (e.details?.port ?? 0) <= (range[1] as number))) &&
+          codeOk(e.response.status),
       );
-      const dir = q.sort_desc === true ? -1 : 1;
-      matched.sort((a, b) => {
-        const x = getter(a);
-        const y = getter(b);
-        return (x < y ? -1 : x > y ? 1 : 0) * dir;
-      });
-      const skip = q.skip ?? 0;
-      const entries = q.limit !== undefined ? matched.slice(skip, skip + q.limit) : matched.slice(skip);
+      // Any `sort_desc` but an empty one is descending (`!!req.query.sort_desc`, on the raw text).
+      const desc = q.sort_desc !== undefined && q.sort_desc !== '';
+      const dir = desc ? -1 : 1;
+      if (getter)
+        matched.sort((a, b) => {
+          const x = getter(a);
+          const y = getter(b);
+          return (x < y ? -1 : x > y ? 1 : 0) * dir;
+        });
+      else if (desc) matched.reverse();
+      const skip = (q.skip as number | undefined) ?? 0;
+      // No limit, or `limit=0`, is all of them (`+req.query.limit||0`, then loki's limit(undefined)).
+      const limit = (q.limit as number | undefined) || undefined;
+      const entries = limit !== undefined ? matched.slice(skip, skip + limit) : matched.slice(skip);
       return {
         body: {
           log: { version: '1.2', creator: { name: 'Proxy Manager', version: m().version }, pages: [], entries },

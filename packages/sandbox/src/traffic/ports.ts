@@ -301,12 +301,16 @@ export class PortTraffic {
     };
   }
 
-  /** One HAR entry, the log trimmed to the settings' `logs` entries (1000 by default). */
+  /**
+   * One HAR entry, the log trimmed to the settings' `logs` entries; with `logs: 0` nothing is logged
+   * (as the real manager: lib/manager.js 360-367, lib/loki.js 91-99).
+   */
   private log(x: Exchange): void {
+    const keep = Math.max(0, Number(this.o.store.manager.settings.logs) || 0);
+    if (!keep) return;
     const har = this.o.store.manager.har;
     har.push(harEntry(x));
     this.o.store.touch('har');
-    const keep = Math.max(0, this.o.store.manager.settings.logs || 1000);
     if (har.length > keep) har.splice(0, har.length - keep);
     this.o.changed();
   }
