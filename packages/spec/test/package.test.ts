@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadBundle, operations } from '@zone-api/spec/model';
 import { repoRoot } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -39,6 +40,9 @@ function runModule(source: string) {
   const res = spawnSync(process.execPath, [file], { cwd: consumer, encoding: 'utf8' });
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
+
+// The manager operations of the workspace's own bundle, which the packed package must ship.
+const managerOperations = () => operations(loadBundle('manager')).length;
 
 describe('@zone-api/spec as packed and installed', () => {
   it('ships the bundles, the variants, the parity matrix, the generated types and tables and the operation model, not the docs or tests', () => {
@@ -112,7 +116,7 @@ describe('@zone-api/spec as packed and installed', () => {
     `);
     expect(stderr).toBe('');
     expect(status).toBe(0);
-    expect(JSON.parse(stdout)).toEqual({ count: 36, method: 'post', body: true, refused: true });
+    expect(JSON.parse(stdout)).toEqual({ count: managerOperations(), method: 'post', body: true, refused: true });
   });
 
   it('exports the operation table of each API, which agrees with the operation model', () => {
@@ -126,8 +130,9 @@ describe('@zone-api/spec as packed and installed', () => {
     expect(stderr).toBe('');
     expect(status).toBe(0);
     const out = JSON.parse(stdout);
+    expect(managerOperations()).toBeGreaterThan(30);
     expect(out).toMatchObject({
-      count: 36,
+      count: managerOperations(),
       differ: 0,
       users: { method: 'GET', path: '/api/pm_users', brandPrefix: 'pm', idempotent: true },
     });
