@@ -19,7 +19,7 @@ describe('account client types', () => {
       },
     });
     await client.listRequestLogs({ params: { query: { 'status.code': '200', 'ts.from': '2024-05-01' } } });
-    expectTypeOf<Schemas['Plan']['type']>().toEqualTypeOf<'static' | 'resident' | undefined>();
+    expectTypeOf<Schemas['Plan']['type']>().toEqualTypeOf<'static' | 'resident' | 'unblocker' | 'browser_api' | undefined>();
   });
 
   it('refuses wrong bodies and missing required fields at compile time', () => {

@@ -92,7 +92,7 @@ export async function startClientProxy(options: { target: string; hosts?: string
     if (e) e.status = res.statusCode;
   });
   await server.on('tls-client-error', (f) => {
-    tlsFailures.push(`${f.destination?.hostname ?? f.hostname ?? '?'}: ${f.failureCause}`);
+    tlsFailures.push(`${f.destination?.hostname ?? '?'}: ${f.failureCause}`);
   });
   await server.start();
   return {
@@ -131,7 +131,8 @@ export function clientEnv(proxy: ClientProxy, home: string, extra: Record<string
     HTTPS_PROXY: proxy.url,
     https_proxy: proxy.url,
     NODE_EXTRA_CA_CERTS: proxy.caFile,
-    NODE_OPTIONS: `--require ${PRELOAD}`,
+    // Quoted: a checkout path may hold spaces (NODE_OPTIONS splits on them otherwise).
+    NODE_OPTIONS: `--require ${JSON.stringify(PRELOAD)}`,
     ZONE_API_GUARD_LOG: join(home, 'guard.log'),
     NO_COLOR: '1',
     FORCE_COLOR: '0',
