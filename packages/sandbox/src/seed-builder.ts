@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { pricePerGb } from './domain/money.js';
 import { defaultSeed, type SEED } from './domain/seed.js';
 import type { ProxyPortConfig, StateData, StoredPlan, TokenCredential, ZoneState } from './domain/types.js';
 
@@ -82,12 +83,14 @@ export class SeedBuilder<Z extends string = DefaultZone> {
       ips: [],
       gips: [],
       recent_ips: [],
-      price_per_gb: 8.4,
+      price_per_gb: 0,
     };
     Object.assign(zone, structuredClone(rest));
     if (plan) zone.plans.push({ ...structuredClone(plan), start: plan.start ?? new Date().toISOString() } as StoredPlan);
     else if (!old)
       zone.plans.push({ start: new Date().toISOString(), type: 'resident', ips_type: 'shared', bandwidth: 'payperusage' } as StoredPlan);
+    // The price follows the Zone's plan unless the fixture names one.
+    if (rest.price_per_gb === undefined) zone.price_per_gb = pricePerGb(zone.plans.at(-1));
     if (ips !== undefined) zone.ips = typeof ips === 'number' ? this.freeIps(name, ips, zone) : [...ips];
     if (!old) zones.push(zone);
     // The manager's default Zone: the first Zone of an account that had none.

@@ -1,4 +1,4 @@
-import { money } from '../domain/ips.js';
+import { money } from '../domain/money.js';
 import { HttpError } from '../errors.js';
 import { LACKS_PERMISSIONS } from './auth.js';
 import type { AccountContext, AccountHandlers } from './context.js';

@@ -1,4 +1,4 @@
-import { money } from '../domain/ips.js';
+import { costOf, money } from '../domain/money.js';
 import { dayString } from '../domain/state.js';
 import type { ReqLog, ZoneState } from '../domain/types.js';
 import { badRequest } from '../errors.js';
@@ -72,7 +72,7 @@ export function statisticsHandlers(c: AccountContext) {
   function periodCost(z: ZoneState, from: string, to: string) {
     let bw = 0;
     for (const u of store.usage) if (u.zone === z.name && (u.date as string) >= from && (u.date as string) < to) bw += u.bw_dn + u.bw_up;
-    let cost = (bw / 1e9) * z.price_per_gb;
+    let cost = costOf(bw, z.price_per_gb);
     for (const c of store.charges) if (c.zone === z.name && c.at.slice(0, 10) >= from && c.at.slice(0, 10) < to) cost += c.amount;
     return { bw, cost: money(cost) };
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { allocate, allocateGips, currentPlan, freeGips, freeIps, planShared } from '../domain/ips.js';
+import { pricePerGb } from '../domain/money.js';
 import { isWhitelistEntry } from '../domain/net.js';
 import type { StoredPlan, ZoneState } from '../domain/types.js';
 import { badRequest, HttpError } from '../errors.js';
@@ -112,7 +113,7 @@ export function zonesHandlers(c: AccountContext) {
         ips: [],
         gips: [],
         recent_ips: [],
-        price_per_gb: plan.type === 'resident' ? (plan.mobile ? 24 : 8.4) : 0.6,
+        price_per_gb: pricePerGb(plan),
       };
       // Everything is checked before anything is allocated: a refused create leaves the pools as they were.
       const wantIps = plan.type === 'static' ? (plan.ips ?? 0) : 0;

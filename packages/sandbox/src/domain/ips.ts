@@ -1,12 +1,8 @@
 import { HttpError } from '../errors.js';
+import { GIP_REFRESH_COST } from './money.js';
 import { intToIpv4, ipv4ToInt } from './net.js';
 import type { Store } from './state.js';
 import type { PoolGip, PoolIp, StoredPlan, ZoneState } from './types.js';
-
-export const GIP_REFRESH_COST = 0.02;
-
-/** Money with the float noise of repeated cents removed. */
-export const money = (n: number) => Math.round(n * 1e6) / 1e6;
 
 const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
@@ -130,8 +126,8 @@ export function replaceGips(store: Store, zone: ZoneState, targets: readonly str
     store.gipAllocated.delete(old);
     store.gipAllocated.set(fresh, zone.name);
   }
-  const cost = money(unique.length * GIP_REFRESH_COST);
-  store.account.pending_costs = money(store.account.pending_costs + cost);
+  const cost = unique.length * GIP_REFRESH_COST;
+  store.account.pending_costs += cost;
   store.charges.push({
     zone: zone.name,
     at: new Date(store.clock.now()).toISOString(),

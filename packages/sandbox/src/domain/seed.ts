@@ -1,3 +1,4 @@
+import { pricePerGb } from './money.js';
 import { lcg, SEED } from './seed-ids.js';
 import { managerSeed } from './seed-manager.js';
 import type { City, PoolGip, PoolIp, ReqLog, StateData, UsageDay, ZoneState } from './types.js';
@@ -134,8 +135,8 @@ function usage(): UsageDay[] {
   return out;
 }
 
-function zone(name: keyof typeof SEED.zones, rest: Omit<ZoneState, 'name' | 'passwords'>): ZoneState {
-  return { name, passwords: [SEED.zones[name]], ...rest };
+function zone(name: keyof typeof SEED.zones, rest: Omit<ZoneState, 'name' | 'passwords' | 'price_per_gb'>): ZoneState {
+  return { name, passwords: [SEED.zones[name]], ...rest, price_per_gb: pricePerGb(rest.plans.at(-1)) };
 }
 
 function zones(): ZoneState[] {
@@ -151,7 +152,6 @@ function zones(): ZoneState[] {
       ips: ['192.0.2.21', '192.0.2.22', '192.0.2.23', '192.0.2.24'],
       gips: [],
       recent_ips: ['203.0.113.7', '203.0.113.8'],
-      price_per_gb: 0.6,
     }),
     zone('res_zone', {
       perms: ['city', 'asn', 'vip', 'peers', 'peers_all'],
@@ -177,7 +177,6 @@ function zones(): ZoneState[] {
       ips: [],
       gips: ['us_7922_ny_newyork_1', 'us_7922_ny_newyork_2', 'us_7922_ny_newyork_3'],
       recent_ips: ['203.0.113.20'],
-      price_per_gb: 8.4,
     }),
     zone('dc_zone_2', {
       perms: ['city'],
@@ -189,7 +188,6 @@ function zones(): ZoneState[] {
       ips: ['192.0.2.121', '192.0.2.122'],
       gips: [],
       recent_ips: [],
-      price_per_gb: 0,
     }),
     zone('mob_zone', {
       perms: ['mobile', 'city', 'peers'],
@@ -201,7 +199,6 @@ function zones(): ZoneState[] {
       ips: [],
       gips: [],
       recent_ips: ['203.0.113.30', '203.0.113.31'],
-      price_per_gb: 24,
     }),
     zone('old_zone', {
       perms: [],
@@ -213,7 +210,6 @@ function zones(): ZoneState[] {
       ips: [],
       gips: [],
       recent_ips: [],
-      price_per_gb: 0.6,
     }),
   ];
 }

@@ -1,4 +1,5 @@
 import { assertHeld, ipRecord, replaceIps } from '../domain/ips.js';
+import { GIP_REFRESH_COST } from '../domain/money.js';
 import { badRequest } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
@@ -13,7 +14,13 @@ export function zonesIpsHandlers(c: ManagerContext) {
           .filter((z) => !z.disabled)
           .map((z) => {
             const plan = z.plans[z.plans.length - 1];
-            return { name: z.name, perm: z.perms.join(' '), plan, password: z.passwords[0] ?? '', refresh_cost: plan?.vip ? 0.02 : null };
+            return {
+              name: z.name,
+              perm: z.perms.join(' '),
+              plan,
+              password: z.passwords[0] ?? '',
+              refresh_cost: plan?.vip ? GIP_REFRESH_COST : null,
+            };
           }),
         def: m().settings.zone,
       },

@@ -1,3 +1,4 @@
+import { costOf } from '../domain/money.js';
 import { dayString, type Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 
@@ -46,8 +47,7 @@ export function bill(store: Store, u: Usage, now: number): void {
     ip: u.clientIp,
   });
   if (store.reqLogs.length > REQ_LOG_LIMIT) store.reqLogs.splice(0, store.reqLogs.length - REQ_LOG_LIMIT);
-  const cost = ((u.up + u.down) / 1e9) * u.zone.price_per_gb;
-  store.account.pending_costs = Math.round((store.account.pending_costs + cost) * 1e9) / 1e9;
+  store.account.pending_costs += costOf(u.up + u.down, u.zone.price_per_gb);
   const recent = u.zone.recent_ips.filter((ip) => ip !== u.clientIp);
   recent.unshift(u.clientIp);
   u.zone.recent_ips = recent.slice(0, RECENT_IPS);
