@@ -1,9 +1,13 @@
 export { textAnswer } from './answer.js';
+export type { CallInit, ClientParts, CoreClientOptions } from './client.js';
+export { createTypedClient, querySerializer } from './client.js';
+export type { ZoneApiErrorKind } from './errors.js';
+export { redact, ZoneApiError } from './errors.js';
+export type { RetryOptions, TransportOptions } from './fetch.js';
+export { createTransport, PlainRequest, parseRetryAfter } from './fetch.js';
+export { DEFAULT_PAGE_SIZE, MAX_PAGES, type Pagination, paginate } from './paginate.js';
 export type {
-  CallInit,
   CallResult,
-  ClientParts,
-  CoreClientOptions,
   ErrorAtStatus,
   ErrorMessage,
   ErrorStatus,
@@ -16,10 +20,5 @@ export type {
   Paginator,
   ResponseError,
   TypedClient,
-} from './client.js';
-export { createTypedClient, errorAt, querySerializer } from './client.js';
-export type { ZoneApiErrorKind } from './errors.js';
-export { redact, ZoneApiError } from './errors.js';
-export type { RetryOptions, TransportOptions } from './fetch.js';
-export { createTransport, PlainRequest, parseRetryAfter } from './fetch.js';
-export { DEFAULT_PAGE_SIZE, MAX_PAGES, type Pagination, paginate } from './paginate.js';
+} from './types.js';
+export { errorAt } from './types.js';
