@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { LEGACY_BRAND } from './brand.js';
 import { isLoopbackHost } from './control.js';
 import { defaultSeed, SEED } from './domain/seed.js';
 import { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, startSandbox } from './sandbox.js';
@@ -142,8 +143,8 @@ async function main(): Promise<void> {
       `  manager API  ${sandbox.managerUrl}`,
       ...(sandbox.networkUrl
         ? [
-            `  network      ${sandbox.networkUrl}   proxy user lum-customer-${c.customer}-zone-<ZONE>[-session-<ID>], password: the Zone's`,
-            `               curl -x ${sandbox.networkUrl} -U lum-customer-${c.customer}-zone-dc_zone_2:<password> http://127.0.0.1:<port>/`,
+            `  network      ${sandbox.networkUrl}   proxy user ${LEGACY_BRAND}-customer-${c.customer}-zone-<ZONE>[-session-<ID>], password: the Zone's`,
+            `               curl -x ${sandbox.networkUrl} -U ${LEGACY_BRAND}-customer-${c.customer}-zone-dc_zone_2:<password> http://127.0.0.1:<port>/`,
           ]
         : ['  network      off (--network-port N starts the emulated proxy network)']),
       `  proxy ports  ${traffic && !values['no-proxy-ports'] ? `${sandbox.listeningPorts().join(' ') || '(none yet)'} listening; created ports listen too` : 'not listening (--no-proxy-ports / --no-traffic)'}`,

@@ -10,6 +10,7 @@ export type { SandboxCredentials } from './boot.js';
 
 import { statSync } from 'node:fs';
 import { bundlePath, loadBundle } from '@zone-api/spec/model';
+import { REAL_MANAGER_BRAND } from './brand.js';
 import { controlRoutes, type FaultControl, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
 import { DataFile, lockDataFile, readState, removeStaleTemps } from './domain/persist.js';
 import { Store, validateSeed } from './domain/state.js';
@@ -36,8 +37,6 @@ export const DEFAULT_MANAGER_PORT = 22999;
 export const DEFAULT_HOST = '127.0.0.1';
 /** Sent with every manager `/api` response, as the real manager does (the date is the sandbox's choice). */
 export const MANAGER_SUNSET = 'Thu, 31 Dec 2026 23:59:59 GMT';
-/** The brand word of the real local proxy manager's user paths (`/api/lpm_users`); the spec writes `pm`. */
-export const REAL_MANAGER_BRAND = 'lpm';
 
 export interface SandboxOptions {
   /** Interface to listen on. Default 127.0.0.1 (loopback only). */

@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { RequestError } from 'proxy-chain';
+import { PORT_ERROR_HEADER } from '../brand.js';
 
 // One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
 // upstream HTTP proxy (a proxy port), its answer read whole: the sandbox logs, bills and bans on it.
@@ -69,7 +70,7 @@ export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<Buff
       chunks.length = 0;
       req.removeListener('data', onData);
       req.resume();
-      reject(new RequestError(`The request body is larger than ${limit} bytes`, 413, { 'x-lpm-error': 'body_too_large' }));
+      reject(new RequestError(`The request body is larger than ${limit} bytes`, 413, { [PORT_ERROR_HEADER]: 'body_too_large' }));
     };
     req.on('data', onData);
     req.once('end', () => resolve(Buffer.concat(chunks)));

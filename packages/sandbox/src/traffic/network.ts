@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
+import { headerBrand, NETWORK_REALM } from '../brand.js';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
@@ -9,10 +10,7 @@ import { bill } from './billing.js';
 import { type Forwarded, type ForwardOptions, forward, readBody, requestBytes, requestSize, responseBytes } from './forward.js';
 import type { Inflight } from './inflight.js';
 import { connectHead, dial, relay, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
-import { headerBrand, parseUsername } from './username.js';
-
-/** The network's realm: in its 407s' `Proxy-Authenticate`, and its `Server` on a refusal. */
-const REALM = 'zone-api sandbox proxy network';
+import { parseUsername } from './username.js';
 
 // The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
 // CONNECT, by proxy-chain) that authenticates the provider's username and a Zone password, enforces
@@ -296,7 +294,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const headers = {
       ...(err.headers as Record<string, string>),
       date: new Date().toUTCString(),
-      server: REALM,
+      server: NETWORK_REALM,
       'content-type': 'text/plain; charset=utf-8',
     };
     return { status: err.statusCode, statusText: STATUS_CODES[err.statusCode] ?? '', headers, body: err.message };
@@ -328,7 +326,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     port: o.port,
     host: o.host,
     prepareRequestFunction: prepare,
-    authRealm: REALM,
+    authRealm: NETWORK_REALM,
   });
   await server.listen();
   const port = server.port;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
+import { PEER_IP_HEADERS, PORT_ERROR_HEADER } from '../brand.js';
 import type { Exchange } from '../domain/har.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
@@ -8,18 +9,10 @@ import { forward, passHeaders, readBody, requestBytes, responseBytes } from './f
 import type { ProxyNetwork } from './network.js';
 import { connectHead, connectVia, relay } from './tunnel.js';
 import type { Gate } from './upstream.js';
-import { headerBrand } from './username.js';
 
 // One request through a proxy port (plain HTTP, or HTTPS inside an SSL-analyzing port): the port's
 // headers added, sent upstream (within its throttle, retried when the upstream cannot be reached),
 // a banned exit peer answered by taking a new session, and the exchange logged.
-
-/**
- * The brand word the real manager sends upstream: `brd-customer-…` (the first of its username
- * prefixes, `brd` and `lum`; the sandbox's network answers it with `x-brd-ip`, and the real manager's
- * port hands that on in the answer to a tunnel's CONNECT, proven in the real-manager suite).
- */
-export const BRAND = 'brd';
 
 export interface PortRequest {
   store: Store;
@@ -44,7 +37,7 @@ export interface PortRequest {
   log: (x: Exchange) => void;
 }
 
-export const portError = (status: number, message: string) => new RequestError(message, status, { 'x-lpm-error': message });
+export const portError = (status: number, message: string) => new RequestError(message, status, { [PORT_ERROR_HEADER]: message });
 
 /**
  * Runs `send` with the port's session, again `proxy_retry` times while
@@ -108,11 +101,10 @@ export function authorization(ctx: PortRequest, session: string): string {
 }
 
 /** The headers that name the exit peer in an upstream's answer: the real manager reads either. */
-const PEER_HEADERS = ['x-luminati-ip', `x-${headerBrand(BRAND)}-ip`];
 
 /** The exit peer an upstream's answer names, if any. */
 export function peerOf(headers: Record<string, string | string[] | undefined> | undefined): string | null {
-  for (const name of PEER_HEADERS) {
+  for (const name of PEER_IP_HEADERS) {
     const value = [headers?.[name]].flat()[0];
     if (value) return value;
   }

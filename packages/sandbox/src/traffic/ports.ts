@@ -1,6 +1,7 @@
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
+import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../brand.js';
 import { type Exchange, harEntry } from '../domain/har.js';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
@@ -9,7 +10,7 @@ import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
 import type { Inflight } from './inflight.js';
 import { egressAllowed, type ProxyNetwork } from './network.js';
-import { BRAND, type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
+import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
 import { connectHead, TunnelServer, tunnel } from './tunnel.js';
 import { extProxy, Gate } from './upstream.js';
 import { portUsername } from './username.js';
@@ -61,7 +62,7 @@ export class PortTraffic {
     const server = new TunnelServer({
       port,
       host: iface,
-      authRealm: 'Proxy Manager',
+      authRealm: PORT_REALM,
       prepareRequestFunction: (opts) => this.prepare(port, opts),
     });
     await server.listen();
@@ -186,8 +187,8 @@ export class PortTraffic {
     const allowed = [...(cfg.whitelist_ips ?? s.whitelist_ips), ...s.fixed_whitelist_ips];
     if (!ipInList(clientIp, allowed))
       throw new RequestError(`Client IP ${clientIp} is not in the whitelist of port ${port}`, 407, {
-        'proxy-authenticate': 'Basic realm="Proxy Manager"',
-        'x-lpm-error': 'ip_forbidden',
+        'proxy-authenticate': `Basic realm="${PORT_REALM}"`,
+        [PORT_ERROR_HEADER]: 'ip_forbidden',
       });
     const loop = this.loopOf(cfg);
     if (loop) throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; name another proxy upstream`);
@@ -195,7 +196,7 @@ export class PortTraffic {
     const zoneName = cfg.zone ?? s.zone;
     const zone = store.zones.get(zoneName);
     const password = cfg.password ?? zone?.passwords[0] ?? s.password ?? '';
-    const userFor = (session: string) => portUsername(cfg, s.customer, zoneName, session, BRAND);
+    const userFor = (session: string) => portUsername(cfg, s.customer, zoneName, session, UPSTREAM_BRAND);
     const session = this.session(cfg, clientIp);
     const started = this.o.now();
     const ctx: PortRequest = {

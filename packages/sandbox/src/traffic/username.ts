@@ -42,9 +42,6 @@ export function parseUsername(username: string, strict = false): ProxyUser | { e
   return { brand, customer, zone, options };
 }
 
-/** The name of the network's response headers for a brand: the real network answers `lum` users as `luminati`. */
-export const headerBrand = (brand: string): string => (brand.toLowerCase() === 'lum' ? 'luminati' : brand.toLowerCase());
-
 /** The options a port's configuration puts into its upstream username, in the real manager's order. */
 const PORT_OPTIONS = ['country', 'state', 'city', 'zip', 'asn', 'os', 'ip', 'vip', 'dns', 'mobile'] as const;
 

@@ -1,0 +1,30 @@
+// Brand words, realms and the error header, in one place: the words the provider's programs put in
+// paths, usernames and headers, and the names the sandbox answers with.
+
+/** The brand word of the real local proxy manager's user paths (`/api/lpm_users`); the spec writes `pm`. */
+export const REAL_MANAGER_BRAND = 'lpm';
+
+/**
+ * The brand word the real manager sends upstream: `brd-customer-…` (the first of its username
+ * prefixes, `brd` and `lum`; the sandbox's network answers it with `x-brd-ip`, and the real manager's
+ * port hands that on in the answer to a tunnel's CONNECT, proven in the real-manager suite).
+ */
+export const UPSTREAM_BRAND = 'brd';
+
+/** The older brand word of the provider's usernames (`lum-customer-…`), still accepted by its network. */
+export const LEGACY_BRAND = 'lum';
+
+/** The name of the network's response headers for a brand: the real network answers `lum` users as `luminati`. */
+export const headerBrand = (brand: string): string => (brand.toLowerCase() === LEGACY_BRAND ? 'luminati' : brand.toLowerCase());
+
+/** The headers that name the exit peer's IP in an answer of the network, the legacy one first. */
+export const PEER_IP_HEADERS = [`x-${headerBrand(LEGACY_BRAND)}-ip`, `x-${headerBrand(UPSTREAM_BRAND)}-ip`];
+
+/** The header in which a manager port names why it refused or failed a request (as the real manager). */
+export const PORT_ERROR_HEADER = 'x-lpm-error';
+
+/** The realm of a manager port's 407 (`Proxy-Authenticate`), as the real manager sends it. */
+export const PORT_REALM = 'Proxy Manager';
+
+/** The realm of the sandbox's proxy network: in its 407s' `Proxy-Authenticate`, and its `Server` on a refusal. */
+export const NETWORK_REALM = 'zone-api sandbox proxy network';
