@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { defaultSeed } from './domain/seed.js';
-import { type Store, validateSeed } from './domain/state.js';
+import { validateSeed } from './domain/seed-check.js';
+import type { Store } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import type { ApiName, OpenApiDoc } from './router/spec.js';
 import { isSeedBuilder } from './seed-builder.js';

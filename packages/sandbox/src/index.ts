@@ -4,7 +4,7 @@ export type { AccountAuth } from './account/auth.js';
 export type { Call, CallFilter } from './calls.js';
 export type { FaultControl } from './control.js';
 export { defaultSeed, SEED } from './domain/seed.js';
-export { validateSeed } from './domain/state.js';
+export { validateSeed } from './domain/seed-check.js';
 export type { ProxyPortConfig, StateData, StoredPlan, ZoneState } from './domain/types.js';
 export { type ErrorDetail, HttpError } from './errors.js';
 export type { Override, OverrideAnswer, Overrides } from './overrides.js';

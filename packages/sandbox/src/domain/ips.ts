@@ -1,8 +1,7 @@
 import { HttpError } from '../errors.js';
 import { GIP_REFRESH_COST } from './money.js';
 import { intToIpv4, ipv4ToInt } from './net.js';
-import type { Store } from './state.js';
-import type { PoolGip, PoolIp, StoredPlan, ZoneState } from './types.js';
+import type { PoolGip, PoolIp, PoolState, StoredPlan, ZoneState } from './types.js';
 
 const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
@@ -26,7 +25,7 @@ export function countryOf(p: PoolIp, db: string): string {
   return p.ext?.[db as 'dbip' | 'ip2location' | 'google'] ?? p.country;
 }
 
-export function freeIps(store: Store, f: IpFilter, now = store.clock.now()): PoolIp[] {
+export function freeIps(store: PoolState, f: IpFilter, now = store.clock.now()): PoolIp[] {
   const out: PoolIp[] = [];
   const dbs = f.geoDb?.length ? f.geoDb : ['maxmind'];
   let cityCountry: string | undefined;
@@ -50,7 +49,7 @@ export function freeIps(store: Store, f: IpFilter, now = store.clock.now()): Poo
   return out;
 }
 
-export function freeGips(store: Store, country?: string, exclude?: ReadonlySet<string>): PoolGip[] {
+export function freeGips(store: PoolState, country?: string, exclude?: ReadonlySet<string>): PoolGip[] {
   const out: PoolGip[] = [];
   const cc = country && country !== 'any' ? country.toLowerCase() : undefined;
   for (const g of store.gipPool.values()) {
@@ -66,7 +65,7 @@ export const currentPlan = (zone: ZoneState): StoredPlan => zone.plans[zone.plan
 /** Plans other than `shared` draw on the pool's dedicated IPs. */
 export const planShared = (plan: StoredPlan) => (plan.ips_type ?? 'shared') === 'shared';
 
-export function allocate(store: Store, zone: ZoneState, ips: PoolIp[]): void {
+export function allocate(store: PoolState, zone: ZoneState, ips: PoolIp[]): void {
   for (const p of ips) {
     store.allocated.set(p.ip, zone.name);
     zone.ips.push(p.ip);
@@ -74,7 +73,7 @@ export function allocate(store: Store, zone: ZoneState, ips: PoolIp[]): void {
   syncPlanIps(zone);
 }
 
-export function release(store: Store, zone: ZoneState, ips: readonly string[], now = store.clock.now()): void {
+export function release(store: PoolState, zone: ZoneState, ips: readonly string[], now = store.clock.now()): void {
   const gone = new Set(ips);
   zone.ips = zone.ips.filter((ip) => !gone.has(ip));
   const at = new Date(now).toISOString();
@@ -93,7 +92,7 @@ function syncPlanIps(zone: ZoneState): void {
 }
 
 /** Gives the Zone these free gIPs. */
-export function allocateGips(store: Store, zone: ZoneState, gips: readonly PoolGip[]): void {
+export function allocateGips(store: PoolState, zone: ZoneState, gips: readonly PoolGip[]): void {
   for (const g of gips) {
     zone.gips.push(g.vip);
     store.gipAllocated.set(g.vip, zone.name);
@@ -105,7 +104,7 @@ export function allocateGips(store: Store, zone: ZoneState, gips: readonly PoolG
  * same region prefix, and charges the refresh (`GIP_REFRESH_COST` each, into `pending_costs`). All
  * replacements are found before anything changes, so a refusal leaves the Zone and the pool as they were.
  */
-export function replaceGips(store: Store, zone: ZoneState, targets: readonly string[], field: string): void {
+export function replaceGips(store: PoolState, zone: ZoneState, targets: readonly string[], field: string): void {
   const unique = [...new Set(targets)];
   const taken = new Set<string>();
   const replacement = new Map<string, string>();
@@ -136,7 +135,7 @@ export function replaceGips(store: Store, zone: ZoneState, targets: readonly str
   });
 }
 
-export function releaseGips(store: Store, zone: ZoneState, vips: readonly string[]): void {
+export function releaseGips(store: PoolState, zone: ZoneState, vips: readonly string[]): void {
   const gone = new Set(vips);
   zone.gips = zone.gips.filter((v) => !gone.has(v));
   for (const v of vips) store.gipAllocated.delete(v);
@@ -164,7 +163,7 @@ export function ipRange(ips: readonly string[]): string {
   return `${intToIpv4(first)}-${intToIpv4(last)}`;
 }
 
-export function ipRecord(store: Store, ip: string) {
+export function ipRecord(store: PoolState, ip: string) {
   const p = store.pool.get(ip);
   const country = p?.country ?? 'us';
   return {
@@ -180,7 +179,7 @@ export function ipRecord(store: Store, ip: string) {
  * before anything changes, so a refusal leaves the Zone and the pool as they were.
  */
 export function replaceIps(
-  store: Store,
+  store: PoolState,
   zone: ZoneState,
   targets: readonly string[],
   where: { country?: string; countryCity?: string },

@@ -194,3 +194,21 @@ export interface StateData {
   charges: Charge[];
   manager: ManagerState;
 }
+
+/**
+ * What the IP and gIP pools read and change (`ips.ts`): the pools, who holds each IP, and where a
+ * refresh is charged. The Store is one; the pools' functions need no more of it.
+ */
+export interface PoolState {
+  pool: Map<string, PoolIp>;
+  /** Datacenter IP -> Zone name. */
+  allocated: Map<string, string>;
+  gipPool: Map<string, PoolGip>;
+  /** gIP -> Zone name. */
+  gipAllocated: Map<string, string>;
+  account: { pending_costs: number };
+  charges: Charge[];
+  clock: { now(): number };
+  /** Marks the pools as changed, for the data file. */
+  touch(section: 'pools'): void;
+}
