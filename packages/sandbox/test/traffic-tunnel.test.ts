@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
-import { basicAuth, freePort, peerOf, viaProxy } from '@zone-api/testkit';
+import { basicAuth, freePort, peerOf, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { C, listenOnLoopback, RES, RES_PW, type Rec, useTrafficSandbox } from './helpers.js';
 
@@ -47,33 +47,6 @@ function openTunnel(proxy: string, authority: string, auth?: string): Promise<{ 
   });
 }
 
-/**
- * A raw CONNECT to `authority` through `proxy`: the answer's status and headers and, when it is 200,
- * what the echo target sends back for a line written through the tunnel.
- */
-async function tunnelThrough(
-  proxy: string,
-  authority: string,
-  auth?: string,
-): Promise<{ status: number; headers: IncomingHttpHeaders; echoed?: string }> {
-  const { res, socket } = await openTunnel(proxy, authority, auth);
-  const answer = { status: res.statusCode ?? 0, headers: res.headers };
-  if (answer.status !== 200) {
-    socket.destroy();
-    return answer;
-  }
-  return new Promise((resolve) => {
-    let got = '';
-    socket.on('data', (d: Buffer) => {
-      got += d.toString();
-      if (got.endsWith('\n')) socket.end();
-    });
-    socket.once('close', () => resolve({ ...answer, echoed: got }));
-    socket.resume();
-    socket.write('ping through the tunnel\n');
-  });
-}
-
 const portPeerOf = (headers: IncomingHttpHeaders) => peerOf(headers, 'brd');
 const zonePeers = () =>
   t.sandbox
@@ -84,12 +57,12 @@ const zonePeers = () =>
 describe('CONNECT tunnels name their exit peer', () => {
   it('the network answers a CONNECT with the exit peer in x-<brand>-ip, kept for the session', async () => {
     const auth = basicAuth(`lum-customer-${C}-zone-${RES}-session-tun1`, RES_PW);
-    const a = await tunnelThrough(t.sandbox.networkUrl as string, target, auth);
+    const a = await tunnelThrough(t.sandbox.networkUrl as string, target, { auth });
     expect(a).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
     expect(zonePeers()).toContain(peerOf(a.headers));
-    expect(peerOf((await tunnelThrough(t.sandbox.networkUrl as string, target, auth)).headers)).toBe(peerOf(a.headers));
+    expect(peerOf((await tunnelThrough(t.sandbox.networkUrl as string, target, { auth })).headers)).toBe(peerOf(a.headers));
     // A target that refuses: the network answers 502 with its error headers (nothing was opened).
-    const closed = await tunnelThrough(t.sandbox.networkUrl as string, `127.0.0.1:${await freePort()}`, auth);
+    const closed = await tunnelThrough(t.sandbox.networkUrl as string, `127.0.0.1:${await freePort()}`, { auth });
     expect(closed.status).toBe(502);
     expect(closed.headers['x-luminati-err-code']).toBe('target_unreachable');
     expect(peerOf(closed.headers)).toBeUndefined();

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ApiName, bundlePath, deref, esc, type OpenApiDoc, resolvePointer } from '@zone-api/spec/model';
@@ -183,5 +184,50 @@ export function viaProxy(
     });
     req.on('error', (err) => resolve({ status: 0, headers: {}, text: err.message }));
     req.end(o.body);
+  });
+}
+
+/** What a CONNECT through a proxy gave: the answer and, when it is 200, what came back through the tunnel. */
+export interface TunnelAnswer {
+  status: number;
+  statusMessage: string;
+  headers: IncomingHttpHeaders;
+  /** What the (echo) target sent back for `line`, up to its newline; only when the tunnel opened. */
+  echoed?: string;
+}
+
+/**
+ * A raw CONNECT to `authority` through `proxy` (node's http client, which shows the proxy's own answer
+ * whole): the answer's status, status text and headers, and, when it is 200, what an echo target sends
+ * back for `line` written through the tunnel. Bounded: no answer within `timeoutMs` is an error.
+ */
+export function tunnelThrough(
+  proxy: string,
+  authority: string,
+  o: { auth?: string; line?: string; timeoutMs?: number } = {},
+): Promise<TunnelAnswer> {
+  const p = new URL(proxy);
+  const line = o.line ?? 'ping through the tunnel\n';
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = o.auth ? { 'proxy-authorization': o.auth } : {};
+    const req = httpRequest({ host: p.hostname, port: p.port, method: 'CONNECT', path: authority, headers, agent: false });
+    req.setTimeout(o.timeoutMs ?? 10_000, () => req.destroy(new Error(`no answer to the CONNECT to ${authority}`)));
+    req.once('error', reject);
+    req.once('connect', (res, socket: Socket) => {
+      const answer = { status: res.statusCode ?? 0, statusMessage: res.statusMessage ?? '', headers: res.headers };
+      if (answer.status !== 200) {
+        socket.destroy();
+        resolve(answer);
+        return;
+      }
+      let got = '';
+      socket.on('data', (d: Buffer) => {
+        got += d.toString();
+        if (got.endsWith('\n')) socket.end();
+      });
+      socket.once('close', () => resolve({ ...answer, echoed: got }));
+      socket.write(line);
+    });
+    req.end();
   });
 }
