@@ -104,7 +104,7 @@ export async function hostilePart() {
       return `${r.status}`;
     });
     for (const [label, pattern] of [
-      ['search: 961-character pattern', '(a|b)'.repeat(192) + 'a'],
+      ['search: 961-character pattern', `${'(a|b)'.repeat(192)}a`],
       ['search: 20 characters compiling to 9,902 instructions', '(?:ab|cd|ef|gh){900}'],
       ['search: the largest admitted (budget-size) over 1,000 long URLs', '(?:[a-z][0-9]|x|y|z){45}$'],
     ]) {

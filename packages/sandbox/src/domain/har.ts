@@ -10,6 +10,18 @@ import type { HarEntry } from './types.js';
 // The real manager also logs the upstream password in `details.password`; the sandbox does not
 // write a credential into a log.
 
+/**
+ * What the HAR log holds at most, whatever the `logs` setting asks (the real manager keeps any number,
+ * and `logs: 2147483647` once let the log grow without bound): entries, and bytes of the bodies they
+ * keep; past either the oldest entries go, as past `logs`. The sandbox's own bounds.
+ */
+export const HAR_LIMITS = { entries: 10_000, bytes: 64 * 1024 * 1024 } as const;
+
+/** The bytes an entry holds, roughly: its kept bodies and a kilobyte for the rest. */
+export function harEntryWeight(e: HarEntry): number {
+  return 1024 + (e.request.postData?.text?.length ?? 0) + (e.response.content.text?.length ?? 0);
+}
+
 export interface Exchange {
   port: number;
   started: number;

@@ -6,6 +6,13 @@ import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
 
 const FIRST_PORT = 24000;
+/** The real manager's `ports_limit` default: ports at once (util/lpm_config_static.js 110, lib/mixins/mgr_proxy.js 161-166). */
+export const PORTS_LIMIT = 10_000;
+/**
+ * Bytes of configuration one create may store with `multiply` (copies x the config's JSON): 700 copies
+ * of a 1.3 MB config once took the sandbox out of memory. The sandbox's own bound (the real manager has none).
+ */
+export const MULTIPLY_BYTES_LIMIT = 64 * 1024 * 1024;
 
 /** The observed `{errors: [{msg, field}]}` of port creation and update. */
 const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { body: { errors: [field ? { msg, field } : { msg }] } });
@@ -91,6 +98,13 @@ export function portsHandlers(c: ManagerContext) {
       const picked = given.port === undefined ? await nextPort((given as { iface?: string }).iface) : undefined;
       const first = given.port ?? (picked as number);
       const count = multiply && multiply > 1 ? multiply : 1;
+      if (store.ports.size + count > PORTS_LIMIT) throw portErrors(`number of many proxy ports exceeding the limit: ${PORTS_LIMIT}`);
+      const size = Buffer.byteLength(JSON.stringify(given));
+      if (count * size > MULTIPLY_BYTES_LIMIT)
+        throw portErrors(
+          `multiply: ${count} copies of a ${size}-byte configuration would store ${count * size} bytes, more than ${MULTIPLY_BYTES_LIMIT}`,
+          'multiply',
+        );
       const ports = Array.from({ length: count }, (_, i) => first + i);
       const configs = ports.map((port) => ({ ...structuredClone(given), port }));
       // The numbers this create holds while it opens them (nextPort reserved the first).

@@ -1,3 +1,4 @@
+import { HAR_LIMITS } from '../domain/har.js';
 import { isWhitelistEntry } from '../domain/net.js';
 import { badRequest, HttpError } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
@@ -65,6 +66,9 @@ export function settingsHandlers(c: ManagerContext) {
       // The manager keeps `logs` as the number of requests its HAR log keeps, 0 for none; a boolean
       // becomes a number as its settings coercion makes it (`Number(true)`: 1), lib/middleware.js 102-111.
       if (b.logs !== undefined) {
+        // The log holds at most HAR_LIMITS.entries whatever is asked; `--strict` refuses more.
+        if (options.strict && Number(b.logs) > HAR_LIMITS.entries)
+          throw badRequest('body.logs', `is more than the ${HAR_LIMITS.entries} entries the sandbox's log keeps`);
         s.logs = Number(b.logs);
         // A smaller number trims the log to its newest entries at once; 0 keeps what is there (loki.js 91-99).
         const har = m().har;

@@ -3,6 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
 import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
+import { BODY_DEPTH_LIMIT, tooDeep } from './depth.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
@@ -124,7 +125,17 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if ((body as string).length === 0) return done(null, undefined);
-    jsonParser(req, body as string, done);
+    jsonParser(req, body as string, (err, parsed) => {
+      if (err) return done(err);
+      const deep = tooDeep(parsed);
+      if (deep)
+        return done(
+          new HttpError(400, 'Invalid request body', {
+            details: [{ field: deep, reason: `nests deeper than ${BODY_DEPTH_LIMIT} levels` }],
+          }),
+        );
+      done(null, parsed);
+    });
   });
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
     if ((body as string).length > 0) (req as Req)[kUnsupportedMedia] = String(req.headers['content-type'] ?? '');

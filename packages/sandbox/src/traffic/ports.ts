@@ -2,10 +2,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import { connect, isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../brand.js';
-import { type Exchange, harEntry } from '../domain/har.js';
+import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight } from '../domain/har.js';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
-import type { ProxyPortConfig } from '../domain/types.js';
+import type { HarEntry, ProxyPortConfig } from '../domain/types.js';
 import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
 import type { Inflight } from './inflight.js';
@@ -19,6 +19,8 @@ import { portUsername } from './username.js';
 // `iface` (loopback by default) that forwards to its upstream (`proxy`:`proxy_port`, the sandbox's
 // proxy network by default) with the username built from its configuration, applies its headers,
 // client whitelist, sessions and bans, and logs each request into the HAR log (port-request.ts).
+
+const sumWeights = (har: readonly HarEntry[]) => har.reduce((n, e) => n + harEntryWeight(e), 0);
 
 export interface PortTrafficOptions {
   store: Store;
@@ -41,6 +43,8 @@ export class PortTraffic {
   private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
   private readonly gates = new Map<number, Gate>();
   private rotation = 0;
+  /** The HAR log's bytes (harEntryWeight) as last counted, and the array and length they were counted for. */
+  private har: { of?: HarEntry[]; count: number; bytes: number } = { count: 0, bytes: 0 };
   private extTurn = 0;
 
   constructor(private readonly o: PortTrafficOptions) {}
@@ -307,12 +311,20 @@ export class PortTraffic {
    * (as the real manager: lib/manager.js 360-367, lib/loki.js 91-99).
    */
   private log(x: Exchange): void {
-    const keep = Math.max(0, Number(this.o.store.manager.settings.logs) || 0);
+    const keep = Math.min(Math.max(0, Number(this.o.store.manager.settings.logs) || 0), HAR_LIMITS.entries);
     if (!keep) return;
     const har = this.o.store.manager.har;
-    har.push(harEntry(x));
+    // The bytes the log holds, counted as entries come and go; counted again when someone else changed it.
+    if (har !== this.har.of || har.length !== this.har.count) this.har = { of: har, count: har.length, bytes: sumWeights(har) };
+    const entry = harEntry(x);
+    har.push(entry);
+    this.har.bytes += harEntryWeight(entry);
+    let drop = Math.max(0, har.length - keep);
+    for (let i = 0; i < drop; i++) this.har.bytes -= harEntryWeight(har[i] as HarEntry);
+    while (this.har.bytes > HAR_LIMITS.bytes && drop < har.length - 1) this.har.bytes -= harEntryWeight(har[drop++] as HarEntry);
+    if (drop) har.splice(0, drop);
+    this.har.count = har.length;
     this.o.store.touch('har');
-    if (har.length > keep) har.splice(0, har.length - keep);
     this.o.changed();
   }
 }
