@@ -1,25 +1,52 @@
 #!/usr/bin/env node
 // `pnpm generate:clients [python|go ...]`: Python and Go clients of both APIs, generated with
-// openapi-generator 4.3.1 (the npm package that ships its jar; runs on Java 17) from the OpenAPI 3.0.3
-// variants (4.3.1 reads 3.0 only), shaped for it (generatorInput below; written beside the clients),
-// into artifacts/clients/<lang>/<api>/. A build output, never committed, never edited after generation.
-// What the generator gets wrong, and how the shaping avoids it, is listed in packages/spec/README.md.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+// openapi-generator 5.0.0-beta (the newest that works of the npm packages that ship its jar; runs on Java 17;
+// packages/spec/README.md says why not 5.0.0-beta2) from the
+// OpenAPI 3.0.3 variants (it reads 3.0 only), shaped for it (generatorInput below; written beside the
+// clients), into artifacts/clients/<lang>/<api>/, each a package a user installs: Python a PEP 621
+// project with its wheel in artifacts/clients/python/dist/, Go a module. The files that make them
+// packages (pyproject.toml, go.mod, the READMEs with their examples) are written here from
+// packages/spec/clients/, the generator told to leave them alone. A build output, never committed,
+// never edited after generation. What the generator gets wrong, and how the shaping avoids it, is
+// listed in packages/spec/README.md.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, join, relative } from 'node:path';
 import { openapi30Path } from './artifacts.mjs';
 import { isMain, root } from './lib.mjs';
+import { SAMPLE_ENV } from './samples.mjs';
 
 export const clientsDir = join(root, 'artifacts/clients');
 export const LANGS = ['python', 'go'];
 const APIS = ['account', 'manager'];
 const version = JSON.parse(readFileSync(join(root, 'packages/spec/package.json'), 'utf8')).version;
+/** The generator's version, as its npm package names it (`1.0.15-5.0.0-beta`: the wrapper, then the generator). */
+const generatorVersion = JSON.parse(readFileSync(join(root, 'node_modules/@openapitools/openapi-generator-cli/package.json'), 'utf8'))
+  .version.split('-')
+  .slice(1)
+  .join('-');
+/** The templates of what makes each client a package (READMEs, examples). */
+const ownDir = join(root, 'packages/spec/clients');
+/** Where the Python wheels are written. */
+export const wheelDir = join(clientsDir, 'python/dist');
+/**
+ * What the generated Python package imports beyond the standard library (the generator's own
+ * setup.py lists the same as its REQUIRES).
+ */
+const PYTHON_DEPENDENCIES = ['urllib3 >= 1.15', 'six >= 1.10', 'certifi', 'python-dateutil'];
+/** Files the generator would write that are written here instead (or not at all: setup.py gives way to pyproject.toml). */
+const OWN_FILES = {
+  python: ['setup.py', 'setup.cfg', 'README.md', 'requirements.txt', 'test-requirements.txt', 'tox.ini'],
+  go: ['go.mod', 'go.sum', 'README.md'],
+};
 
 /** Where a generated client lives, and the names it is generated under. */
 export function target(lang, api) {
   return {
     dir: join(clientsDir, lang, api),
     python: `zone_${api}`,
+    project: `zone-${api}`,
+    wheel: `zone_${api}-${version}-py3-none-any.whl`,
     go: { package: `zone${api}`, module: `github.com/zone-api/${api}-go` },
   };
 }
@@ -58,8 +85,8 @@ function run(cmd, args) {
 }
 
 /**
- * 4.3.1's go-experimental writes a go.mod that says `go 1.13`: below 1.17 Go loads the whole module
- * graph of x/oauth2, which fails offline. The generator is told to skip it and this one is written.
+ * The generator's go.mod says `go 1.13`: below 1.17 Go loads the whole module graph of x/oauth2,
+ * which fails offline. The generator is told to skip it and this one is written.
  */
 function goMod(t) {
   return `module ${t.go.module}
@@ -182,18 +209,92 @@ export function generatorInput(doc30, lang) {
 /** Where the generator input of an API for a language is written, beside the clients. */
 export const inputPath = (api, lang) => join(clientsDir, 'input', `${lang}-${api}.openapi-3.0.json`);
 
+/** The PEP 621 project file of a Python client (setuptools builds it; the generator's setup.py is not written). */
+function pyproject(t, title) {
+  const list = (xs) => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
+  return `[build-system]
+requires = ["setuptools >= 61", "wheel"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "${t.project}"
+version = "${version}"
+description = ${JSON.stringify(`Python client of the ${title}, generated from @zone-api/spec ${version} by openapi-generator ${generatorVersion}`)}
+readme = "README.md"
+requires-python = ">= 3.7"
+license = { text = "MIT" }
+dependencies = ${list(PYTHON_DEPENDENCIES)}
+
+[tool.setuptools.packages.find]
+include = ["${t.python}", "${t.python}.*"]
+`;
+}
+
+/** A README of packages/spec/clients/<lang>/ with its placeholders filled in, the example of the API included. */
+function readme(lang, api, title) {
+  const t = target(lang, api);
+  const env = SAMPLE_ENV[api];
+  const envText = env.urlDefault
+    ? `The example reads the manager's address from \`${env.url}\` (default \`${env.urlDefault}\`).`
+    : `The example reads the API host from \`${env.url}\` and your API token from \`${env.token}\` (the names the reference docs' code samples use).`;
+  const example = readFileSync(join(ownDir, lang, `example-${api}.${lang === 'python' ? 'py' : 'go'}`), 'utf8').trimEnd();
+  const values = {
+    api,
+    title,
+    version,
+    generator: generatorVersion,
+    project: t.project,
+    module: lang === 'python' ? t.python : t.go.module,
+    package: t.go.package,
+    wheel: t.wheel,
+    env: envText,
+    example,
+  };
+  return readFileSync(join(ownDir, lang, 'README.md'), 'utf8').replace(/\{\{(\w+)\}\}/g, (m, k) => {
+    if (!(k in values)) throw new Error(`packages/spec/clients/${lang}/README.md: unknown placeholder ${m}`);
+    return values[k];
+  });
+}
+
+/**
+ * A python3 on the PATH that builds wheels: setuptools 61 or newer (PEP 621), wheel and pip. The first
+ * python3 on the PATH may lack `wheel` (setuptools before 70.1 needs it for bdist_wheel); Debian's has it.
+ */
+function wheelBuilder() {
+  const check = 'import setuptools, wheel, pip, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 61)';
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    const python = join(dir, 'python3');
+    if (existsSync(python) && spawnSync(python, ['-c', check], { stdio: 'ignore' }).status === 0) return python;
+  }
+  throw new Error(
+    'no python3 on the PATH has setuptools >= 61, wheel and pip to build the Python clients: run `bash scripts/setup.sh` as root (installs Debian python3-setuptools, python3-wheel, python3-pip)',
+  );
+}
+
+/** Builds the wheel of a generated Python client into wheelDir, offline (no index, no isolated build environment). */
+async function buildWheel(t) {
+  mkdirSync(wheelDir, { recursive: true });
+  rmSync(join(wheelDir, t.wheel), { force: true });
+  await run(wheelBuilder(), ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '--no-index', '-q', '-w', wheelDir, t.dir]);
+  if (!readdirSync(wheelDir).includes(t.wheel)) throw new Error(`pip built no ${t.wheel} in ${relative(root, wheelDir)}`);
+}
+
 async function generate(lang, api) {
   const t = target(lang, api);
   rmSync(t.dir, { recursive: true, force: true });
   mkdirSync(t.dir, { recursive: true });
-  if (lang === 'go') writeFileSync(join(t.dir, '.openapi-generator-ignore'), 'go.mod\ngo.sum\n');
+  writeFileSync(join(t.dir, '.openapi-generator-ignore'), `${OWN_FILES[lang].join('\n')}\n`);
   // The jar is run directly: the package's bin joins its arguments into one shell command, which
   // splits a checkout path that has a space in it.
   const jar = join(root, 'node_modules/@openapitools/openapi-generator-cli/bin/openapi-generator.jar');
   const javaOpts = (process.env.JAVA_OPTS ?? '').split(/\s+/).filter(Boolean);
   await run('java', [...javaOpts, '-jar', jar, ...generatorArgs(lang, api)]);
-  if (lang === 'go') {
-    writeFileSync(join(t.dir, 'go.mod'), goMod(t));
+  const title = JSON.parse(readFileSync(openapi30Path(api), 'utf8')).info.title;
+  writeFileSync(join(t.dir, 'README.md'), readme(lang, api, title));
+  if (lang === 'go') writeFileSync(join(t.dir, 'go.mod'), goMod(t));
+  if (lang === 'python') {
+    writeFileSync(join(t.dir, 'pyproject.toml'), pyproject(t, title));
+    await buildWheel(t);
   }
   return t.dir;
 }
@@ -210,6 +311,7 @@ export async function generateClients(langs = LANGS) {
   }
   const jobs = langs.flatMap((lang) => APIS.map((api) => [lang, api]));
   const done = [];
+  if (langs.includes('python')) wheelBuilder();
   for (let i = 0; i < jobs.length; i += 2) {
     done.push(...(await Promise.all(jobs.slice(i, i + 2).map(([lang, api]) => generate(lang, api)))));
   }

@@ -59,8 +59,8 @@ def with_http_info(method):
 
 
 def declared_type(method, arg):
-    """The type the generated docstring gives an argument (a model class name for the body)."""
-    m = re.search(r":param (\S+) " + re.escape(arg) + ":", method.__doc__ or "")
+    """The type the generated docstring gives an argument (a model class name for the body): `:type arg: T`."""
+    m = re.search(r":type " + re.escape(arg) + r": (\S+)", method.__doc__ or "")
     return m.group(1) if m else "object"
 
 
@@ -84,7 +84,8 @@ def call(api_name, api, c):
     api_key = None
     if c.get("credential"):
         # The only API key of the bundles is the manager token, which getNewToken issues (the scheme's description says so).
-        api_key = (c["credential"]["header"], method_of(pkg, client(pkg, api), "getNewToken")().token)
+        # The generator keys api_key by the security scheme's name (`managerToken`).
+        api_key = (c["credential"]["scheme"], method_of(pkg, client(pkg, api), "getNewToken")().token)
     api_client = client(pkg, api, api_key)
     method = method_of(pkg, api_client, c["operationId"])
     code = method.__func__.__code__

@@ -30,10 +30,12 @@ def call(name, fn):
 
 def account_client(**auth):
     cfg = zone_account.Configuration(host=account_url)
-    if "token" in auth:
-        cfg.access_token = auth["token"]
+    # Always set: the generated Configuration reads it on every call of the account API but never
+    # gives it a value of its own (AttributeError without a bearer token).
+    cfg.access_token = auth.get("token")
     if "zone_header" in auth:
-        cfg.api_key["X-Service-Auth"] = auth["zone_header"]
+        # The generator keys api_key by the security scheme's name.
+        cfg.api_key["zoneCredential"] = auth["zone_header"]
     return zone_account.ApiClient(cfg)
 
 
@@ -61,7 +63,7 @@ call(
 )
 
 mcfg = zone_manager.Configuration(host=manager_url)
-mcfg.api_key["Authorization"] = "smoke-manager-token"
+mcfg.api_key["managerToken"] = "smoke-manager-token"
 manager = zone_manager.ApiClient(mcfg)
 call("getVersion (GET, no credential)", lambda: zone_manager.LifecycleApi(manager).get_version())
 call(
