@@ -28,6 +28,13 @@ const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 export class Accounts {
   private readonly entries = new Map<string, AccountEntry>();
+  /**
+   * Each created account's bearer tokens and basic credentials (`user:password`), so that a request finds
+   * its account in one look-up however many there are. An account's secrets stay the same across its
+   * resets; the first account's are read from its store.
+   */
+  private readonly byToken = new Map<string, AccountEntry>();
+  private readonly byBasic = new Map<string, AccountEntry>();
   /** The built-in seed, built once: each account copies it (its Store copies what it loads). */
   private builtIn: StateData | undefined;
 
@@ -51,7 +58,7 @@ export class Accounts {
 
   /**
    * The store a request's credential belongs to (`X-Service-Auth` names its customer; a token or a
-   * basic credential is looked up in each account); the first account's when none holds it, which then
+   * basic credential is looked up in the index of created accounts); the first account's when none holds it, which then
    * refuses the credential as unknown.
    */
   storeFor(req: FastifyRequest): Store {
@@ -66,14 +73,15 @@ export class Accounts {
     const space = header.indexOf(' ');
     const scheme = header.slice(0, space).toLowerCase();
     const value = header.slice(space + 1).trim();
-    const holds =
-      scheme === 'bearer'
-        ? (s: Store) => s.tokens.has(value)
-        : scheme === 'basic'
-          ? (s: Store) => s.basic.has(Buffer.from(value, 'base64').toString('utf8'))
-          : () => false;
-    if (holds(this.primary())) return this.primary();
-    for (const e of this.entries.values()) if (holds(e.store)) return e.store;
+    if (scheme === 'bearer') {
+      if (this.primary().tokens.has(value)) return this.primary();
+      return this.byToken.get(value)?.store ?? this.primary();
+    }
+    if (scheme === 'basic') {
+      const pair = Buffer.from(value, 'base64').toString('utf8');
+      if (this.primary().basic.has(pair)) return this.primary();
+      return this.byBasic.get(pair)?.store ?? this.primary();
+    }
     return this.primary();
   }
 
@@ -117,7 +125,7 @@ export class Accounts {
     };
     const data = fresh(seed === undefined ? structuredClone(template) : template);
     for (const t of data.account.tokens) {
-      if (this.storeFor({ headers: { authorization: `Bearer ${t.token}` } } as FastifyRequest).tokens.has(t.token))
+      if (this.primary().tokens.has(t.token) || this.byToken.has(t.token))
         throw new Error(`createAccount: a token of the seed (${t.token.slice(0, 4)}…) belongs to another account of the sandbox`);
     }
     // The built-in seed was checked at start; a seed of your own is checked here, every reference with its path.
@@ -131,10 +139,16 @@ export class Accounts {
       reset: () => store.load(pristine ? structuredClone(pristine) : fresh(structuredClone(template)), undefined, true),
     };
     this.entries.set(customer, entry);
+    for (const t of store.tokens.keys()) this.byToken.set(t, entry);
+    for (const b of store.basic.keys()) this.byBasic.set(b, entry);
     return entry;
   }
 
   remove(customer: string): boolean {
+    const entry = this.entries.get(customer);
+    if (!entry) return false;
+    for (const [k, e] of this.byToken) if (e === entry) this.byToken.delete(k);
+    for (const [k, e] of this.byBasic) if (e === entry) this.byBasic.delete(k);
     return this.entries.delete(customer);
   }
 }

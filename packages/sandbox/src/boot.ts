@@ -9,6 +9,8 @@ import { isSeedBuilder } from './seed-builder.js';
 // What startSandbox() reads before it builds anything: the seed (built in, a file or an object,
 // checked), and the credentials it reports from the state.
 
+const builtInChecked = new WeakMap<OpenApiDoc, WeakSet<OpenApiDoc>>();
+
 export function readSeed(seed: string | StateData | { build(): StateData } | undefined, specs: Record<ApiName, OpenApiDoc>): StateData {
   if (isSeedBuilder(seed)) {
     const data = seed.build();
@@ -17,7 +19,12 @@ export function readSeed(seed: string | StateData | { build(): StateData } | und
   }
   if (seed === undefined) {
     const data = defaultSeed();
-    validateSeed(data, specs, 'built-in seed');
+    // The built-in seed is the same each time: checked once per pair of bundle objects (a warm start skips it).
+    const checked = builtInChecked.get(specs.account);
+    if (!checked?.has(specs.manager)) {
+      validateSeed(data, specs, 'built-in seed');
+      builtInChecked.set(specs.account, (checked ?? new WeakSet()).add(specs.manager));
+    }
     return data;
   }
   if (typeof seed !== 'string') {

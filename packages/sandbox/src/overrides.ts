@@ -40,7 +40,7 @@ export function checkedOverrides<A>(
   api: ApiName,
   doc: OpenApiDoc,
   given: Record<string, unknown>,
-  defs: OperationDef[],
+  defs: readonly OperationDef[],
 ): Record<string, Handler<A>> {
   const entries = Object.entries(given).filter(([, h]) => typeof h === 'function') as [string, Handler<A>][];
   if (!entries.length) return {};

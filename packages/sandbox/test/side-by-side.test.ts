@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { viaProxy } from '@zone-api/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultSeed, startSandbox } from '../src/index.js';
+import { running, stopChild, useChildren } from './children.js';
 import { listenOnLoopback, type Rec } from './helpers.js';
 
 // Sandboxes side by side, as parallel CI workers run them: every listener on a free port, the seed's
@@ -13,33 +14,39 @@ import { listenOnLoopback, type Rec } from './helpers.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-/** The bin with --free-ports: its banner once ready, and the ports it printed. */
-function startFree(): Promise<{
+// Every CLI child is tracked from its spawn and ended after its test, passed, failed or timed out.
+const children = useChildren();
+
+/** The bin with --free-ports: its banner once ready (within `readyMs`, else it is killed), and the ports it printed. */
+function startFree(readyMs = 30_000): Promise<{
   child: ChildProcess;
   banner: string;
   ports: { account: number; manager: number; network: number; proxy: Record<string, number> };
 }> {
+  const child = children.spawn(process.execPath, [cli, '--free-ports'], { env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, '--free-ports'], { env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    const timer = setTimeout(() => {
+      reject(new Error(`not ready within ${readyMs} ms: ${out}`));
+      void stopChild(child);
+    }, readyMs);
     child.stdout?.on('data', (d) => {
       out += d;
       const line = /^ {2}ports {8}(\{.*\})$/m.exec(out);
-      if (line && out.includes('control')) resolve({ child, banner: out, ports: JSON.parse(line[1] as string) });
+      if (line && out.includes('control')) {
+        clearTimeout(timer);
+        resolve({ child, banner: out, ports: JSON.parse(line[1] as string) });
+      }
     });
     child.stderr?.on('data', (d) => {
       out += d;
     });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code}: ${out}`));
+    });
   });
 }
-
-const stopped = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 
 const servers: (Server | TcpServer)[] = [];
 afterAll(async () => {
@@ -77,9 +84,26 @@ describe('four sandboxes with traffic side by side (--free-ports, each in its ow
         expect(mine.map((e) => e.details.port)).toEqual(Array(3).fill(r.ports.proxy['24001']));
       }
     } finally {
-      await Promise.all(runs.map((r) => stopped(r.child)));
+      await Promise.all(runs.map((r) => stopChild(r.child)));
     }
   }, 60_000);
+});
+
+describe('no CLI child outlives its test', () => {
+  // The first test starts two children and leaves them running, as a test that timed out or threw
+  // before its own cleanup does; the second finds them gone.
+  const pids: (number | undefined)[] = [];
+  it('a test that does not stop its children', async () => {
+    const runs = await Promise.all([startFree(), startFree()]);
+    pids.push(...runs.map((r) => r.child.pid));
+    expect(pids.filter(running)).toHaveLength(2);
+  }, 60_000);
+
+  it('they were ended after it', () => {
+    expect(pids).toHaveLength(2);
+    expect(pids.filter(running)).toEqual([]);
+    expect(children.live()).toEqual([]);
+  });
 });
 
 describe('startSandbox() on free ports', () => {

@@ -30,8 +30,20 @@ export interface OperationDef extends Pick<OperationFacts, 'permissions' | 'chan
   credentials: string[];
 }
 
-/** The operations of a bundle (the model's `operations`) in the router's terms, read once at start-up. */
-export function routesOf(doc: OpenApiDoc): OperationDef[] {
+/** Each bundle object's routes, read once: a warm start (the same bundle again) reads nothing. */
+const routesByDoc = new WeakMap<OpenApiDoc, readonly OperationDef[]>();
+
+/** The operations of a bundle (the model's `operations`) in the router's terms, read once per bundle object. */
+export function routesOf(doc: OpenApiDoc): readonly OperationDef[] {
+  let routes = routesByDoc.get(doc);
+  if (!routes) {
+    routes = Object.freeze(readRoutes(doc));
+    routesByDoc.set(doc, routes);
+  }
+  return routes;
+}
+
+function readRoutes(doc: OpenApiDoc): OperationDef[] {
   return operations(doc).map((o) => {
     const json = o.requestBody?.content['application/json'];
     const { permissions, changesState, clientIpCheck, brandPrefix } = o.facts;
@@ -56,7 +68,7 @@ export function routesOf(doc: OpenApiDoc): OperationDef[] {
  * Start-up contract: every operation of the bundle has a handler and every handler an operation.
  * The sandbox refuses to start otherwise, so a spec change cannot silently leave a route unserved.
  */
-export function checkHandlers(api: ApiName, ops: OperationDef[], handlerNames: Iterable<string>): void {
+export function checkHandlers(api: ApiName, ops: readonly OperationDef[], handlerNames: Iterable<string>): void {
   const names = new Set(handlerNames);
   const opIds = new Set(ops.map((o) => o.operationId));
   const missing = [...opIds].filter((id) => !names.has(id)).sort();
