@@ -17,8 +17,8 @@ const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 // Every CLI child is tracked from its spawn and ended after its test, passed, failed or timed out.
 const children = useChildren();
 
-/** The bin with --free-ports: its banner once ready (within `readyMs`, else it is killed), and the ports it printed. */
-function startFree(readyMs = 30_000): Promise<{
+/** The bin with --free-ports: its banner once ready (within `readyMs`, else it is killed; four starting at once on a loaded machine took over 30 s), and the ports it printed. */
+function startFree(readyMs = 60_000): Promise<{
   child: ChildProcess;
   banner: string;
   ports: { account: number; manager: number; network: number; proxy: Record<string, number> };
@@ -86,7 +86,7 @@ describe('four sandboxes with traffic side by side (--free-ports, each in its ow
     } finally {
       await Promise.all(runs.map((r) => stopChild(r.child)));
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('no CLI child outlives its test', () => {
@@ -97,7 +97,7 @@ describe('no CLI child outlives its test', () => {
     const runs = await Promise.all([startFree(), startFree()]);
     pids.push(...runs.map((r) => r.child.pid));
     expect(pids.filter(running)).toHaveLength(2);
-  }, 60_000);
+  }, 120_000);
 
   it('they were ended after it', () => {
     expect(pids).toHaveLength(2);
