@@ -263,10 +263,11 @@ const NOT_AGAIN = Symbol('body read');
 
 /**
  * Headers that carry a credential: the clients' own (`Authorization`, `X-Service-Auth`, `X-Lum-Auth`),
- * the caller's, a proxy's and cookies. None goes with a redirect to another origin.
+ * a proxy's, cookies, and the caller's `X-…` headers with a word of a credential in their name
+ * (`X-Auth-Token`, `X-Api-Key`, `X-Client-Secret`; not `X-Author`). None goes with a redirect to another origin.
  */
 function isCredentialHeader(name: string): boolean {
-  return /^(authorization|proxy-authorization|cookie|x-[a-z0-9-]*-?auth(orization)?)$/i.test(name);
+  return /^(authorization|proxy-authorization|cookie|x(-[^-]+)*-(auth|authorization|token|secret|password|api-?key)(-[^-]+)*)$/i.test(name);
 }
 
 /**
