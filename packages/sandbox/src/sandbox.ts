@@ -266,7 +266,11 @@ async function startLocked(
       await saver.save();
     } catch (err) {
       const acked = saver.acknowledged();
-      if (acked) store.load(acked as StateData);
+      if (acked) {
+        store.load(acked as StateData);
+        // The listeners follow the state gone back to: a port the undone change created closes, one it deleted listens again.
+        for (const f of (await traffic.ports?.sync()) ?? []) console.error(`[zone-api sandbox] port ${f.port} cannot listen (${f.error})`);
+      }
       const code = (err as NodeJS.ErrnoException).code;
       throw new HttpError(503, `The change could not be saved to the data file (${code ?? (err as Error).message}), so it was not made`, {
         headers: { 'Retry-After': '1' },

@@ -7,7 +7,7 @@ import { createAccountClient } from '@zone-api/account-client';
 import { createManagerClient } from '@zone-api/manager-client';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { DataFile, journalOf, readState, writeFileAtomic } from '../src/domain/persist.js';
+import { DataFile, foldedOf, journalOf, readState, writeFileAtomic } from '../src/domain/persist.js';
 import { defaultSeed, startSandbox } from '../src/index.js';
 
 const free = { accountPort: 0, managerPort: 0 } as const;
@@ -224,10 +224,18 @@ describe('DataFile (group commit into a journal)', () => {
     expect(readState(file)).toEqual({ small: 5, pools: [0] });
     writeFileSync(journalOf(file), `${journal}{"seq":9,"sec\n{"seq":10,"sections":{"small":6}}\n`);
     expect(() => readState(file)).toThrow(/journal .* is damaged at line 3/);
-    // What a crash between the snapshot's rename and the journal's leaves: a newer snapshot, an older journal.
-    writeFileSync(journalOf(file), journal);
+    // What a crash after a compaction set the journal aside leaves: before the new snapshot was in place,
+    // the old snapshot and its journal set aside (read); after, the new snapshot and that journal (not read).
+    rmSync(journalOf(file));
+    writeFileSync(foldedOf(file), journal);
+    expect(readState(file)).toEqual({ small: 5, pools: [0] });
     writeFileSync(file, JSON.stringify({ small: 9, pools: [4] }));
     expect(readState(file)).toEqual({ small: 9, pools: [4] });
+    // A journal with records beside a snapshot it does not follow (edited while stopped): the start stops.
+    writeFileSync(journalOf(file), journal);
+    expect(() => readState(file)).toThrow(
+      /journal .*\.journal holds 1 acknowledged change\(s\) that follow another version of the data file/,
+    );
     await df.close();
   });
 });

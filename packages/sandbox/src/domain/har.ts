@@ -15,7 +15,7 @@ import type { HarEntry } from './types.js';
  * and `logs: 2147483647` once let the log grow without bound): entries, and bytes of the bodies they
  * keep; past either the oldest entries go, as past `logs`. The sandbox's own bounds.
  */
-export const HAR_LIMITS = { entries: 10_000, bytes: 64 * 1024 * 1024 } as const;
+export const HAR_LIMITS = { entries: 10_000, bytes: 64 * 1024 * 1024, body: 16 * 1024 * 1024 } as const;
 
 /** The bytes an entry holds, roughly: its kept bodies and a kilobyte for the rest. */
 export function harEntryWeight(e: HarEntry): number {
@@ -34,7 +34,10 @@ export interface Exchange {
   status: number | 'unknown';
   statusText: string;
   responseHeaders: Record<string, string>;
+  /** The answer's first bytes, as many as the log keeps of it (harKeep). */
   responseBody: Buffer | undefined;
+  /** The answer's bytes, all of them (responseBody's length when not given). */
+  responseSize?: number;
   inBw: number;
   outBw: number;
   /** A tunnel's bytes from its target (the body of its entry). */
@@ -92,25 +95,37 @@ export function loggedUrl(method: string, url: string): URL | undefined {
   return URL.canParse(absolute) ? new URL(absolute) : undefined;
 }
 
-/** A body as the HAR log keeps it: its text up to `limit` bytes (-1: whole), and what says it was cut. */
-function kept(body: Buffer, limit: number): { text: string; cut?: string } {
-  if (limit < 0 || body.length <= limit) return { text: body.toString('utf8') };
-  return { text: body.subarray(0, limit).toString('utf8'), cut: `cut to har_limit: ${limit} of ${body.length} bytes kept` };
+/**
+ * How many bytes of an answer the log keeps, as the real manager: `har_limit` (-1: none; 0: all,
+ * lib/mixins/server_handle.js 18-27), none of images, scripts and styles (its lib/mixins/
+ * server_handle.js 181-182), and never more than HAR_LIMITS.body.
+ */
+export function harKeep(harLimit: number, mime: string | undefined): number {
+  if (harLimit < 0 || ['img', 'js', 'css'].includes(contentType(mime || 'unknown'))) return 0;
+  return harLimit === 0 ? HAR_LIMITS.body : Math.min(harLimit, HAR_LIMITS.body);
+}
+
+/** A body as the HAR log keeps it: its text up to `harKeep` bytes of `size`, and what says it was cut. */
+function kept(body: Buffer, size: number, limit: number): { text: string; cut?: string } {
+  const keep = Math.min(harKeep(limit, undefined), body.length);
+  if (keep >= size) return { text: body.toString('utf8') };
+  return { text: body.subarray(0, keep).toString('utf8'), cut: `cut to har_limit: ${keep} of ${size} bytes kept` };
 }
 
 export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
   const url = loggedUrl(x.method, x.url);
   const mime = x.responseHeaders['content-type'] || 'unknown';
   const kind = x.status === 'unknown' ? 'unknown' : contentType(mime);
-  // Bodies of images, scripts and styles are not kept; others up to har_limit bytes (-1: no limit).
+  // Bodies of images, scripts and styles are not kept; others up to har_limit bytes (-1: none, 0: all).
   let text: string | undefined;
   let contentCut: string | undefined;
   if (x.status === 'unknown') text = 'unknown';
   else if (!x.responseBody) text = '';
-  else if (!['img', 'js', 'css'].includes(kind)) ({ text, cut: contentCut } = kept(x.responseBody, x.harLimit));
+  else if (!['img', 'js', 'css'].includes(kind))
+    ({ text, cut: contentCut } = kept(x.responseBody, x.responseSize ?? x.responseBody.length, x.harLimit));
   const reqType = x.requestHeaders['content-type'];
   // The request body too is kept up to har_limit: ten 50 MB uploads once kept 450 MB in the log.
-  const posted = kept(x.requestBody, x.harLimit);
+  const posted = kept(x.requestBody, x.requestBody.length, x.harLimit);
   return {
     uuid,
     details: {
@@ -161,13 +176,13 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       cookies: [],
       headers: headerList(x.responseHeaders),
       content: {
-        size: x.responseBody?.length ?? x.received ?? 0,
+        size: x.responseSize ?? x.responseBody?.length ?? x.received ?? 0,
         mimeType: mime,
         ...(text !== undefined ? { text } : {}),
         ...(contentCut ? { comment: contentCut } : {}),
       },
       headersSize: -1,
-      bodySize: x.responseBody?.length ?? x.received ?? 0,
+      bodySize: x.responseSize ?? x.responseBody?.length ?? x.received ?? 0,
       redirectURL: '',
     },
     cache: {},

@@ -15,15 +15,23 @@
  * leaves a torn file) and the journal starts afresh. The journal's first line names the snapshot it
  * follows (a SHA-256 of its text): a journal left behind by a crash between the two renames is never
  * applied to the newer snapshot. A last line cut short by a crash was never acknowledged: it is skipped.
+ * A compaction sets the old journal aside (`FILE.journal.folded`) before the new snapshot replaces the
+ * old one, so no crash leaves a journal beside a snapshot it does not follow: one found there (the
+ * snapshot edited or replaced while the sandbox was stopped) stops the start, naming both files.
  */
 import { createHash } from 'node:crypto';
-import { fstatSync, ftruncateSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { fstatSync, ftruncateSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 
-const tempPrefix = (file: string) => `.${basename(file)}.tmp-`;
+import { commitTemp, tempPrefix, writeTemp } from './atomic.js';
+
+export { writeFileAtomic } from './atomic.js';
+export { lockDataFile } from './lock.js';
+
 export const journalOf = (file: string) => `${file}.journal`;
+/** The journal a compaction set aside until the new snapshot is in place (see DataFile.compact). */
+export const foldedOf = (file: string) => `${file}.journal.folded`;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The journal is folded into a new snapshot once it is this many times the snapshot's size (and at least COMPACT_MIN bytes). */
@@ -31,52 +39,6 @@ const COMPACT_RATIO = 4;
 const COMPACT_MIN = 1024 * 1024;
 /** How often the journal is fsynced when records are not fsynced one by one. */
 const FSYNC_INTERVAL_MS = 1000;
-
-/** First half of writeFileAtomic: the text in a fsynced temp file, whose path it returns. */
-async function writeTemp(file: string, text: string, seq: number): Promise<string> {
-  const temp = join(dirname(file), `${tempPrefix(file)}${process.pid}-${seq}`);
-  const fh = await open(temp, 'w', 0o600);
-  try {
-    await fh.writeFile(text);
-    await fh.sync();
-  } catch (err) {
-    await fh.close().catch(() => {});
-    await rm(temp, { force: true });
-    throw err;
-  }
-  await fh.close();
-  return temp;
-}
-
-/** Second half: the temp file renamed over the target, then the directory fsynced. */
-async function commitTemp(temp: string, file: string): Promise<void> {
-  try {
-    await rename(temp, file);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
-  try {
-    const dh = await open(dirname(file), 'r');
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
-  } catch {
-    // Some file systems refuse to fsync a directory; the rename is still atomic there.
-  }
-}
-
-/**
- * Writes `text` to `file` so that a crash at any moment leaves either the old or the new file,
- * never a torn one: write a temp file in the same directory, fsync it, rename it over the target
- * (atomic on POSIX within one file system), then fsync the directory so the rename itself survives.
- * Off the event loop: requests keep being served while it runs.
- */
-export async function writeFileAtomic(file: string, text: string, seq: number): Promise<void> {
-  await commitTemp(await writeTemp(file, text, seq), file);
-}
 
 /** Temp files left by a crash mid-write (of the snapshot or the journal): never read, removed at start-up. Returns their names. */
 export function removeStaleTemps(file: string): string[] {
@@ -107,48 +69,66 @@ export function fromSections(sections: Iterable<[string, string]>): unknown {
   return data;
 }
 
-/**
- * The saved state: the snapshot with the journal's records applied, or undefined when there is no
- * data file yet. A snapshot that exists but cannot be parsed is an error; so is a journal record
- * that does not parse unless it is the last line (cut short by a crash, never acknowledged).
- */
-export function readState(file: string): unknown {
-  let text: string;
+/** A file's text, or undefined when there is none. */
+function readIfThere(file: string, what: string): string | undefined {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`Cannot read the data file ${file}: ${(err as Error).message}`);
+    throw new Error(`Cannot read the ${what} ${file}: ${(err as Error).message}`);
   }
+}
+
+const headerOf = (snapshot: string) => JSON.stringify({ base: sha256(snapshot) });
+
+/**
+ * The saved state: the snapshot with the journal's records applied, or undefined when there is no
+ * data file yet. A snapshot that exists but cannot be parsed is an error; so is a journal record that
+ * is not a record (named by file and line) unless it is the last line and not JSON (cut short by a
+ * crash, never acknowledged), and a journal with records that follows another snapshot.
+ */
+export function readState(file: string): unknown {
+  const text = readIfThere(file, 'data file');
+  if (text === undefined) return undefined;
   let data: Data;
   try {
     data = JSON.parse(text);
   } catch (err) {
     throw new Error(`The data file ${file} is not valid JSON (${(err as Error).message}); move it away to start from the seed`);
   }
-  let journal: string;
-  try {
-    journal = readFileSync(journalOf(file), 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return data;
-    throw new Error(`Cannot read the journal ${journalOf(file)}: ${(err as Error).message}`);
-  }
+  const base = headerOf(text);
+  let name = journalOf(file);
+  let journal = readIfThere(name, 'journal');
+  // A compaction stopped before its new snapshot was in place: the journal it set aside still follows this one.
+  const folded = journal === undefined ? readIfThere(foldedOf(file), 'journal') : undefined;
+  if (folded?.split('\n', 1)[0] === base) [name, journal] = [foldedOf(file), folded];
+  if (journal === undefined) return data;
   const lines = journal.split('\n');
   if (lines.at(-1) === '') lines.pop();
   const header = lines.shift();
-  // A journal that follows another snapshot (a crash between the snapshot's rename and the journal's) is older than this one.
-  if (header === undefined || header !== JSON.stringify({ base: sha256(text) })) return data;
+  if (header !== base) {
+    if (!lines.length) return data; // nothing was acknowledged after it
+    throw new Error(
+      `The journal ${name} holds ${lines.length} acknowledged change(s) that follow another version of the data file ${file}: ` +
+        `it was edited or replaced while the sandbox was stopped, and starting would lose them. To keep ${file} as it is ` +
+        `and drop those changes, remove ${name}; to keep them, put back the version of ${file} they follow ` +
+        `(its SHA-256 is in the journal's first line), start and stop the sandbox once, then edit ${file} again`,
+    );
+  }
   lines.forEach((line, i) => {
-    let record: { sections: Record<string, unknown> };
+    const where = `The journal ${name} is damaged at line ${i + 2}`;
+    const away = `move it away to start from ${file} alone (the changes from that line on are then lost)`;
+    let record: unknown;
     try {
       record = JSON.parse(line);
     } catch (err) {
       if (i === lines.length - 1) return; // cut short by a crash: never acknowledged
-      throw new Error(
-        `The journal ${journalOf(file)} is damaged at line ${i + 2} (${(err as Error).message}); move it away to start from ${file} alone`,
-      );
+      throw new Error(`${where} (${(err as Error).message}); ${away}`);
     }
-    for (const [name, value] of Object.entries(record.sections)) applySection(data, name, value);
+    const sections = (record as { sections?: unknown } | null)?.sections;
+    if (typeof record !== 'object' || !sections || typeof sections !== 'object' || Array.isArray(sections))
+      throw new Error(`${where}: ${line.slice(0, 40)} is not a record ({"seq":…,"sections":{…}}); ${away}`);
+    for (const [section, value] of Object.entries(sections)) applySection(data, section, value);
   });
   return data;
 }
@@ -242,6 +222,7 @@ export class DataFile {
       await this.closeJournal();
     }
     rmSync(journalOf(this.file), { force: true });
+    rmSync(foldedOf(this.file), { force: true });
   }
 
   private async write(): Promise<void> {
@@ -277,16 +258,35 @@ export class DataFile {
     for (const [k, v] of sections) this.acked.set(k, v);
   }
 
-  /** The state as a new snapshot, and a journal that follows it. */
+  /**
+   * The state as a new snapshot, and a journal that follows it. The old journal is set aside before
+   * the old snapshot is replaced: a crash in between leaves the old snapshot with its journal (set
+   * aside, still read) or the new snapshot with the old journal set aside (no longer read).
+   */
   private async compact(): Promise<void> {
     const sections = this.state.sectionsJson(true);
     const text = this.state.snapshot();
+    const header = `${headerOf(text)}\n`;
+    const journal = journalOf(this.file);
     try {
-      await writeFileAtomic(this.file, text, ++this.temps);
-      const header = `${JSON.stringify({ base: sha256(text) })}\n`;
-      await writeFileAtomic(journalOf(this.file), header, ++this.temps);
+      const snapshot = await writeTemp(this.file, text, ++this.temps);
+      const follower = await writeTemp(journal, header, ++this.temps).catch(async (err) => {
+        await rm(snapshot, { force: true });
+        throw err;
+      });
+      try {
+        await rename(journal, foldedOf(this.file)).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        });
+        await commitTemp(snapshot, this.file);
+        await commitTemp(follower, journal);
+      } catch (err) {
+        await Promise.all([rm(snapshot, { force: true }), rm(follower, { force: true })]);
+        throw err;
+      }
+      await rm(foldedOf(this.file), { force: true });
       await this.closeJournal();
-      this.journal = await open(journalOf(this.file), 'a', 0o600);
+      this.journal = await open(journal, 'a', 0o600);
       this.size = Buffer.byteLength(header);
     } catch (err) {
       this.compactNext = true;
@@ -312,53 +312,4 @@ export class DataFile {
     this.journal = undefined;
     await fh?.close().catch(() => {});
   }
-}
-
-interface LockOwner {
-  pid: number;
-  host: string;
-  started: string;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
-/**
- * Takes the data file for this process: an exclusive lock file beside it (`<file>.lock`, created with
- * O_EXCL) naming the holder. A second sandbox on the same file fails to start, naming the holder; a
- * lock left by a process of this machine that no longer runs (killed with -9) is taken over.
- * Returns the release function.
- */
-export function lockDataFile(file: string): () => void {
-  const lock = `${file}.lock`;
-  const me: LockOwner = { pid: process.pid, host: hostname(), started: new Date().toISOString() };
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(lock, `${JSON.stringify(me)}\n`, { flag: 'wx', mode: 0o600 });
-      return () => rmSync(lock, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`Cannot lock the data file ${file}: ${(err as Error).message}`);
-    }
-    let owner: Partial<LockOwner> = {};
-    try {
-      owner = JSON.parse(readFileSync(lock, 'utf8'));
-    } catch {
-      // A lock file cut short by a crash: treated as stale below.
-    }
-    const stale = typeof owner.pid !== 'number' || (owner.host === me.host && !alive(owner.pid));
-    if (!stale) {
-      throw new Error(
-        `The data file ${file} is in use by another sandbox (pid ${owner.pid} on ${owner.host}, since ${owner.started}); ` +
-          `stop it, or remove ${lock} if that process is gone`,
-      );
-    }
-    rmSync(lock, { force: true });
-  }
-  throw new Error(`Cannot lock the data file ${file}: another process keeps taking ${lock}`);
 }

@@ -1,12 +1,16 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
+import { pipeline, type Readable, Transform, type Writable } from 'node:stream';
 import { rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { RequestError } from 'proxy-chain';
 import { PORT_ERROR_HEADER } from '../brand.js';
 
 // One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
-// upstream HTTP proxy (a proxy port), its answer read whole: the sandbox logs, bills and bans on it.
+// upstream HTTP proxy (a proxy port). Its answer is handed on as it arrives (passOn): the sandbox
+// bans on its head, and logs and bills it from the bytes that passed, keeping only the first ones the
+// HAR log holds, as the real manager does (lib/mixins/server_handle.js 18-27: a counting stream that
+// keeps `har_limit` bytes). A target that never ends costs no more memory than one that does.
 
 /** Headers of one hop that a proxy does not pass on (RFC 9110 7.6.1), with the proxy's own credential. */
 const HOP_BY_HOP = new Set([
@@ -27,7 +31,8 @@ export interface Forwarded {
   /** Response headers as received, names in lower case (hop-by-hop ones left out). */
   headers: Record<string, string>;
   rawHeaders: string[];
-  body: Buffer;
+  /** The answer's body as it arrives: read it on (passOn), or let go of it with `destroy()`. */
+  body: Readable;
   /** The headers of the upstream's answer to the CONNECT an HTTPS request went through (the exit peer's among them). */
   connectHeaders?: IncomingMessage['headers'];
 }
@@ -49,9 +54,6 @@ export interface ForwardOptions {
 
 /** The largest request body a proxy reads (the network and the ports alike). */
 export const BODY_LIMIT = 64 * 1024 * 1024;
-/** The largest answer a proxy reads from its target or upstream (past it: 502 naming the limit). */
-export const RESPONSE_LIMIT = 64 * 1024 * 1024;
-
 /**
  * The client's request body, read whole. Past `limit` the rest is read and dropped (the connection stays
  * whole, so that the client gets the answer) and the read fails with a 413 that proxy-chain writes. A
@@ -98,9 +100,69 @@ export function requestSize(method: string, url: string, headers: IncomingMessag
 export const requestBytes = (req: IncomingMessage, body: Buffer): number =>
   headBytes(`${req.method} ${req.url} HTTP/1.1`, req.rawHeaders) + body.length;
 
-/** Bytes of a forwarded answer: its head and body. */
-export const responseBytes = (res: Forwarded): number =>
-  headBytes(`HTTP/1.1 ${res.status} ${res.statusText}`, res.rawHeaders) + res.body.length;
+/** Bytes of a forwarded answer's head (its status line and headers). */
+export const responseHeadBytes = (res: Pick<Forwarded, 'status' | 'statusText' | 'rawHeaders'>): number =>
+  headBytes(`HTTP/1.1 ${res.status} ${res.statusText}`, res.rawHeaders);
+
+/** Writes an answer's head (status, reason, headers) on the client's response. */
+export function writeAnswerHead(to: ServerResponse, a: Pick<Forwarded, 'status' | 'statusText' | 'headers'>): void {
+  if (a.statusText) to.writeHead(a.status, a.statusText, a.headers);
+  else to.writeHead(a.status, a.headers);
+}
+
+/** What of a body passed on: its bytes, the first ones kept (for the log), and whether it passed whole. */
+export interface Passed {
+  bytes: number;
+  kept: Buffer;
+  complete: boolean;
+}
+
+/**
+ * Passes `from` on to `to` as it arrives, no faster than `to` takes it, counting its bytes and keeping
+ * copies of the first `keep` of them; `to` is ended with it. A side that fails or goes away ends the
+ * other (the target's socket is let go of when the client leaves): `complete` is then false. Never rejects.
+ */
+export function passOn(from: Readable, to: Writable, keep: number): Promise<Passed> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let bytes = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      if (keptBytes < keep) {
+        // A copy: a slice would hold the whole chunk (and the pool it was read into) for the log.
+        const part = Buffer.from(chunk.subarray(0, keep - keptBytes));
+        kept.push(part);
+        keptBytes += part.length;
+      }
+      done(null, chunk);
+    },
+  });
+  return new Promise((resolve) => pipeline(from, meter, to, (err) => resolve({ bytes, kept: Buffer.concat(kept), complete: !err })));
+}
+
+/** `from` read through a counter: `done` gets the bytes that passed once it ends, fails or is let go of. */
+export function metered(from: Readable, done: (bytes: number, complete: boolean) => void): Readable {
+  let bytes = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, next) {
+      bytes += chunk.length;
+      next(null, chunk);
+    },
+  });
+  let called = false;
+  const once = (complete: boolean) => {
+    if (called) return;
+    called = true;
+    done(bytes, complete);
+  };
+  pipeline(from, meter, (err) => {
+    if (err) once(false);
+  });
+  meter.once('end', () => once(true));
+  meter.once('close', () => once(meter.readableEnded));
+  return meter;
+}
 
 export function passHeaders(headers: IncomingMessage['headers']): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -174,33 +236,18 @@ export async function forward(o: ForwardOptions): Promise<Forwarded> {
     );
     req.on('error', reject);
     req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > RESPONSE_LIMIT) {
-          // An answer is read whole to be logged and billed: one that never ends would take all memory.
-          chunks.length = 0;
-          req.destroy(Object.assign(new Error(`the answer is larger than ${RESPONSE_LIMIT} bytes`), { code: 'ETOOLARGE' }));
-          return;
-        }
-        chunks.push(c);
-      });
-      res.on('error', reject);
-      res.on('end', () => {
-        const out: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) {
-          if (v === undefined || HOP_BY_HOP.has(k)) continue;
-          out[k] = Array.isArray(v) ? v.join(', ') : v;
-        }
-        resolve({
-          status: res.statusCode ?? 502,
-          statusText: res.statusMessage ?? '',
-          headers: out,
-          rawHeaders: res.rawHeaders,
-          body: Buffer.concat(chunks),
-          ...(tunnelled ? { connectHeaders: tunnelled.headers } : {}),
-        });
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) {
+        if (v === undefined || HOP_BY_HOP.has(k)) continue;
+        out[k] = Array.isArray(v) ? v.join(', ') : v;
+      }
+      resolve({
+        status: res.statusCode ?? 502,
+        statusText: res.statusMessage ?? '',
+        headers: out,
+        rawHeaders: res.rawHeaders,
+        body: res,
+        ...(tunnelled ? { connectHeaders: tunnelled.headers } : {}),
       });
     });
     req.end(o.body);

@@ -1,15 +1,27 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
+import { Readable } from 'node:stream';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { headerBrand, NETWORK_REALM } from '../brand.js';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
-import { type Forwarded, type ForwardOptions, forward, readBody, requestBytes, requestSize, responseBytes } from './forward.js';
+import {
+  type Forwarded,
+  type ForwardOptions,
+  forward,
+  metered,
+  passOn,
+  readBody,
+  requestBytes,
+  requestSize,
+  responseHeadBytes,
+  writeAnswerHead,
+} from './forward.js';
 import type { Inflight } from './inflight.js';
-import { connectHead, dial, relay, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
+import { connectHead, dial, relay, respond, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
 import { parseUsername } from './username.js';
 
 // The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
@@ -247,7 +259,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     }
     const admitted = admit(admission);
     return {
-      customResponseFunction: async () => {
+      customTag: respond(async (response) => {
         const url = new URL(request.url as string);
         const body = await readBody(request);
         const res = await exchange(
@@ -255,35 +267,35 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
           { method: request.method as string, url, headers: request.headers, body },
           requestBytes(request, body),
         );
-        return { statusCode: res.status, headers: res.headers, body: res.body };
-      },
+        writeAnswerHead(response, res);
+        await passOn(res.body, response, 0);
+      }),
     };
   }
 
-  /** A plain request forwarded to its target through the exit peer, billed, its answer naming the peer. */
+  /**
+   * A plain request forwarded to its target through the exit peer, its answer naming the peer. The
+   * answer's body is handed on as it arrives and billed, with its head, once it ended or was let go of.
+   */
   async function exchange(a: ReturnType<typeof admit>, req: Omit<ForwardOptions, 'ca'>, up: number): Promise<Forwarded> {
+    // In flight until it is billed (sandbox.settled()).
     const settle = o.inflight?.start() ?? (() => {});
-    try {
-      return await billedExchange(a, req, up);
-    } finally {
-      settle();
-    }
-  }
-
-  async function billedExchange(a: ReturnType<typeof admit>, req: Omit<ForwardOptions, 'ca'>, up: number): Promise<Forwarded> {
     let res: Forwarded;
     try {
       res = await forward({ ...req, ca: o.targetCa });
     } catch (err) {
+      settle();
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      if (code === 'ETOOLARGE')
-        throw refuse(a.brand, 'target_unreachable', `The answer of ${req.url.host} is too large: ${(err as Error).message}`);
       throw refuse(a.brand, 'target_unreachable', `The target ${req.url.host} cannot be reached (${code})`);
     }
-    const down = responseBytes(res);
-    bill(a.store, { ...a.usage, url: req.url.href, status: res.status, message: res.statusText, up, down }, a.store.clock.now());
-    o.changed();
-    return { ...res, headers: { ...res.headers, ...a.peerHeader } };
+    const head = responseHeadBytes(res);
+    const body = metered(res.body, (bytes) => {
+      const usage = { ...a.usage, url: req.url.href, status: res.status, message: res.statusText, up, down: head + bytes };
+      bill(a.store, usage, a.store.clock.now());
+      o.changed();
+      settle();
+    });
+    return { ...res, body, headers: { ...res.headers, ...a.peerHeader } };
   }
 
   /**
@@ -307,7 +319,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     } catch (err) {
       if (!(err instanceof RequestError)) throw err;
       const { body, ...answer } = refusal(err);
-      return { ...answer, rawHeaders: Object.entries(answer.headers).flat(), body: Buffer.from(body) };
+      return { ...answer, rawHeaders: Object.entries(answer.headers).flat(), body: Readable.from([Buffer.from(body)]) };
     }
   }
 

@@ -1,11 +1,11 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
 import { PEER_IP_HEADERS, PORT_ERROR_HEADER } from '../brand.js';
-import type { Exchange } from '../domain/har.js';
+import { type Exchange, harKeep } from '../domain/har.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { forward, passHeaders, readBody, requestBytes, responseBytes } from './forward.js';
+import { forward, passHeaders, passOn, readBody, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
 import type { ProxyNetwork } from './network.js';
 import { connectHead, connectVia, relay } from './tunnel.js';
 import type { Gate } from './upstream.js';
@@ -66,7 +66,6 @@ export async function throughUpstream<T>(
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code ?? 'error';
         // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
-        if (code === 'ETOOLARGE') throw portError(502, `The answer of ${target.authority} is too large: ${(err as Error).message}`);
         if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
           throw portError(502, `The HTTPS target ${target.authority} failed: ${code} (${(err as Error).message})`);
         if (tries >= upstreamRetries) throw portError(502, `The upstream ${upstream.host}:${upstream.port} cannot be reached (${code})`);
@@ -111,11 +110,12 @@ export function peerOf(headers: Record<string, string | string[] | undefined> | 
   return null;
 }
 
-export async function servePortRequest(
-  ctx: PortRequest,
-  request: IncomingMessage,
-  url: URL,
-): Promise<{ statusCode: number; headers: Record<string, string>; body: Buffer }> {
+/**
+ * A plain request (or one inside an SSL-analyzing port) answered on `response`: the upstream's answer
+ * is handed on as it arrives, and logged once it ended (or the client or target went away) with its
+ * bytes counted and its first `har_limit` bytes kept.
+ */
+export async function servePortRequest(ctx: PortRequest, request: IncomingMessage, url: URL, response: ServerResponse): Promise<void> {
   const { cfg, upstream, started, now, exchange, log } = ctx;
   const body = await readBody(request);
   const headers = { ...request.headers };
@@ -144,7 +144,7 @@ export async function servePortRequest(
           }),
     // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
     (r) => peerOf(r.headers) ?? peerOf(r.connectHeaders),
-    () => undefined,
+    (r) => r.body.destroy(),
   );
   const x = exchange(request.method as string, url.href);
   x.requestHeaders = passHeaders(headers);
@@ -152,19 +152,25 @@ export async function servePortRequest(
   x.status = res.status;
   x.statusText = res.statusText;
   x.responseHeaders = res.headers;
-  x.responseBody = res.body;
   x.peer = peer;
   x.session = session;
   x.username = upstreamUser(ctx, session);
   x.outBw = requestBytes(request, body);
-  x.inBw = responseBytes(res);
-  x.time = now() - started;
-  // The sandbox reads the upstream's answer whole: it answered when it was read.
-  x.answered = x.time;
-  log(x);
+  x.answered = now() - started;
   // The client gets the network's answer with the peer's header, as from the real manager (proven in
-  // the real-manager suite).
-  return { statusCode: res.status, headers: res.headers, body: res.body };
+  // the real-manager suite), as it arrives.
+  try {
+    writeAnswerHead(response, res);
+  } catch (err) {
+    res.body.destroy();
+    throw err;
+  }
+  const passed = await passOn(res.body, response, harKeep(x.harLimit, res.headers['content-type']));
+  x.responseBody = passed.kept;
+  x.responseSize = passed.bytes;
+  x.inBw = responseHeadBytes(res) + passed.bytes;
+  x.time = now() - started;
+  log(x);
 }
 
 /**

@@ -11,7 +11,7 @@ import { passHeaders } from './forward.js';
 import type { Inflight } from './inflight.js';
 import { egressAllowed, type ProxyNetwork } from './network.js';
 import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
-import { connectHead, TunnelServer, tunnel } from './tunnel.js';
+import { connectHead, respond, TunnelServer, tunnel } from './tunnel.js';
 import { extProxy, Gate } from './upstream.js';
 import { portUsername } from './username.js';
 
@@ -223,7 +223,7 @@ export class PortTraffic {
     const track = <T>(work: Promise<T>) => this.o.inflight?.track(work) ?? work;
     if (!isHttp && cfg.ssl === true) return this.mitm(ctx, hostname, targetPort);
     if (!isHttp) return { customTag: tunnel((socket, head) => track(servePortTunnel(ctx, request, socket, head, hostname, targetPort))) };
-    return { customResponseFunction: () => track(servePortRequest(ctx, request, new URL(request.url as string))) };
+    return { customTag: respond((response) => track(servePortRequest(ctx, request, new URL(request.url as string), response))) };
   }
 
   private gateOf(cfg: ProxyPortConfig): Gate | undefined {
@@ -248,17 +248,13 @@ export class PortTraffic {
     const server = createHttpsServer(
       { ...ca.pemFor(hostname), SNICallback: (name, done) => done(null, ca.contextFor(name)) },
       (req, res) => {
-        const served = servePortRequest(ctx, req, new URL(req.url ?? '/', origin));
-        (this.o.inflight?.track(served) ?? served).then(
-          (r) => {
-            res.writeHead(r.statusCode, r.headers);
-            res.end(r.body);
-          },
-          (err: Error & { statusCode?: number; headers?: Record<string, string> }) => {
-            res.writeHead(err.statusCode ?? 502, { 'content-type': 'text/plain', ...(err.headers ?? {}) });
-            res.end(err.message);
-          },
-        );
+        const served = servePortRequest(ctx, req, new URL(req.url ?? '/', origin), res);
+        (this.o.inflight?.track(served) ?? served).catch((err: Error & { statusCode?: number; headers?: Record<string, string> }) => {
+          // Once the answer's head is out, a failure can only cut it short.
+          if (res.headersSent) return res.destroy();
+          res.writeHead(err.statusCode ?? 502, { 'content-type': 'text/plain', ...(err.headers ?? {}) });
+          res.end(err.message);
+        });
       },
     );
     return {

@@ -1,4 +1,4 @@
-import { request as httpRequest, STATUS_CODES } from 'node:http';
+import { request as httpRequest, type ServerResponse, STATUS_CODES } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Server } from 'proxy-chain';
@@ -18,7 +18,24 @@ interface TunnelTag {
 /** The `customTag` of a prepare function's answer that makes the server open the tunnel with `open`. */
 export const tunnel = (open: OpenTunnel): TunnelTag => ({ [TUNNEL]: open });
 
-/** A proxy-chain server whose CONNECTs are opened by the `tunnel(…)` their prepare function returns. */
+/**
+ * Answers a plain request on the client's response as the answer arrives (proxy-chain's own
+ * `customResponseFunction` wants a body read whole); throwing before anything was written answers
+ * with the error (a proxy-chain RequestError: its status and headers).
+ */
+export type Respond = (response: ServerResponse) => Promise<void>;
+const RESPOND = Symbol('respond');
+interface RespondTag {
+  [RESPOND]: Respond;
+}
+
+/** The `customTag` of a prepare function's answer that makes the server answer a plain request with `serve`. */
+export const respond = (serve: Respond): RespondTag => ({ [RESPOND]: serve });
+
+/**
+ * A proxy-chain server whose CONNECTs are opened by the `tunnel(…)` their prepare function returns,
+ * and whose plain requests are answered by the `respond(…)` it returns.
+ */
 export class TunnelServer extends Server {
   /**
    * proxy-chain answers a failed request on its socket; a client that went away left none (its
@@ -28,6 +45,19 @@ export class TunnelServer extends Server {
     const socket = request.socket as Socket | null;
     if (!socket || socket.destroyed) return;
     super.failRequest(request, error);
+  }
+
+  override async onRequest(request: Parameters<Server['onRequest']>[0], response: ServerResponse): Promise<void> {
+    try {
+      const opts = await this.prepareRequestHandling(request);
+      const serve = (opts.customTag as RespondTag | undefined)?.[RESPOND];
+      if (!serve) throw new Error('a request was prepared without a responder');
+      await serve(response);
+    } catch (error) {
+      // Once the answer's head is out, a failure can only cut it short.
+      if (!response.headersSent) this.failRequest(request, this.normalizeHandlerError(error as NodeJS.ErrnoException));
+      else response.destroy();
+    }
   }
 
   override async onConnect(request: Parameters<Server['onConnect']>[0], socket: Socket, head: Buffer): Promise<void> {

@@ -1,11 +1,12 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { C, listenOnLoopback, RES, RES_PW, useTrafficSandbox } from '../helpers.js';
 
-// A target whose answer never ends once took the sandbox to 8.7 GB and killed it: an answer is read
-// whole (to be logged and billed), so past 64 MB the proxy lets go of it and answers 502 naming the
-// limit. The RSS after ten seconds of such a target is measured in `pnpm bench`.
+// A target whose answer never ends once took the sandbox to 8.7 GB and killed it: answers were read
+// whole (to be logged and billed). They pass through now, as through the real manager, no faster than
+// the client reads them; the log keeps `har_limit` bytes and billing counts what passed. The RSS after
+// ten seconds of such a target is measured in `pnpm bench`.
 const t = useTrafficSandbox();
 
 let endless: Server;
@@ -15,7 +16,7 @@ beforeAll(async () => {
   const chunk = Buffer.alloc(1024 * 1024, 120);
   endless = createServer((_req, res) => {
     served++;
-    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    res.writeHead(200, { 'content-type': 'text/plain' });
     const write = () => {
       while (!res.destroyed && res.write(chunk));
       if (!res.destroyed) res.once('drain', write);
@@ -31,23 +32,79 @@ afterAll(() => {
 });
 
 const auth = `Basic ${Buffer.from(`lum-customer-${C}-zone-${RES}:${RES_PW}`).toString('base64')}`;
+const MB = 1024 * 1024;
+const READ = 256 * MB;
 
-describe('an answer that never ends', () => {
-  it('through the network: 502 naming the limit, and the sandbox serves on', async () => {
-    const r = await viaProxy(t.sandbox.networkUrl as string, endlessUrl, { auth });
-    expect(r.status, r.text).toBe(502);
-    expect(r.text).toMatch(/too large.*larger than 67108864 bytes/);
+/**
+ * GETs `url` through `proxy`, reads `limit` bytes of the answer and goes away (bounded: 60 s). The
+ * status, the bytes read, and the largest growth of this process's RSS (the sandbox runs in it) seen
+ * every 16 MB.
+ */
+function readSome(proxy: string, url: string, limit: number, withAuth = false): Promise<{ status: number; read: number; grew: number }> {
+  const p = new URL(proxy);
+  const start = process.memoryUsage().rss;
+  let grew = 0;
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { host: new URL(url).host };
+    if (withAuth) headers['proxy-authorization'] = auth;
+    const timer = setTimeout(() => req.destroy(new Error('no answer in 60 s')), 60_000);
+    const req = httpRequest({ host: p.hostname, port: p.port, path: url, headers, agent: false }, (res) => {
+      let read = 0;
+      let mark = 0;
+      res.on('data', (c: Buffer) => {
+        read += c.length;
+        if (read - mark >= 16 * MB) {
+          mark = read;
+          grew = Math.max(grew, process.memoryUsage().rss - start);
+        }
+        if (read >= limit) {
+          clearTimeout(timer);
+          res.destroy();
+          resolve({ status: res.statusCode ?? 0, read, grew });
+        }
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, read, grew });
+      });
+    });
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    req.end();
+  });
+}
+
+describe('an answer that never ends passes through, and memory stays bounded', () => {
+  it('through the network: 256 MB read while the RSS grows less than 64 MB; billed for what passed; the sandbox serves on', async () => {
+    const billed = () => t.sandbox.state().usage.reduce((n, d) => n + d.bw_dn, 0);
+    const before = billed();
+    const r = await readSome(t.sandbox.networkUrl as string, endlessUrl, READ, true);
+    expect(r.status).toBe(200);
+    expect(r.read).toBeGreaterThanOrEqual(READ);
+    expect(r.grew).toBeLessThan(64 * MB);
+    // Billed once the client went away, for at least what it read.
+    await expect.poll(() => billed() - before, { timeout: 5000 }).toBeGreaterThanOrEqual(READ);
     expect((await fetch(`${t.sandbox.managerUrl}/api/version`)).status).toBe(200);
   });
 
-  it('through a port: 502 naming the limit, asked of the target once (no retry of a too-large answer)', async () => {
+  it('through a port: asked of the target once, logged with every byte counted and har_limit bytes kept', async () => {
     const port = await freePort();
     expect((await t.manager.createProxy({ body: { proxy: { port, zone: RES } } })).response.status).toBe(200);
     const before = served;
-    const r = await viaProxy(`http://127.0.0.1:${port}`, endlessUrl);
-    expect(r.status, r.text).toBe(502);
-    expect(r.text).toMatch(/too large/);
+    const r = await readSome(`http://127.0.0.1:${port}`, endlessUrl, READ);
+    expect(r.status).toBe(200);
+    expect(r.grew).toBeLessThan(64 * MB);
     expect(served - before).toBe(1);
+    const limit = t.sandbox.state().manager.settings.har_limit;
+    expect(limit).toBeGreaterThan(0);
+    const entry = async () => t.sandbox.state().manager.har.find((e) => e.details.port === port && e.request.url === endlessUrl);
+    await expect.poll(async () => (await entry()) !== undefined, { timeout: 5000 }).toBe(true);
+    const content = (await entry())?.response.content;
+    expect(content?.size).toBeGreaterThanOrEqual(READ);
+    expect(content?.text).toHaveLength(limit);
+    expect(content?.comment).toBe(`cut to har_limit: ${limit} of ${content?.size} bytes kept`);
   });
 });
 

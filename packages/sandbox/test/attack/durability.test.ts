@@ -1,0 +1,115 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '@zone-api/testkit';
+import { afterAll, describe, expect, it } from 'vitest';
+import { journalOf, readState } from '../../src/domain/persist.js';
+import { startSandbox } from '../../src/index.js';
+import { bearer, raw } from '../helpers.js';
+
+// Durability under a hostile or unlucky operator: a snapshot edited while its journal still holds
+// acknowledged changes once started without a word and dropped them; a `null` journal line stopped
+// the start with "Cannot read properties of null"; a failed save left listeners unlike the state.
+const work = mkdtempSync(join(tmpdir(), 'zone-api-durability-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+const free = { accountPort: 0, managerPort: 0 } as const;
+const zoneBody = (name: string) => ({ zone: { name }, plan: { type: 'static', ips_type: 'shared' } });
+
+/** A data file as a running sandbox leaves it (snapshot and journal, the zone `kept_zone` only in the journal), copied into `dir`. */
+async function runningCopy(dir: string): Promise<string> {
+  mkdirSync(dir);
+  const live = join(dir, 'live.json');
+  const s = await startSandbox({ ...free, dataFile: live });
+  try {
+    const r = await raw(s.accountUrl, 'POST', '/api/zone', { headers: bearer, body: zoneBody('kept_zone') });
+    expect(r.status, r.text).toBe(200);
+    const file = join(dir, 'state.json');
+    copyFileSync(live, file);
+    copyFileSync(journalOf(live), journalOf(file));
+    expect(readFileSync(journalOf(file), 'utf8')).toContain('kept_zone');
+    return file;
+  } finally {
+    await s.close();
+  }
+}
+
+const zones = (state: unknown) => (state as { account: { zones: { name: string }[] } }).account.zones.map((z) => z.name);
+
+describe('a journal beside a snapshot it does not follow', () => {
+  it('a re-indented snapshot: the start stops naming both files and how to proceed; nothing is dropped silently', async () => {
+    const file = await runningCopy(join(work, 'edited'));
+    // Untouched, the copy starts with the journal's change.
+    expect(zones(readState(file))).toContain('kept_zone');
+    writeFileSync(file, JSON.stringify(JSON.parse(readFileSync(file, 'utf8')), null, 4));
+    const refused = startSandbox({ ...free, dataFile: file });
+    await expect(refused).rejects.toThrow(
+      `The journal ${journalOf(file)} holds 1 acknowledged change(s) that follow another version of the data file ${file}`,
+    );
+    await expect(refused).rejects.toThrow(/remove .*\.journal/);
+    // The operator's choice: keep the edit, drop the journal.
+    rmSync(journalOf(file));
+    const s = await startSandbox({ ...free, dataFile: file });
+    try {
+      expect(zones(s.state())).not.toContain('kept_zone');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('a journal line that is not a record', () => {
+  it('null, a number, a record without sections: the start stops naming the file and the line', async () => {
+    const file = await runningCopy(join(work, 'null'));
+    const journal = readFileSync(journalOf(file), 'utf8');
+    const lines = journal.trimEnd().split('\n').length;
+    for (const bad of ['null', '42', '{"seq":7}', '{"seq":7,"sections":null}']) {
+      writeFileSync(journalOf(file), `${journal}${bad}\n{"seq":8,"sections":{}}\n`);
+      await expect(startSandbox({ ...free, dataFile: file })).rejects.toThrow(
+        `The journal ${journalOf(file)} is damaged at line ${lines + 1}: ${bad} is not a record`,
+      );
+    }
+    // Last, too: a line that parses was written whole, so it is no crash's cut.
+    writeFileSync(journalOf(file), `${journal}null\n`);
+    expect(() => readState(file)).toThrow(`is damaged at line ${lines + 1}`);
+  });
+});
+
+/** Whether something accepts TCP connections on a loopback port. */
+const listens = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.setTimeout(2000, () => socket.destroy());
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('close', () => resolve(false));
+  });
+
+describe('a save that fails', () => {
+  it('leaves the listeners as the state it went back to: a created port closes, a deleted one listens again', async () => {
+    const dir = join(work, 'disk');
+    mkdirSync(dir);
+    const s = await startSandbox({ ...free, dataFile: join(dir, 'state.json'), networkPort: 0, proxyPorts: true });
+    try {
+      const [kept, lost] = [await freePort(), await freePort()];
+      const m = s.managerUrl;
+      expect((await raw(m, 'POST', '/api/proxies', { body: { proxy: { port: kept } } })).status).toBe(200);
+      expect(await listens(kept)).toBe(true);
+      rmSync(dir, { recursive: true, force: true }); // every write now fails
+      const created = await raw(m, 'POST', '/api/proxies', { body: { proxy: { port: lost } } });
+      expect(created.status, created.text).toBe(503);
+      expect(s.state().manager.ports.some((p) => p.port === lost)).toBe(false);
+      expect(await listens(lost)).toBe(false);
+      const deleted = await raw(m, 'DELETE', `/api/proxies/${kept}`);
+      expect(deleted.status, deleted.text).toBe(503);
+      expect(s.state().manager.ports.some((p) => p.port === kept)).toBe(true);
+      expect(await listens(kept)).toBe(true);
+      mkdirSync(dir);
+    } finally {
+      await s.close().catch(() => {});
+    }
+  });
+});
