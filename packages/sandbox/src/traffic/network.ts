@@ -318,7 +318,9 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
       return await exchange(admit(r), req, requestSize(req.method, req.url.href, req.headers, req.body));
     } catch (err) {
       if (!(err instanceof RequestError)) throw err;
-      const { body, ...answer } = refusal(err);
+      const { body, ...refused } = refusal(err);
+      // Its length, as proxy-chain writes it over TCP (the client gets no chunked refusal).
+      const answer = { ...refused, headers: { ...refused.headers, 'content-length': String(Buffer.byteLength(body)) } };
       return { ...answer, rawHeaders: Object.entries(answer.headers).flat(), body: Readable.from([Buffer.from(body)]) };
     }
   }
