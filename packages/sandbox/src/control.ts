@@ -79,7 +79,10 @@ const faultSchema = {
 };
 
 const accountSchema = {
-  anyOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, properties: { seed: { type: 'object' } } }],
+  anyOf: [
+    { type: 'null' },
+    { type: 'object', additionalProperties: false, properties: { seed: { type: 'object' }, manager: { type: 'boolean' } } },
+  ],
 };
 
 const callsQuery = {
@@ -167,11 +170,16 @@ export interface ControlOptions {
   calls: CallLog;
   /** The sandbox's other customers (createAccount()). */
   accounts: {
-    create(seed?: StateData): Promise<{ customer: string; token: string; credentials: unknown }>;
-    remove(customer: string): boolean;
+    create(
+      seed?: StateData,
+      options?: { manager?: boolean },
+    ): Promise<{ customer: string; token: string; credentials: unknown; manager?: { url: string; ports: unknown } }>;
+    remove(customer: string): Promise<boolean>;
     list(): string[];
     storeOf(customer: string): Store | undefined;
   };
+  /** Resolves once every request and tunnel so far is billed and logged (sandbox.settled()). */
+  settled: () => Promise<void>;
   /** Required in `X-Sandbox-Control-Token` when set (the sandbox listens beyond loopback). */
   token?: string;
 }
@@ -213,17 +221,27 @@ export function controlRoutes(o: ControlOptions) {
     app.get('/__sandbox/state', { onRequest: guard }, async (req) => storeOf(req).toData());
     app.get('/__sandbox/accounts', { onRequest: guard }, async () => ({ accounts: o.accounts.list() }));
     app.post('/__sandbox/accounts', { onRequest: guard, schema: { body: accountSchema } }, async (req) => {
-      const seed = (req.body as { seed?: StateData } | undefined)?.seed;
+      const body = req.body as { seed?: StateData; manager?: boolean } | undefined;
+      let a: Awaited<ReturnType<ControlOptions['accounts']['create']>>;
       try {
-        const a = await o.accounts.create(seed);
-        return { customer: a.customer, token: a.token, credentials: a.credentials };
+        a = await o.accounts.create(body?.seed, { manager: body?.manager === true });
       } catch (err) {
         throw badRequest('body.seed', (err as Error).message);
       }
+      return {
+        customer: a.customer,
+        token: a.token,
+        credentials: a.credentials,
+        ...(a.manager ? { managerUrl: a.manager.url, ports: a.manager.ports } : {}),
+      };
+    });
+    app.get('/__sandbox/settled', { onRequest: guard }, async () => {
+      await o.settled();
+      return { settled: true };
     });
     app.delete('/__sandbox/accounts/:customer', { onRequest: guard }, async (req) => {
       const { customer } = req.params as { customer: string };
-      if (!o.accounts.remove(customer)) throw new HttpError(404, `No account ${customer} made by createAccount in this sandbox`);
+      if (!(await o.accounts.remove(customer))) throw new HttpError(404, `No account ${customer} made by createAccount in this sandbox`);
       return { removed: customer };
     });
     app.post('/__sandbox/reset', { onRequest: guard }, async () => {

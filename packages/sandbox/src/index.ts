@@ -12,12 +12,15 @@ export type { Fault, FaultAction, FaultMatch, FaultSpec, FaultStep } from './rou
 export type { Answer, Ctx, Handler } from './router/http.js';
 export type { AccountOperationId, ManagerOperationId } from './router/spec.js';
 export {
+  type AccountSeed,
+  type CreateAccountOptions,
   DEFAULT_ACCOUNT_PORT,
   DEFAULT_HOST,
   DEFAULT_MANAGER_PORT,
   MANAGER_SUNSET,
   type Sandbox,
   type SandboxAccount,
+  type SandboxAccountManager,
   type SandboxCredentials,
   type SandboxOptions,
   type SandboxPorts,

@@ -31,7 +31,9 @@ import {
   type OperationDef,
   routesOf,
 } from './router/spec.js';
-import { startTraffic } from './traffic/index.js';
+import { SandboxCa } from './traffic/ca.js';
+import { PortTraffic, startTraffic } from './traffic/index.js';
+import { Inflight } from './traffic/inflight.js';
 
 export const DEFAULT_ACCOUNT_PORT = 8787;
 export const DEFAULT_MANAGER_PORT = 22999;
@@ -47,6 +49,12 @@ export interface SandboxOptions {
    * side by side; the CLI keeps the well-known 8787 (DEFAULT_ACCOUNT_PORT).
    */
   accountPort?: number;
+  /**
+   * `false`: the APIs listen on no port at all and answer only in process, through `handle()` (the MSW
+   * adapter, `@zone-api/sandbox/msw`); `accountUrl` and `managerUrl` are then empty and the ports 0.
+   * Default true. The proxy network and ports listen as asked, either way.
+   */
+  listen?: boolean;
   /** Port of the manager API. Default 0: a free port (`managerUrl`); the CLI keeps the real manager's 22999 (DEFAULT_MANAGER_PORT). */
   managerPort?: number;
   /**
@@ -113,6 +121,40 @@ export interface SandboxOptions {
   targetCa?: string[];
 }
 
+/** What `createAccount()` takes: a seed builder (`seed.empty().zone(…)`) or a seed. */
+export type AccountSeed = StateData | { build(): StateData };
+
+export interface CreateAccountOptions {
+  /**
+   * A manager of the account's own: its manager API on a free port, and (when the sandbox's ports
+   * listen) its seed's proxy ports on free ports, forwarding to the sandbox's network with its own
+   * Zone passwords. Its ports, bans, logs and settings are its own. Default off: the account shares
+   * the sandbox's manager, as one customer's several machines would not.
+   */
+  manager?: boolean;
+}
+
+/** An account's own manager (`createAccount(seed, { manager: true })`). */
+export interface SandboxAccountManager {
+  /** Its manager API, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** Its manager API's port, and each proxy port of its seed -> the port it listens on. */
+  ports: { manager: number; proxy: Record<string, number> };
+  /** Its proxy ports that listen now. */
+  listeningPorts(): number[];
+}
+
+interface OwnManager {
+  url: string;
+  port: number;
+  proxy: Record<string, number>;
+  listening(): number[];
+  /** After the account's state went back to its seed: the seed's ports mapped again, and listening. */
+  reset(): Promise<void>;
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** One customer of a sandbox made by `createAccount()`. */
 export interface SandboxAccount {
   customer: string;
@@ -127,10 +169,12 @@ export interface SandboxAccount {
   calls(filter?: Omit<CallFilter, 'account'>): Call[];
   /** A copy of its state. */
   state(): StateData;
-  /** Back to its seed. */
+  /** Its own manager, when created with `{ manager: true }`. */
+  manager?: SandboxAccountManager;
+  /** Back to its seed (its own manager's ports too). */
   reset(): Promise<void>;
-  /** Removes the account: its credentials stop working. */
-  remove(): void;
+  /** Removes the account: its credentials stop working, its own manager and ports close. */
+  remove(): Promise<void>;
 }
 
 /** Where a sandbox listens. */
@@ -160,7 +204,7 @@ export interface Sandbox {
    * Zones, usage, logs, clock and faults are its own; its requests go to the same APIs and network,
    * with its token and Zone passwords; another account's token is refused as a foreign customer's.
    */
-  createAccount(seed?: StateData | { build(): StateData }): Promise<SandboxAccount>;
+  createAccount(seed?: AccountSeed, options?: CreateAccountOptions): Promise<SandboxAccount>;
   /**
    * Fault injection per API, in process (what `/__sandbox/faults` does over HTTP), with typed
    * operationIds: `sandbox.faults.account.arm({ operationId: 'getZone', status: 503, count: 1 })`.
@@ -173,7 +217,9 @@ export interface Sandbox {
   clock: { now(): Date; advance(ms: number): void; set(at: string): void; reset(): void };
   /** The token `/__sandbox/*` requires (`X-Sandbox-Control-Token`), if any. */
   controlToken?: string;
+  /** Where the account API listens (empty with `listen: false`). */
   accountUrl: string;
+  /** Where the manager API listens (empty with `listen: false`). */
   managerUrl: string;
   /** The proxy network (`http://127.0.0.1:22225`), when it runs: send `curl -x` traffic here with a Zone's credentials. */
   networkUrl?: string;
@@ -193,9 +239,18 @@ export interface Sandbox {
    * HAR log), and saved with a data file: await it instead of polling. A tunnel counts until it closes.
    */
   settled(): Promise<void>;
+  /**
+   * Answers a Fetch API `Request` in process, with no socket: the API's router serves it as if it had
+   * come over loopback (validation, faults, accounts, the record of calls), whatever host its URL
+   * names. What the MSW adapter (`@zone-api/sandbox/msw`) calls. A `drop` fault rejects it.
+   */
+  handle(api: ApiName, request: Request): Promise<Response>;
   /** Stops both servers after the last write has reached the disk. */
   close(): Promise<void>;
 }
+
+/** Statuses whose answer has no body (a Fetch API Response refuses one). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 /**
  * A bundle as read from disk, the same object again while the file is unchanged: the validators,
@@ -305,15 +360,12 @@ async function startLocked(
       operationIds: operationIds[api],
       calls,
       accounts: {
-        create: async (accountSeed) => handleOf(accounts.create(accountSeed)),
-        remove: (customer) => {
-          const had = accounts.get(customer) !== undefined;
-          if (had) handleOf(accounts.get(customer) as AccountEntry).remove();
-          return had;
-        },
+        create: (accountSeed, opts) => createAccount(accountSeed, opts),
+        remove: (customer) => removeAccount(customer),
         list: () => accounts.list().map((e) => e.customer),
         storeOf: (customer) => accounts.storeOf(customer),
       },
+      settled: () => settled(),
       token: controlToken,
     });
   const allowHost = (h: string | undefined) => hostAllowed(host, h);
@@ -380,48 +432,134 @@ async function startLocked(
     strict: options.strict,
     logger: options.logger,
   });
-  const manager = buildApi<undefined>({
-    name: 'manager',
-    doc: specs.manager,
-    handlers: merge(
-      'manager',
-      managerHandlers(store, {
-        reservedPorts: () => (traffic.network ? [...listening, traffic.network.port] : listening),
-        ports: traffic.ports,
-        portDefaults: () => ({
-          ...(traffic.ports ? { iface: '127.0.0.1' } : {}),
-          ...(traffic.upstream ? { proxy: traffic.upstream.host, proxy_port: traffic.upstream.port } : {}),
+  /**
+   * A manager API over a store: the first account's (with the control endpoints and the data file), or
+   * a created account's own, whose proxy ports are its own (`ports`).
+   */
+  const managerApi = (own: Store, ports: PortTraffic | undefined, reserved: () => number[], first: boolean) =>
+    buildApi<undefined>({
+      name: 'manager',
+      doc: specs.manager,
+      handlers: merge(
+        'manager',
+        managerHandlers(own, {
+          reservedPorts: () => (traffic.network ? [...reserved(), traffic.network.port] : reserved()),
+          ports,
+          portDefaults: () => ({
+            ...(ports ? { iface: '127.0.0.1' } : {}),
+            ...(traffic.upstream ? { proxy: traffic.upstream.host, proxy_port: traffic.upstream.port } : {}),
+          }),
+          strict: options.strict,
+          argv: options.argv ?? `--port ${first ? (options.managerPort ?? 0) : 0}`,
+          ...(first ? { onShutdown: options.onShutdown } : {}),
         }),
-        strict: options.strict,
-        argv: options.argv ?? `--port ${options.managerPort ?? 0}`,
-        onShutdown: options.onShutdown,
-      }),
-    ),
-    faults: faults.manager,
-    authenticate: (req, reply, op) => authenticateManager(store, req, reply, op),
-    errorBody: managerErrorBody,
-    accountOf: () => store.manager.settings.customer,
-    onCall: recordCall('manager'),
-    // The real manager's user paths carry its brand (`/api/lpm_users`) where the spec writes `pm`: both are served.
-    aliases: (op) => (op.brandPrefix ? [op.url.replace(`/${op.brandPrefix}_`, `/${REAL_MANAGER_BRAND}_`)] : []),
-    // The real manager sends every text body as text/html (observed), declared or not.
-    textMedia: 'text/html',
-    // The real manager's body limit (its api_body_limit, 2 MB by default): a sandbox stricter than it breaks clients.
-    bodyLimit: 2 * 1024 * 1024,
-    headers: { Deprecation: 'true', Sunset: MANAGER_SUNSET },
-    mutates,
-    afterChange: persist,
-    extraRoutes: control('manager'),
-    allowHost,
-    strict: options.strict,
-    logger: options.logger,
-  });
+      ),
+      faults: faults.manager,
+      authenticate: (req, reply, op) => authenticateManager(own, req, reply, op),
+      errorBody: managerErrorBody,
+      accountOf: () => own.manager.settings.customer,
+      onCall: recordCall('manager'),
+      // The real manager's user paths carry its brand (`/api/lpm_users`) where the spec writes `pm`: both are served.
+      aliases: (op) => (op.brandPrefix ? [op.url.replace(`/${op.brandPrefix}_`, `/${REAL_MANAGER_BRAND}_`)] : []),
+      // The real manager sends every text body as text/html (observed), declared or not.
+      textMedia: 'text/html',
+      // The real manager's body limit (its api_body_limit, 2 MB by default): a sandbox stricter than it breaks clients.
+      bodyLimit: 2 * 1024 * 1024,
+      headers: { Deprecation: 'true', Sunset: MANAGER_SUNSET },
+      mutates,
+      afterChange: first ? persist : async () => {},
+      ...(first ? { extraRoutes: control('manager') } : {}),
+      allowHost,
+      strict: options.strict,
+      logger: options.logger,
+    });
+  const manager = managerApi(store, traffic.ports, () => listening, true);
+
+  /** Created accounts' own managers (createAccount(seed, { manager: true })), by customer. */
+  const ownManagers = new Map<string, OwnManager>();
+  /**
+   * A manager of the account's own: its API on a free port, and its proxy ports listening on free
+   * ports when the sandbox's ports listen (the seed's numbers are mapped, as with freeProxyPorts), each
+   * forwarding to the sandbox's network with the account's Zone passwords, so that its traffic is
+   * billed and logged to it alone.
+   */
+  const startOwnManager = async (entry: AccountEntry): Promise<OwnManager> => {
+    const own = entry.store;
+    const inflight = new Inflight();
+    let ca: Promise<SandboxCa> | undefined;
+    const ports = traffic.ports
+      ? new PortTraffic({
+          store: own,
+          network: () => traffic.upstream,
+          egressAllow: options.egressAllow ?? [],
+          changed: () => {},
+          now: () => own.clock.now(),
+          ca: () => {
+            ca ??= SandboxCa.create(own.clock.now());
+            return ca;
+          },
+          targetCa: options.targetCa ?? [],
+          inflight,
+          ...(traffic.network ? { inProcess: traffic.network } : {}),
+        })
+      : undefined;
+    const moved = new Map<number, number>();
+    const mine: number[] = [];
+    const app = managerApi(own, ports, () => [...listening, ...mine], false);
+    try {
+      if (ports) {
+        for (const cfg of [...own.ports.values()]) moved.set(cfg.port, await ports.open({ ...cfg, port: 0 }));
+        own.load(renumberPorts(own.toData(), moved), undefined, true);
+      }
+      await app.listen({ host, port: 0 });
+    } catch (err) {
+      await Promise.allSettled([app.close(), ports?.closeAll()]);
+      throw err;
+    }
+    const port = (app.server.address() as AddressInfo).port;
+    mine.push(port);
+    return {
+      url: `http://${urlHost}:${port}`,
+      port,
+      proxy: Object.fromEntries([...moved].map(([from, to]) => [String(from), to])),
+      listening: () => ports?.listening() ?? [],
+      reset: async () => {
+        if (moved.size) own.load(renumberPorts(own.toData(), moved), undefined, true);
+        const failed = (await ports?.sync()) ?? [];
+        for (const f of failed) console.error(`[zone-api sandbox] port ${f.port} of ${entry.customer} cannot listen (${f.error})`);
+      },
+      settled: () => inflight.idle(),
+      close: async () => {
+        await Promise.allSettled([app.close(), ports?.closeAll()]);
+      },
+    };
+  };
+  const createAccount = async (accountSeed?: AccountSeed, opts: CreateAccountOptions = {}): Promise<SandboxAccount> => {
+    const entry = accounts.create(accountSeed);
+    if (!opts.manager) return handleOf(entry);
+    try {
+      ownManagers.set(entry.customer, await startOwnManager(entry));
+    } catch (err) {
+      accounts.remove(entry.customer);
+      throw err;
+    }
+    return handleOf(entry);
+  };
+  const removeAccount = async (customer: string): Promise<boolean> => {
+    if (!accounts.remove(customer)) return false;
+    faults.account.clear((f) => f.when?.account === customer);
+    const own = ownManagers.get(customer);
+    ownManagers.delete(customer);
+    await own?.close();
+    return true;
+  };
 
   const accountFaults = faultControl<AccountOperationId>('account', faults.account, operationIds.account);
   const handleOf = (entry: AccountEntry): SandboxAccount => {
     const { customer, store: own } = entry;
     const credentials = credentialsOf(own);
     const mine = (f: { when?: { account?: string } }) => f.when?.account === customer;
+    const ownManager = ownManagers.get(customer);
     return {
       customer,
       token: credentials.token,
@@ -439,12 +577,57 @@ async function startLocked(
       },
       calls: (filter) => calls.list({ ...filter, account: customer }),
       state: () => own.toData(),
-      reset: async () => entry.reset(),
-      remove: () => {
-        accounts.remove(customer);
-        faults.account.clear(mine);
+      ...(ownManager
+        ? {
+            manager: {
+              url: ownManager.url,
+              ports: { manager: ownManager.port, proxy: ownManager.proxy },
+              listeningPorts: ownManager.listening,
+            },
+          }
+        : {}),
+      reset: async () => {
+        entry.reset();
+        await ownManager?.reset();
+      },
+      remove: async () => {
+        await removeAccount(customer);
       },
     };
+  };
+  const settled = async () => {
+    await Promise.all([traffic.settled(), ...[...ownManagers.values()].map((m) => m.settled())]);
+    await persist();
+  };
+  const handle = async (api: ApiName, request: Request): Promise<Response> => {
+    const app = api === 'account' ? account : manager;
+    const url = new URL(request.url);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
+    // The length is the payload's own; the Host is the sandbox's (the request never left the process).
+    delete headers['content-length'];
+    delete headers['transfer-encoding'];
+    headers.host = `${urlHost}:${api === 'account' ? listening[0] : listening[1]}`;
+    const payload = request.method === 'GET' || request.method === 'HEAD' ? undefined : Buffer.from(await request.arrayBuffer());
+    const res = await new Promise<Awaited<ReturnType<FastifyInstance['inject']>>>((resolve, reject) => {
+      app
+        .inject({
+          method: request.method as 'GET',
+          url: `${url.pathname}${url.search}`,
+          headers,
+          ...(payload?.length ? { payload } : {}),
+        })
+        .then(resolve, reject);
+    });
+    const out = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v === undefined) continue;
+      for (const one of Array.isArray(v) ? v : [v]) out.append(k, String(one));
+    }
+    const body = NULL_BODY.has(res.statusCode) || request.method === 'HEAD' ? null : res.rawPayload;
+    return new Response(body, { status: res.statusCode, statusText: res.statusMessage, headers: out });
   };
   const listen = async (app: FastifyInstance, port: number, what: string, option: string, flag: string) => {
     try {
@@ -456,8 +639,14 @@ async function startLocked(
   };
   const seedPorts = [...new Set([...store.ports.keys(), ...seed.manager.ports.map((p) => p.port)])];
   try {
-    listening.push(await listen(account, options.accountPort ?? 0, 'account API', 'accountPort', '--account-port'));
-    listening.push(await listen(manager, options.managerPort ?? 0, 'manager API', 'managerPort', '--manager-port'));
+    if (options.listen === false) {
+      // No port at all: the APIs answer only in process (handle(), the MSW adapter).
+      await Promise.all([account.ready(), manager.ready()]);
+      listening.push(0, 0);
+    } else {
+      listening.push(await listen(account, options.accountPort ?? 0, 'account API', 'accountPort', '--account-port'));
+      listening.push(await listen(manager, options.managerPort ?? 0, 'manager API', 'managerPort', '--manager-port'));
+    }
     if (traffic.ports && options.freeProxyPorts) {
       // Each port of the state listens on a port the system picks; the state takes the new numbers.
       for (const cfg of [...store.ports.values()]) moved.set(cfg.port, await traffic.ports.open({ ...cfg, port: 0 }));
@@ -492,13 +681,13 @@ async function startLocked(
     controlToken,
     calls: (filter) => calls.list(filter),
     clearCalls: (account) => calls.clear(account),
-    createAccount: async (accountSeed) => handleOf(accounts.create(accountSeed)),
+    createAccount,
     faults: {
       account: accountFaults,
       manager: faultControl<ManagerOperationId>('manager', faults.manager, operationIds.manager),
     },
-    accountUrl: `http://${urlHost}:${listening[0]}`,
-    managerUrl: `http://${urlHost}:${listening[1]}`,
+    accountUrl: listening[0] ? `http://${urlHost}:${listening[0]}` : '',
+    managerUrl: listening[1] ? `http://${urlHost}:${listening[1]}` : '',
     ...(traffic.network ? { networkUrl: `http://${urlHost}:${traffic.network.port}` } : {}),
     listeningPorts: () => traffic.ports?.listening() ?? [],
     caCertificate: () => traffic.caCertificate(),
@@ -512,12 +701,10 @@ async function startLocked(
     dataFile,
     state: () => store.toData(),
     reset: () => reload(seed),
-    async settled() {
-      await traffic.settled();
-      await persist();
-    },
+    handle,
+    settled,
     async close() {
-      await Promise.allSettled([account.close(), manager.close(), traffic.close()]);
+      await Promise.allSettled([account.close(), manager.close(), traffic.close(), ...[...ownManagers.values()].map((m) => m.close())]);
       try {
         await saver?.close();
       } finally {

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, type SandboxAccount, seed, startSandbox } from '../src/index.js';
-import { bearer, C, listenOnLoopback, RES, raw, STATIC } from './helpers.js';
+import { bearer, C, listenOnLoopback, RES, type Rec, raw, STATIC } from './helpers.js';
 
 // Accounts on one sandbox: each test its own customer, with its own state, clock, faults, calls and
 // traffic, made in milliseconds on a sandbox started once.
@@ -141,5 +141,103 @@ describe('POST /__sandbox/accounts (for code that is not Node)', () => {
       field: 'body.seed',
       reason: expect.stringContaining('/manager/ports/2/zone: Zone nope does not exist'),
     });
+  });
+});
+
+describe("createAccount(seed, { manager: true }): a manager of the account's own", () => {
+  let t: Sandbox;
+  beforeAll(async () => {
+    t = await startSandbox({ networkPort: 0, proxyPorts: true, freeProxyPorts: true });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  const get = async (url: string) => (await fetch(url)).json() as Promise<Rec>;
+
+  it('has its own manager API and proxy ports, on free ports, apart from the first account and from each other', async () => {
+    const [a, b] = await Promise.all([t.createAccount(undefined, { manager: true }), t.createAccount(undefined, { manager: true })]);
+    if (!a.manager || !b.manager) throw new Error('no manager of its own');
+    expect(new Set([t.managerUrl, a.manager.url, b.manager.url]).size).toBe(3);
+    expect(Object.keys(a.manager.ports.proxy).sort()).toEqual(['24000', '24001']);
+    const all = [...Object.values(t.ports.proxy), ...Object.values(a.manager.ports.proxy), ...Object.values(b.manager.ports.proxy)];
+    expect(all).toHaveLength(6);
+    expect(new Set(all).size).toBe(6);
+    expect(a.manager.listeningPorts().sort()).toEqual(Object.values(a.manager.ports.proxy).sort());
+    const proxies = (await get(`${a.manager.url}/api/proxies`)) as Rec[];
+    expect(proxies.map((p) => p.port).sort()).toEqual(Object.values(a.manager.ports.proxy).sort());
+    expect((await get(`${a.manager.url}/api/settings`)).customer).toBe(a.customer);
+    await Promise.all([a.remove(), b.remove()]);
+  });
+
+  it('its traffic goes through its own ports, billed and logged to it alone', async () => {
+    const a = await t.createAccount(undefined, { manager: true });
+    const b = await t.createAccount(undefined, { manager: true });
+    if (!a.manager || !b.manager) throw new Error('no manager of its own');
+    const url = `http://127.0.0.1:${targetPort}/through-a`;
+    // res_zone's port (24001 in the seed): static_zone's whitelist refuses loopback clients.
+    const through = await viaProxy(`http://127.0.0.1:${a.manager.ports.proxy['24001']}`, url);
+    expect(through).toMatchObject({ status: 200, text: 'hi /through-a' });
+    await t.settled();
+    const logged = async (managerUrl: string) =>
+      ((await get(`${managerUrl}/api/logs?limit=1000`)).log.entries as Rec[]).filter((e) => e.request.url === url);
+    expect((await logged(a.manager.url)).map((e) => e.details.port)).toEqual([a.manager.ports.proxy['24001']]);
+    expect(await logged(b.manager.url)).toEqual([]);
+    expect(await logged(t.managerUrl)).toEqual([]);
+    expect(a.state().req_logs.filter((r) => r.dst.url === url)).toHaveLength(1);
+    expect(b.state().req_logs.filter((r) => r.dst.url === url)).toHaveLength(0);
+    expect(t.state().req_logs.filter((r) => r.dst.url === url)).toHaveLength(0);
+    await Promise.all([a.remove(), b.remove()]);
+  });
+
+  it('a port it creates listens for it alone; reset() closes it and maps the seed ports again; remove() closes all', async () => {
+    const a = await t.createAccount(undefined, { manager: true });
+    if (!a.manager) throw new Error('no manager of its own');
+    const created = await raw(a.manager.url, 'POST', '/api/proxies', { body: { proxy: { zone: RES } } });
+    expect(created.status, created.text).toBe(200);
+    const port = created.json().data.port as number;
+    expect(a.manager.listeningPorts()).toContain(port);
+    expect(((await get(`${t.managerUrl}/api/proxies`)) as Rec[]).map((p) => p.port)).not.toContain(port);
+    expect(t.listeningPorts()).not.toContain(port);
+    expect((await viaProxy(`http://127.0.0.1:${port}`, `http://127.0.0.1:${targetPort}/new-port`)).status).toBe(200);
+    await a.reset();
+    expect(a.manager.listeningPorts().sort()).toEqual(Object.values(a.manager.ports.proxy).sort());
+    expect(
+      a
+        .state()
+        .manager.ports.map((p) => p.port)
+        .sort(),
+    ).toEqual(Object.values(a.manager.ports.proxy).sort());
+    const { url, ports } = a.manager;
+    await a.remove();
+    await expect(fetch(`${url}/api/version`)).rejects.toThrow();
+    expect((await viaProxy(`http://127.0.0.1:${ports.proxy['24001']}`, `http://127.0.0.1:${targetPort}/gone`)).status).not.toBe(200);
+  });
+
+  it('POST /__sandbox/accounts {manager: true} answers its manager URL and ports; DELETE closes them', async () => {
+    const made = await raw(t.managerUrl, 'POST', '/__sandbox/accounts', { body: { manager: true } });
+    expect(made.status, made.text).toBe(200);
+    const { customer, managerUrl, ports } = made.json();
+    expect(Object.keys(ports.proxy).sort()).toEqual(['24000', '24001']);
+    expect(ports.manager).toBe(Number(new URL(managerUrl).port));
+    expect((await get(`${managerUrl}/api/settings`)).customer).toBe(customer);
+    expect((await raw(t.managerUrl, 'GET', '/__sandbox/settled')).json()).toEqual({ settled: true });
+    expect((await raw(t.accountUrl, 'DELETE', `/__sandbox/accounts/${customer}`)).status).toBe(200);
+    await expect(fetch(`${managerUrl}/api/version`)).rejects.toThrow();
+  });
+});
+
+describe("another account's customer, named with a token", () => {
+  it('gets exactly what a customer that does not exist gets (status and body): nothing tells them apart', async () => {
+    const [a, b] = await Promise.all([s.createAccount(), s.createAccount()]);
+    for (const path of ['/api/zone/get_active_zones?customer=', '/api/zone?zone=static_zone&customer=']) {
+      const foreign = await raw(s.accountUrl, 'GET', `${path}${b.customer}`, { headers: as(a) });
+      const nobody = await raw(s.accountUrl, 'GET', `${path}hl_00000000`, { headers: as(a) });
+      const first = await raw(s.accountUrl, 'GET', `${path}${C}`, { headers: as(a) });
+      expect(foreign.status).toBe(401);
+      expect([nobody.status, first.status]).toEqual([401, 401]);
+      expect(foreign.text).toBe(nobody.text);
+      expect(first.text).toBe(nobody.text);
+    }
+    await Promise.all([a.remove(), b.remove()]);
   });
 });

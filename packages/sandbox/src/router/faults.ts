@@ -176,7 +176,11 @@ export function runFault(
     if (fault.pass) return next();
     if (fault.drop) {
       reply.hijack();
-      req.raw.socket.destroy();
+      // Over a socket the connection goes; a request served in process (sandbox.handle(), no socket)
+      // has its answer destroyed, which rejects it.
+      const socket = req.raw.socket as { destroy?: unknown } | undefined;
+      if (typeof socket?.destroy === 'function') req.raw.socket.destroy();
+      else reply.raw.destroy();
       return;
     }
     if (fault.status !== undefined) {
