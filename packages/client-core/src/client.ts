@@ -7,6 +7,7 @@ import { checked } from './checked.js';
 import { ZoneApiError } from './errors.js';
 import { createTransport, PlainRequest, type TransportOptions } from './fetch.js';
 import { paginate } from './paginate.js';
+import { readFailure } from './read.js';
 import type { OperationInfo, OperationTable, TypedClient } from './types.js';
 
 export interface CoreClientOptions extends TransportOptions {
@@ -132,13 +133,18 @@ export function createTypedClient<Paths extends {}, Ops extends OperationTable>(
     return filled ? { ...filled, headers: auth } : { headers: auth };
   };
 
-  /** Sends a prepared call: real Requests for middleware (a user's, or a call's own), else PlainRequests. */
+  /**
+   * Sends a prepared call: real Requests for middleware (a user's, or a call's own), else PlainRequests.
+   * A failure while the answer's body is read (cut short, too slow, too large) is a ZoneApiError too.
+   */
   const send = (repeat: boolean, method: string, path: string, init: CallInit | undefined) =>
     (registered.size || init?.middleware !== undefined ? (repeat ? request : requestOnce) : repeat ? plainRequest : plainRequestOnce)(
       method,
       path,
       init,
-    );
+    ).catch((err: unknown) => {
+      throw readFailure(err, method.toUpperCase(), path) ?? err;
+    });
 
   const typed = client as TypedClient<Paths, Ops>;
   const call = (op: OperationInfo, path: string, auth: Readonly<Record<string, string>> | undefined, init?: CallInit) =>

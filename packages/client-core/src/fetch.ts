@@ -1,4 +1,5 @@
 import { redact, ZoneApiError } from './errors.js';
+import { limited, MAX_RESPONSE_BYTES } from './read.js';
 
 export interface RetryOptions {
   /** Retries after the first attempt. Default 2. */
@@ -33,6 +34,11 @@ export interface TransportOptions {
   deadlineMs?: number;
   /** Retry policy; `false` turns retries off. */
   retry?: RetryOptions | false;
+  /**
+   * The largest answer body read, in bytes after decompression (default 64 MiB; 0 turns it off). Past
+   * it, reading fails with a ZoneApiError (`network`, code `ERR_RESPONSE_TOO_LARGE`).
+   */
+  maxResponseBytes?: number;
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
@@ -103,6 +109,12 @@ export function createTransport(
   answer?: (response: Response) => Response | Promise<Response>,
 ): typeof globalThis.fetch {
   const baseFetch = options.fetch ?? globalThis.fetch;
+  const maxBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+  /** The call's answer: its body bounded, then readied by `answer`. */
+  const final = (response: Response) => {
+    const bounded = limited(response, maxBytes);
+    return answer ? answer(bounded) : bounded;
+  };
   const timeoutMs = options.timeoutMs ?? 30_000;
   const retry = options.retry === false ? { retries: 0 } : (options.retry ?? {});
   const retries = retry.retries ?? 2;
@@ -176,13 +188,13 @@ export function createTransport(
       let backoff: number;
       try {
         const response = await send(signal);
-        if (!mayRetry || attempt > retries || !statuses.has(response.status)) return answer ? answer(response) : response;
+        if (!mayRetry || attempt > retries || !statuses.has(response.status)) return final(response);
         const retryAfter =
           response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers.get('Retry-After')) : undefined;
-        if (retryAfter !== undefined && retryAfter > maxRetryAfter) return answer ? answer(response) : response;
+        if (retryAfter !== undefined && retryAfter > maxRetryAfter) return final(response);
         backoff = retryAfter ?? jitter(attempt, baseDelay, maxDelay);
         // No time left to wait and ask again: this answer is the call's answer.
-        if (backoff >= deadlineLeft(deadlineMs, started)) return answer ? answer(response) : response;
+        if (backoff >= deadlineLeft(deadlineMs, started)) return final(response);
         clearTimeout(timer);
         reason = `status ${response.status}`;
         await response.body?.cancel();

@@ -6,6 +6,7 @@ export { redact, ZoneApiError } from './errors.js';
 export type { RetryOptions, TransportOptions } from './fetch.js';
 export { createTransport, PlainRequest, parseRetryAfter } from './fetch.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGES, type Pagination, paginate } from './paginate.js';
+export { MAX_RESPONSE_BYTES } from './read.js';
 export type {
   CallResult,
   ErrorAtStatus,
