@@ -3,7 +3,8 @@
 export const VERBS = {
   get: ['get', 'list'],
   post: ['create', 'add', 'refresh', 'switch', 'change', 'ban', 'unban', 'enable', 'shutdown', 'restart', 'upgrade', 'delete', 'remove'],
-  put: ['update', 'set'],
+  // `reset`: PUT /api/logs_reset of the manager (observed), which clears the request log.
+  put: ['update', 'set', 'reset'],
   patch: ['update', 'set'],
   delete: ['delete', 'remove'],
 };

@@ -451,6 +451,9 @@ async function startLocked(
           }),
           strict: options.strict,
           argv: options.argv ?? `--port ${first ? (options.managerPort ?? 0) : 0}`,
+          doc: specs.manager,
+          // Its own API port (`www` of GET /api/defaults): the first account's, or the last reserved (an own manager's, once it listens).
+          wwwPort: () => (first ? listening[1] : reserved().at(-1)) ?? 0,
           ...(first ? { onShutdown: options.onShutdown } : {}),
         }),
       ),

@@ -11,20 +11,31 @@ export declare const operations: {
   readonly banIp: { readonly method: "POST"; readonly path: "/api/proxies/{port}/banip"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
   readonly banIpAllPorts: { readonly method: "POST"; readonly path: "/api/banip"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
   readonly banIps: { readonly method: "POST"; readonly path: "/api/proxies/{port}/banips"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
+  readonly changeProxyIps: { readonly method: "POST"; readonly path: "/api/update_ips"; readonly idempotent: true; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly createErrorReport: { readonly method: "POST"; readonly path: "/api/perr"; readonly idempotent: false; readonly changesState: false; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly createProxy: { readonly method: "POST"; readonly path: "/api/proxies"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly deleteProxies: { readonly method: "POST"; readonly path: "/api/proxies/delete"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
   readonly deleteProxy: { readonly method: "DELETE"; readonly path: "/api/proxies/{port}"; readonly idempotent: true; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
   readonly enableSsl: { readonly method: "POST"; readonly path: "/api/enable_ssl"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly getAllLocations: { readonly method: "GET"; readonly path: "/api/all_locations"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getBanList: { readonly method: "GET"; readonly path: "/api/banlist/{port}"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly getConnection: { readonly method: "GET"; readonly path: "/api/conn"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly getConsts: { readonly method: "GET"; readonly path: "/api/consts"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly getDefaults: { readonly method: "GET"; readonly path: "/api/defaults"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getGeneralLogs: { readonly method: "GET"; readonly path: "/api/general_logs"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly getLatestVersion: { readonly method: "GET"; readonly path: "/api/last_version"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getLogs: { readonly method: "GET"; readonly path: "/api/logs"; readonly idempotent: true; readonly changesState: false; readonly pagination: { readonly style: "offset"; readonly offset: "skip"; readonly limit: "limit"; readonly items: "/log/entries"; readonly total: "/total" }; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly getLogsReset: { readonly method: "GET"; readonly path: "/api/logs_reset"; readonly idempotent: true; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly getLogsSuggestions: { readonly method: "GET"; readonly path: "/api/logs_suggestions"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly getMode: { readonly method: "GET"; readonly path: "/api/mode"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getNewToken: { readonly method: "GET"; readonly path: "/api/gen_token"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getNodeVersion: { readonly method: "GET"; readonly path: "/api/node_version"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getProxyStatus: { readonly method: "GET"; readonly path: "/api/proxy_status/{port}"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getRecentStats: { readonly method: "GET"; readonly path: "/api/recent_stats"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getRefreshSessions: { readonly method: "GET"; readonly path: "/api/refresh_sessions/{port}"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"]; readonly "204": readonly [] } };
+  readonly getSessions: { readonly method: "GET"; readonly path: "/api/sessions/{port}"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getSettings: { readonly method: "GET"; readonly path: "/api/settings"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly getTlsWarning: { readonly method: "GET"; readonly path: "/api/tls_warning"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getVersion: { readonly method: "GET"; readonly path: "/api/version"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listAllocatedIps: { readonly method: "GET"; readonly path: "/api/allocated_ips"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listAllocatedVips: { readonly method: "GET"; readonly path: "/api/allocated_vips"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
@@ -35,6 +46,7 @@ export declare const operations: {
   readonly refreshIps: { readonly method: "POST"; readonly path: "/api/refresh_ips"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly refreshSessions: { readonly method: "POST"; readonly path: "/api/refresh_sessions/{port}"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"]; readonly "204": readonly [] } };
   readonly refreshZones: { readonly method: "POST"; readonly path: "/api/refresh_zones"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly [] } };
+  readonly resetLogs: { readonly method: "PUT"; readonly path: "/api/logs_reset"; readonly idempotent: true; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly restartManager: { readonly method: "POST"; readonly path: "/api/restart"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly shutdownManager: { readonly method: "POST"; readonly path: "/api/shutdown"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly unbanIp: { readonly method: "POST"; readonly path: "/api/proxies/{port}/unbanip"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"] } };
@@ -52,20 +64,31 @@ export type OperationId =
   | 'banIp'
   | 'banIpAllPorts'
   | 'banIps'
+  | 'changeProxyIps'
+  | 'createErrorReport'
   | 'createProxy'
   | 'deleteProxies'
   | 'deleteProxy'
   | 'enableSsl'
+  | 'getAllLocations'
   | 'getBanList'
+  | 'getConnection'
+  | 'getConsts'
+  | 'getDefaults'
   | 'getGeneralLogs'
   | 'getLatestVersion'
   | 'getLogs'
+  | 'getLogsReset'
+  | 'getLogsSuggestions'
+  | 'getMode'
   | 'getNewToken'
   | 'getNodeVersion'
   | 'getProxyStatus'
   | 'getRecentStats'
   | 'getRefreshSessions'
+  | 'getSessions'
   | 'getSettings'
+  | 'getTlsWarning'
   | 'getVersion'
   | 'listAllocatedIps'
   | 'listAllocatedVips'
@@ -76,6 +99,7 @@ export type OperationId =
   | 'refreshIps'
   | 'refreshSessions'
   | 'refreshZones'
+  | 'resetLogs'
   | 'restartManager'
   | 'shutdownManager'
   | 'unbanIp'
@@ -153,6 +177,31 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    */
   banIps: M['banIps'];
   /**
+   * Set the IPs and gIPs a port uses
+   *
+   * Sets the port's stored `ips` and `vips` to the lists given (a list left out becomes empty) and
+   * restarts the port with them; the answer is the text `ok`. The real manager's web interface calls it
+   * after refreshing IPs, once per port. On a port that does not exist, or without `port`, version
+   * 1.570.247 fails inside its handler and never answers (observed).
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 137 and 276-284.
+   *
+   * `POST /api/update_ips` · operationId `changeProxyIps` · reference: `manager.html#operation/changeProxyIps` in the reference docs of `@zone-api/spec`
+   */
+  changeProxyIps: M['changeProxyIps'];
+  /**
+   * Report an error of the web interface
+   *
+   * The real manager's web interface reports its own errors here; the manager passes them on to the
+   * provider and answers the text `OK`, whatever the body (observed; a body that is not valid JSON gets
+   * `500` `Server Error`, as on every operation).
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 143 and 1426-1431.
+   *
+   * `POST /api/perr` · operationId `createErrorReport` · reference: `manager.html#operation/createErrorReport` in the reference docs of `@zone-api/spec`
+   */
+  createErrorReport: M['createErrorReport'];
+  /**
    * Create a proxy port
    *
    * Creates a port from the configuration under `proxy`. Without `port` the manager takes the highest
@@ -194,6 +243,16 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    */
   enableSsl: M['enableSsl'];
   /**
+   * Get the locations a port can target
+   *
+   * Countries, regions, cities, ASNs and carriers a port can target. The real manager answers them from a file of its package, so offline too.
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 653-656.
+   *
+   * `GET /api/all_locations` · operationId `getAllLocations` · reference: `manager.html#operation/getAllLocations` in the reference docs of `@zone-api/spec`
+   */
+  getAllLocations: M['getAllLocations'];
+  /**
    * Get the ban list of a port
    *
    * Not in the documentation: the real manager's own web interface reads a port's ban list here
@@ -205,6 +264,36 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `GET /api/banlist/{port}` · operationId `getBanList` · reference: `manager.html#operation/getBanList` in the reference docs of `@zone-api/spec`
    */
   getBanList: M['getBanList'];
+  /**
+   * Get the manager's connection check
+   *
+   * What the manager found when it checked its connection to the provider at start-up. Offline, the real manager answers `{domain: false}`.
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 82, lib/manager.js 1145-1160.
+   *
+   * `GET /api/conn` · operationId `getConnection` · reference: `manager.html#operation/getConnection` in the reference docs of `@zone-api/spec`
+   */
+  getConnection: M['getConnection'];
+  /**
+   * Get the port fields' descriptions and defaults
+   *
+   * For each port field its type, description and default, and the manager's constants, for the web interface's port editor.
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 240-254.
+   *
+   * `GET /api/consts` · operationId `getConsts` · reference: `manager.html#operation/getConsts` in the reference docs of `@zone-api/spec`
+   */
+  getConsts: M['getConsts'];
+  /**
+   * Get the manager's effective options
+   *
+   * The options the manager runs with: the defaults of a new port and the manager-wide settings, as the command line and the settings made them.
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 77.
+   *
+   * `GET /api/defaults` · operationId `getDefaults` · reference: `manager.html#operation/getDefaults` in the reference docs of `@zone-api/spec`
+   */
+  getDefaults: M['getDefaults'];
   /**
    * Get the tail of the general log
    *
@@ -234,6 +323,36 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `GET /api/logs` · operationId `getLogs` · reference: `manager.html#operation/getLogs` in the reference docs of `@zone-api/spec`
    */
   getLogs: M['getLogs'];
+  /**
+   * Clear the request log and the statistics (GET form)
+   *
+   * The same as `PUT /api/logs_reset`, by `GET`: clears the request log (HAR) and the recent
+   * statistics and answers the text `ok` (observed).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 175 and 684-690.
+   *
+   * `GET /api/logs_reset` · operationId `getLogsReset` · reference: `manager.html#operation/getLogsReset` in the reference docs of `@zone-api/spec`
+   */
+  getLogsReset: M['getLogsReset'];
+  /**
+   * Get the values the log filters can take
+   *
+   * The ports, status codes and protocols of the requests counted in the recent statistics, for the web interface's log filters.
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 673-682.
+   *
+   * `GET /api/logs_suggestions` · operationId `getLogsSuggestions` · reference: `manager.html#operation/getLogsSuggestions` in the reference docs of `@zone-api/spec`
+   */
+  getLogsSuggestions: M['getLogsSuggestions'];
+  /**
+   * Get whether the manager is logged in
+   *
+   * Whether the manager holds the account's credentials (`{logged_in: true}`).
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 81.
+   *
+   * `GET /api/mode` · operationId `getMode` · reference: `manager.html#operation/getMode` in the reference docs of `@zone-api/spec`
+   */
+  getMode: M['getMode'];
   /**
    * Generate a manager token
    *
@@ -285,6 +404,17 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    */
   getRefreshSessions: M['getRefreshSessions'];
   /**
+   * Get a port's sessions
+   *
+   * Version 1.570.247 answers an empty object for every port that exists, and `400` with the text
+   * `server does not exist` for any other (a number or not).
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 100 and 508-514.
+   *
+   * `GET /api/sessions/{port}` · operationId `getSessions` · reference: `manager.html#operation/getSessions` in the reference docs of `@zone-api/spec`
+   */
+  getSessions: M['getSessions'];
+  /**
    * Get the general settings
    *
    * Returns the general settings of the manager. The real manager returns more keys than the documentation lists (observed).
@@ -292,6 +422,17 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `GET /api/settings` · operationId `getSettings` · reference: `manager.html#operation/getSettings` in the reference docs of `@zone-api/spec`
    */
   getSettings: M['getSettings'];
+  /**
+   * Get whether a port met a TLS error
+   *
+   * `true` once a port has failed a TLS handshake with a client while analyzing SSL (the client does
+   * not trust the manager's CA), else `false`, as a JSON boolean.
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 114, lib/mixins/mgr_proxy.js 70-80.
+   *
+   * `GET /api/tls_warning` · operationId `getTlsWarning` · reference: `manager.html#operation/getTlsWarning` in the reference docs of `@zone-api/spec`
+   */
+  getTlsWarning: M['getTlsWarning'];
   /**
    * Get the manager's version
    *
@@ -383,6 +524,17 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `POST /api/refresh_zones` · operationId `refreshZones` · reference: `manager.html#operation/refreshZones` in the reference docs of `@zone-api/spec`
    */
   refreshZones: M['refreshZones'];
+  /**
+   * Clear the request log and the statistics
+   *
+   * Clears the request log (HAR) and the recent statistics; the answer is the text `ok`. The real
+   * manager's web interface calls `PUT` for its "clear logs" button; `GET` does the same (observed).
+   * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 109 and 684-690.
+   *
+   * `PUT /api/logs_reset` · operationId `resetLogs` · reference: `manager.html#operation/resetLogs` in the reference docs of `@zone-api/spec`
+   */
+  resetLogs: M['resetLogs'];
   /**
    * Restart the manager
    *

@@ -809,6 +809,269 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get whether the manager is logged in
+         * @description Whether the manager holds the account's credentials (`{logged_in: true}`).
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 81.
+         */
+        get: operations["getMode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the manager's connection check
+         * @description What the manager found when it checked its connection to the provider at start-up. Offline, the real manager answers `{domain: false}`.
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 82, lib/manager.js 1145-1160.
+         */
+        get: operations["getConnection"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the manager's effective options
+         * @description The options the manager runs with: the defaults of a new port and the manager-wide settings, as the command line and the settings made them.
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 77.
+         */
+        get: operations["getDefaults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/consts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the port fields' descriptions and defaults
+         * @description For each port field its type, description and default, and the manager's constants, for the web interface's port editor.
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 240-254.
+         */
+        get: operations["getConsts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tls_warning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get whether a port met a TLS error
+         * @description `true` once a port has failed a TLS handshake with a client while analyzing SSL (the client does
+         *     not trust the manager's CA), else `false`, as a JSON boolean.
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 114, lib/mixins/mgr_proxy.js 70-80.
+         */
+        get: operations["getTlsWarning"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/logs_suggestions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the values the log filters can take
+         * @description The ports, status codes and protocols of the requests counted in the recent statistics, for the web interface's log filters.
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 673-682.
+         */
+        get: operations["getLogsSuggestions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/logs_reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Clear the request log and the statistics (GET form)
+         * @description The same as `PUT /api/logs_reset`, by `GET`: clears the request log (HAR) and the recent
+         *     statistics and answers the text `ok` (observed).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 175 and 684-690.
+         */
+        get: operations["getLogsReset"];
+        /**
+         * Clear the request log and the statistics
+         * @description Clears the request log (HAR) and the recent statistics; the answer is the text `ok`. The real
+         *     manager's web interface calls `PUT` for its "clear logs" button; `GET` does the same (observed).
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 109 and 684-690.
+         */
+        put: operations["resetLogs"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/all_locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the locations a port can target
+         * @description Countries, regions, cities, ASNs and carriers a port can target. The real manager answers them from a file of its package, so offline too.
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 653-656.
+         */
+        get: operations["getAllLocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{port}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
+                 * @example 24000
+                 */
+                port: components["parameters"]["Port"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a port's sessions
+         * @description Version 1.570.247 answers an empty object for every port that exists, and `400` with the text
+         *     `server does not exist` for any other (a number or not).
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 100 and 508-514.
+         */
+        get: operations["getSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/update_ips": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the IPs and gIPs a port uses
+         * @description Sets the port's stored `ips` and `vips` to the lists given (a list left out becomes empty) and
+         *     restarts the port with them; the answer is the text `ok`. The real manager's web interface calls it
+         *     after refreshing IPs, once per port. On a port that does not exist, or without `port`, version
+         *     1.570.247 fails inside its handler and never answers (observed).
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 137 and 276-284.
+         */
+        post: operations["changeProxyIps"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/perr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report an error of the web interface
+         * @description The real manager's web interface reports its own errors here; the manager passes them on to the
+         *     provider and answers the text `OK`, whatever the body (observed; a body that is not valid JSON gets
+         *     `500` `Server Error`, as on every operation).
+         *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 143 and 1426-1431.
+         */
+        post: operations["createErrorReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1909,6 +2172,194 @@ export interface components {
              * @description Sum of outgoing bytes of the matching requests.
              */
             sum_out?: number;
+        };
+        /**
+         * @description Whether the manager is logged in to the provider's account (observed, `GET /api/mode`). The real
+         *     manager's web interface shows its login screen unless `logged_in` is true.
+         */
+        ManagerMode: {
+            /** @description True once the manager holds the account's credentials. */
+            logged_in: boolean;
+        };
+        /**
+         * @description What the manager found when it checked its connection to the provider at start-up (observed,
+         *     `GET /api/conn`): `domain` is whether the provider's API domain answered. Online, the manager also
+         *     adds the country, region and city its own IP is in, from the provider's geolocation.
+         */
+        ConnectionState: {
+            /** @description Whether the provider's API domain answered the manager's check. */
+            domain?: boolean;
+            /** @description Two-letter code (lower case) of the country of the manager's IP, when known. */
+            current_country?: string;
+            /** @description Region of the manager's IP, when known. */
+            current_state?: string;
+            /** @description City of the manager's IP, when known. */
+            current_city?: string;
+        };
+        /**
+         * @description The manager's effective options (observed, `GET /api/defaults`): the defaults a new port takes
+         *     (`multiply`, `ssl`, `proxy`, `proxy_port`, `proxy_retry`, `dns`, `session`, `route_err`, …) and the
+         *     manager-wide settings (`www`, `logs`, `har_limit`, `test_url`, …), as the command line and the
+         *     settings made them. The real manager's web interface reads it to fill its forms. Fields beyond those
+         *     named here are not documented.
+         */
+        ManagerDefaults: {
+            /** @description The account's customer name. */
+            customer?: string;
+            /** @description The default Zone of new ports. */
+            zone?: string;
+            /** @description The default Zone's password. */
+            password?: string;
+            /** @description Host name or IP of the upstream super proxy. */
+            proxy?: string;
+            /**
+             * Format: int32
+             * @description Port of the upstream super proxy.
+             */
+            proxy_port?: number;
+            /**
+             * Format: int32
+             * @description How many copies of a port a new port starts (0, none).
+             */
+            multiply?: number;
+            /** @description SSL analyzing on new ports. */
+            ssl?: boolean;
+            /**
+             * Format: int32
+             * @description The port of this admin interface.
+             */
+            www?: number;
+            /**
+             * Format: int32
+             * @description How many requests the HAR log keeps.
+             */
+            logs?: number;
+            /** @description The URL the manager asks through a port to test it. */
+            test_url?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One port field as `GET /api/consts` describes it (observed). */
+        PortFieldConst: {
+            /** @description The field's type, its description and, for a field taking one of a list, the values. */
+            desc?: {
+                /** @description The field's JSON type (`string`, `integer`, `boolean`, `array`, `object`). */
+                type?: string;
+                /** @description What the field does. */
+                desc?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The field's default, any JSON value. */
+            def?: unknown;
+            /** @description The choices the web interface offers (`iface`, `dns`), each `{key, value}` or a value. */
+            values?: unknown[];
+        };
+        /**
+         * @description What the real manager's web interface needs to edit a port (observed, `GET /api/consts`): for each
+         *     port field its description (`desc`: `type`, `desc`, and `values` where the field takes one of a
+         *     list) and its default (`def`), and the manager's constants. The texts and constants are the
+         *     program's own and not documented.
+         */
+        ManagerConsts: {
+            /** @description The port fields by name. */
+            proxy: {
+                [key: string]: components["schemas"]["PortFieldConst"];
+            };
+            /** @description The manager's constants by name (not documented). */
+            consts?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Whether a port has failed a TLS handshake with a client while analyzing SSL (observed). */
+        TlsWarning: boolean;
+        /**
+         * @description The values the request log's filters can take (observed, `GET /api/logs_suggestions`): the ports,
+         *     status codes and protocols of the requests counted in the recent statistics. All three are empty
+         *     when the manager does not count requests (`request_stats` off).
+         */
+        LogsSuggestions: {
+            /** @description Ports that carried counted requests. */
+            ports: number[];
+            /** @description Status codes of counted requests (`unknown` for a tunnel whose answer was not read). */
+            status_codes: (number | string)[];
+            /** @description Protocols of counted requests (`http`, `https`). */
+            protocols: string[];
+        };
+        /** @description A country of `GET /api/all_locations` (observed). */
+        LocationCountry: {
+            /** @description Two-letter code, lower case. */
+            country_id?: string;
+            /** @description The country's English name. */
+            country_name?: string;
+            /** @description Whether mobile IPs are offered there. */
+            mob?: boolean;
+        };
+        /**
+         * @description The locations a port can target (observed, `GET /api/all_locations`): countries with their names,
+         *     and the regions, cities, ASNs and carriers the manager knows. The real manager answers them from a
+         *     file of its package, offline too. Fields beyond those named here are not documented.
+         */
+        AllLocations: {
+            /** @description Two-letter codes (lower case) of the countries shared IPs are in. */
+            shared_countries?: string[];
+            /** @description Country names by two-letter code. */
+            countries_by_code?: {
+                [key: string]: string;
+            };
+            /** @description The countries, each with its code and name. */
+            countries?: components["schemas"]["LocationCountry"][];
+            /** @description Regions by country (not documented). */
+            regions?: {
+                [key: string]: unknown;
+            };
+            /** @description Cities (not documented item shape). */
+            cities?: unknown[];
+            /** @description ASNs (not documented). */
+            asns?: {
+                [key: string]: unknown;
+            };
+            /** @description Mobile carriers (not documented). */
+            carriers?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A port's sessions as `GET /api/sessions/{port}` answers them (observed): version 1.570.247 answers an
+         *     empty object for every port that exists.
+         */
+        PortSessions: Record<string, never>;
+        /**
+         * @description The IPs and gIPs a port is to use (observed, `POST /api/update_ips`; the real manager's web interface
+         *     sends it after refreshing IPs, one call per port). The port's stored `ips` and `vips` become the
+         *     lists given; a list left out becomes empty.
+         */
+        UpdateIpsRequest: {
+            /**
+             * Format: int32
+             * @description The port to change.
+             */
+            port: number;
+            /** @description Datacenter IPs the port uses (its `ips`). */
+            ips?: string[];
+            /** @description gIPs the port uses (its `vips`). */
+            vips?: string[];
+        };
+        /**
+         * @description An error the real manager's web interface reports about itself (observed, `POST /api/perr`). The
+         *     manager passes it on to the provider; no field is required.
+         */
+        ErrorReport: {
+            /** @description The kind of error. */
+            type?: string;
+            /** @description The error's message. */
+            message?: string;
+            /** @description The stack trace. */
+            stack?: string;
+            /** @description Any JSON value the interface adds (not documented). */
+            context?: unknown;
         };
     };
     responses: {
@@ -3213,6 +3664,307 @@ export interface operations {
                     "text/html": string;
                 };
             };
+        };
+    };
+    getMode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The login state (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagerMode"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection state (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagerDefaults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getConsts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The descriptions (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagerConsts"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getTlsWarning: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The warning, a JSON boolean (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TlsWarning"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getLogsSuggestions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The values (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsSuggestions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getLogsReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared: the text `ok` as `Content-Type: text/html` (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    resetLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared: the text `ok` as `Content-Type: text/html` (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAllLocations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The locations (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AllLocations"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
+                 * @example 24000
+                 */
+                port: components["parameters"]["Port"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The port's sessions, none in 1.570.247 (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortSessions"];
+                };
+            };
+            /** @description The port does not exist, as a text (observed). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    changeProxyIps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateIpsRequest"];
+            };
+        };
+        responses: {
+            /** @description The port uses the lists given: the text `ok` as `Content-Type: text/html` (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createErrorReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ErrorReport"];
+            };
+        };
+        responses: {
+            /** @description Received: the text `OK` as `Content-Type: text/html` (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
         };
     };
 }

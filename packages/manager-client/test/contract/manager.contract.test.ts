@@ -139,6 +139,44 @@ const cases: Record<OperationId, Case> = {
     expect(r.data?.log.version).toBe('1.2');
     return r;
   },
+  // The routes of the real manager's own web interface (tag "Web interface", observed).
+  getMode: async (c) => {
+    const r = await c.getMode();
+    expect(r.data?.logged_in).toBe(true);
+    return r;
+  },
+  getConnection: (c) => c.getConnection(),
+  getDefaults: async (c) => {
+    const r = await c.getDefaults();
+    expect(r.data?.zone).toBeTypeOf('string');
+    return r;
+  },
+  getConsts: async (c) => {
+    const r = await c.getConsts();
+    expect(r.data?.proxy).toBeTypeOf('object');
+    return r;
+  },
+  getTlsWarning: async (c) => {
+    const r = await c.getTlsWarning();
+    expect(r.data).toBeTypeOf('boolean');
+    return r;
+  },
+  getLogsSuggestions: (c) => c.getLogsSuggestions(),
+  getAllLocations: (c) => c.getAllLocations(),
+  getSessions: async (c) => c.getSessions({ params: { path: { port: await scratchPort(c) } } }),
+  changeProxyIps: async (c) => {
+    const port = await scratchPort(c);
+    const r = await c.changeProxyIps({ body: { port, ips: ['192.0.2.21'] } });
+    expect(r.data).toBe('ok');
+    return r;
+  },
+  resetLogs: async (c) => {
+    const r = await c.resetLogs();
+    expect(r.data).toBe('ok');
+    return r;
+  },
+  getLogsReset: (c) => c.getLogsReset(),
+  createErrorReport: (c) => c.createErrorReport({ body: { type: 'fe_error', message: 'render failed' } }),
 };
 
 const { validator } = defineContractSuite({ api: 'manager', doc, target, client, cases });

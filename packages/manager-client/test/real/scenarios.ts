@@ -211,6 +211,32 @@ export const scenarios: Scenario[] = [
   { id: 'getGeneralLogs', operationId: 'getGeneralLogs', run: ({ client }) => client.getGeneralLogs({ params: { query: { limit: 5 } } }) },
   { id: 'getLogs', operationId: 'getLogs', run: ({ client }) => client.getLogs() },
   { id: 'getRecentStats', operationId: 'getRecentStats', run: ({ client }) => client.getRecentStats() },
+  // The routes of the real manager's own web interface (tag "Web interface").
+  { id: 'getMode', operationId: 'getMode', run: ({ client }) => client.getMode() },
+  { id: 'getConnection', operationId: 'getConnection', run: ({ client }) => client.getConnection() },
+  { id: 'getDefaults', operationId: 'getDefaults', run: ({ client }) => client.getDefaults() },
+  { id: 'getConsts', operationId: 'getConsts', run: ({ client }) => client.getConsts() },
+  { id: 'getTlsWarning', operationId: 'getTlsWarning', run: ({ client }) => client.getTlsWarning() },
+  { id: 'getLogsSuggestions', operationId: 'getLogsSuggestions', run: ({ client }) => client.getLogsSuggestions() },
+  { id: 'getAllLocations', operationId: 'getAllLocations', run: ({ client }) => client.getAllLocations() },
+  { id: 'getSessions', operationId: 'getSessions', run: ({ client }) => client.getSessions({ params: { path: { port: PORT } } }) },
+  {
+    id: 'getSessions.unknownPort',
+    operationId: 'getSessions',
+    run: ({ client }) => client.getSessions({ params: { path: { port: UNKNOWN } } }),
+  },
+  {
+    id: 'changeProxyIps',
+    operationId: 'changeProxyIps',
+    run: ({ client }) => client.changeProxyIps({ body: { port: PORT, ips: ['192.0.2.21'] } }),
+  },
+  { id: 'resetLogs', operationId: 'resetLogs', run: ({ client }) => client.resetLogs() },
+  { id: 'getLogsReset', operationId: 'getLogsReset', run: ({ client }) => client.getLogsReset() },
+  {
+    id: 'createErrorReport',
+    operationId: 'createErrorReport',
+    run: ({ client }) => client.createErrorReport({ body: { type: 'fe_error', message: 'render failed' } }),
+  },
   {
     id: 'deleteProxies.unknownPort',
     operationId: 'deleteProxies',

@@ -3,6 +3,7 @@ import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
 import type { ManagerTable } from '../router/handlers.js';
 import type { Ctx } from '../router/http.js';
+import type { OpenApiDoc } from '../router/spec.js';
 
 // What the manager's handler modules share: the store, the options, the general log, and the rules
 // about a port (which port a path names, its status, its effective config, restart semantics). Each
@@ -31,6 +32,10 @@ export interface ManagerOptions {
    * (`iface`, `proxy`, `proxy_port`), as the real manager shows its own flags.
    */
   portDefaults?: () => { iface?: string; proxy?: string; proxy_port?: number };
+  /** The manager bundle, for what the sandbox answers from the spec (the port fields of `GET /api/consts`). */
+  doc?: OpenApiDoc;
+  /** The port the manager API listens on (`www` in `GET /api/defaults`), once it listens. */
+  wwwPort?: () => number;
   /** The listening proxy ports, when ports carry traffic: a created port listens, a deleted one closes. */
   ports?: {
     open(cfg: ProxyPortConfig): Promise<unknown>;
@@ -41,7 +46,7 @@ export interface ManagerOptions {
 }
 
 /** Defaults the manager applies to a port (what `proxies_running` shows beside the stored fields). */
-const PORT_DEFAULTS = {
+export const PORT_DEFAULTS = {
   proxy_type: 'persist',
   iface: '0.0.0.0',
   proxy: 'zproxy.example.com',

@@ -8,6 +8,7 @@ import { logsStatsHandlers } from './logs-stats.js';
 import { portsHandlers } from './ports.js';
 import { settingsHandlers } from './settings.js';
 import { usersAccessHandlers } from './users-access.js';
+import { webUiHandlers } from './web-ui.js';
 import { zonesIpsHandlers } from './zones-ips.js';
 
 export { authenticateManager, managerErrorBody } from './auth.js';
@@ -28,6 +29,7 @@ export function managerHandlers(store: Store, options: ManagerOptions): Record<s
     logsStatsHandlers(c),
     usersAccessHandlers(c),
     lifecycleHandlers(c),
+    webUiHandlers(c),
   );
   return routerTable<undefined>(table);
 }

@@ -52,6 +52,21 @@ function usernameOf(e: HarEntry): string {
   return typeof username === 'string' ? username : '';
 }
 
+/**
+ * What the recent statistics count a logged request under (its port, status code, root domain and
+ * protocol), or nothing for a request that moved no bytes (not counted).
+ */
+export function statKeys(e: HarEntry) {
+  const d = e.details;
+  if (!(d?.in_bw ?? 0) && !(d?.out_bw ?? 0)) return undefined;
+  return {
+    port: d?.port ?? 0,
+    status_code: e.response.status,
+    hostname: e.request.host ?? rootDomain(loggedUrl(e.request.method, e.request.url)?.hostname ?? ''),
+    protocol: d?.protocol ?? 'http',
+  };
+}
+
 export function logsStatsHandlers(c: ManagerContext) {
   const { store, m } = c;
   return {
@@ -69,16 +84,10 @@ export function logsStatsHandlers(c: ManagerContext) {
       };
       const groups = { port: new Map<number | string, Stat>(), status_code: new Map(), hostname: new Map(), protocol: new Map() };
       for (const e of m().har) {
-        const d = e.details;
-        const inBw = d?.in_bw ?? 0;
-        const outBw = d?.out_bw ?? 0;
-        if (!inBw && !outBw) continue;
-        const keys = {
-          port: d?.port ?? 0,
-          status_code: e.response.status,
-          hostname: e.request.host ?? rootDomain(loggedUrl(e.request.method, e.request.url)?.hostname ?? ''),
-          protocol: d?.protocol ?? 'http',
-        };
+        const keys = statKeys(e);
+        if (!keys) continue;
+        const inBw = e.details?.in_bw ?? 0;
+        const outBw = e.details?.out_bw ?? 0;
         for (const [group, key] of Object.entries(keys) as [keyof typeof groups, number | string][]) {
           const stats = groups[group] as Map<number | string, Stat>;
           const stat = stats.get(key) ?? { key, in_bw: 0, out_bw: 0, reqs: 0, success: 0, bypass_bw: 0, bypass_cost: 0 };

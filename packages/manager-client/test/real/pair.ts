@@ -1,0 +1,121 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
+import { freePort, viaProxy } from '@zone-api/testkit';
+import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
+import { expect } from 'vitest';
+
+// The real manager and the sandbox side by side, for suites that play the same calls against both and
+// compare the answers value by value (run by `pnpm test:real-manager`, inside a network namespace with
+// only loopback). The real manager's upstream is the sandbox's network; a loopback target answers the
+// status a request asks for in `st=`. A proxy port of the sandbox is the real one's number + SHIFT.
+
+export const ACCOUNT = {
+  customer: 'hl_1a2b3c4d',
+  zone: 'static_zone',
+  password: 'z8x7c6v5b4n3',
+  zones: {
+    static_zone: { password: ['z8x7c6v5b4n3'], plan: { type: 'static', ips_type: 'shared' }, perm: 'city asn google peers' },
+    res_zone: { password: ['r3s1d3nt9x7w'], plan: { type: 'resident', vip: true }, perm: 'vip city asn' },
+  },
+};
+
+export const SHIFT = 1000;
+export type At = (port: number) => number;
+export type Call = (at: At) => [method: string, path: string, body?: unknown, media?: string];
+
+export interface Reply {
+  status: number;
+  media: string | null;
+  body: unknown;
+}
+
+/** One call as a client makes it: a JSON body unless a string with its own media type is given. */
+export async function call(base: string, method: string, path: string, body?: unknown, media = 'application/json'): Promise<Reply> {
+  const init: RequestInit = { method, headers: {} };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    init.headers = { 'content-type': media };
+  }
+  const res = await fetch(`${base}${path}`, init);
+  const text = await res.text();
+  const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? null;
+  let parsed: unknown = text;
+  if (type === 'application/json') parsed = JSON.parse(text);
+  return { status: res.status, media: type, body: parsed };
+}
+
+export interface Pair {
+  sandbox: Sandbox;
+  manager: RunningRealManager;
+  targetUrl: string;
+  /** The same call to both; their answers, the real one first. */
+  both(req: Call): Promise<[Reply, Reply]>;
+  /** Both answer alike (after `norm`), and the real one is `expected` (a partial match). */
+  same(req: Call, expected: Partial<Reply>, norm?: (r: Reply) => unknown): Promise<Reply>;
+  /** Creates the port on both (each its own number). */
+  createBoth(port: number, proxy?: Record<string, unknown>): Promise<void>;
+  /** A request through the port on both; the answers, the real one first. */
+  through(port: number, path: string): Promise<[{ status: number; text: string }, { status: number; text: string }]>;
+  close(): Promise<void>;
+}
+
+export async function startPair(extraArgs: string[] = []): Promise<Pair> {
+  const target: Server = createServer((req, res) => {
+    res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
+    res.setHeader('content-type', 'text/plain');
+    res.end(`hello ${req.url}`);
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  const seed = defaultSeed();
+  seed.manager.ports = [];
+  seed.manager.har = [];
+  const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed });
+  let manager: RunningRealManager;
+  try {
+    manager = await startRealManager({
+      wwwPort: await freePort(),
+      ...ACCOUNT,
+      proxy: '127.0.0.1',
+      proxyPort: Number(new URL(sandbox.networkUrl as string).port),
+      extraArgs,
+    });
+  } catch (err) {
+    await sandbox.close();
+    await new Promise<void>((resolve) => target.close(() => resolve()));
+    throw err;
+  }
+  const both = async (req: Call): Promise<[Reply, Reply]> => [
+    await call(manager.url, ...req((p) => p)),
+    await call(sandbox.managerUrl, ...req((p) => p + SHIFT)),
+  ];
+  return {
+    sandbox,
+    manager,
+    targetUrl,
+    both,
+    async same(req, expected, norm = (r) => r) {
+      const [real, sbx] = await both(req);
+      const [method, path] = req((p) => p);
+      expect(real, `real manager: ${method} ${path}`).toMatchObject(expected);
+      expect(norm(sbx), `sandbox answers ${method} ${path} as the real manager`).toEqual(norm(real));
+      return real;
+    },
+    async createBoth(port, proxy = {}) {
+      const [real, sbx] = await both((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', ...proxy } }]);
+      expect(real.status, JSON.stringify(real.body)).toBe(200);
+      expect(sbx.status, JSON.stringify(sbx.body)).toBe(200);
+    },
+    async through(port, path) {
+      const real = await viaProxy(`http://127.0.0.1:${port}`, `${targetUrl}${path}`);
+      const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${targetUrl}${path}`);
+      return [real, sbx];
+    },
+    async close() {
+      await manager.stop();
+      await sandbox.close();
+      await new Promise<void>((resolve) => target.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,160 @@
+import { loadBundle, schemaValidator } from '@zone-api/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Pair, type Reply, startPair } from './pair.js';
+
+// The routes the real manager's own web interface calls (spec tag "Web interface"), played against the
+// real manager 1.570.247 and the sandbox side by side: each answer compared value by value where the
+// value is behaviour, by its keys where it is the program's own data, and each real answer validated
+// against the spec.
+
+const doc = loadBundle('manager');
+const validator = schemaValidator(doc);
+const schemaOf = (path: string, method: string, media = 'application/json') =>
+  `#/paths/${path.replaceAll('/', '~1')}/${method}/responses/200/content/${media.replace('/', '~1')}/schema`;
+
+let pair: Pair;
+beforeAll(async () => {
+  pair = await startPair();
+}, 120_000);
+afterAll(async () => {
+  await pair?.close();
+});
+
+const valid = (path: string, method: string, r: Reply) =>
+  expect(
+    validator.validate(schemaOf(path, method, r.media ?? ''), r.body),
+    `${method} ${path}: ${JSON.stringify(r.body).slice(0, 300)}`,
+  ).toBeNull();
+const keys = (r: Reply) => ({ status: r.status, media: r.media, keys: Object.keys(r.body as object).sort() });
+
+describe('what the web interface reads when it starts', () => {
+  it('mode, connection, TLS warning: the same answers (the connection check is online on the sandbox)', async () => {
+    valid('/api/mode', 'get', await pair.same(() => ['GET', '/api/mode?null'], { status: 200, body: { logged_in: true } }));
+    // Offline the real manager found no provider (`domain: false`); the sandbox's provider is there.
+    const conn = await pair.same(() => ['GET', '/api/conn'], { status: 200, body: { domain: false } }, keys);
+    valid('/api/conn', 'get', conn);
+    valid(
+      '/api/tls_warning',
+      'get',
+      await pair.same(() => ['GET', '/api/tls_warning'], { status: 200, media: 'application/json', body: false }),
+    );
+  });
+
+  it('defaults: the same options under the same names, but for the provider API domain the sandbox has none of', async () => {
+    const [real, sbx] = await pair.both(() => ['GET', '/api/defaults']);
+    expect(real.status).toBe(200);
+    valid('/api/defaults', 'get', real);
+    const realKeys = Object.keys(real.body as object).filter((k) => k !== 'api_domain');
+    expect(realKeys.length).toBeGreaterThan(40);
+    expect(Object.keys(sbx.body as object).sort()).toEqual(realKeys.sort());
+    const pick = (r: Reply) => {
+      const b = r.body as Record<string, unknown>;
+      return Object.fromEntries(
+        ['multiply', 'ssl', 'proxy_retry', 'dns', 'session', 'route_err', 'logs', 'har_limit', 'customer', 'zone'].map((k) => [k, b[k]]),
+      );
+    };
+    expect(pick(sbx)).toEqual(pick(real));
+    expect((sbx.body as { www: number }).www).toBe(Number(new URL(pair.sandbox.managerUrl).port));
+  });
+
+  it('consts: each port field the sandbox describes is one the real manager describes, with the same type', async () => {
+    const [real, sbx] = await pair.both(() => ['GET', '/api/consts']);
+    valid('/api/consts', 'get', real);
+    type Consts = { proxy: Record<string, { desc: { type: string } }> };
+    const r = (real.body as Consts).proxy;
+    const s = (sbx.body as Consts).proxy;
+    expect(Object.keys(s).length).toBeGreaterThan(20);
+    // `listen_port` is in the provider's documentation; 1.570.247 does not describe it.
+    const described = Object.keys(s).filter((k) => k !== 'listen_port');
+    expect(
+      described.filter((k) => !r[k]),
+      'fields the real manager does not describe',
+    ).toEqual([]);
+    const typed = described.filter((k) => r[k]?.desc.type !== s[k]?.desc.type);
+    expect(typed.map((k) => `${k}: real ${r[k]?.desc.type}, sandbox ${s[k]?.desc.type}`)).toEqual([]);
+  });
+
+  it('all_locations: the sandbox lists its own countries in the real manager shape, each a country the real one knows', async () => {
+    const [real, sbx] = await pair.both(() => ['GET', '/api/all_locations']);
+    valid('/api/all_locations', 'get', real);
+    expect(keys(sbx)).toEqual(keys(real));
+    type Loc = { countries: Array<{ country_id: string }>; countries_by_code: Record<string, string> };
+    const known = new Set((real.body as Loc).countries.map((c) => c.country_id));
+    const mine = (sbx.body as Loc).countries;
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.filter((c) => !known.has(c.country_id))).toEqual([]);
+    expect(Object.keys(mine[0] as object).sort()).toEqual(Object.keys((real.body as Loc).countries[0] as object).sort());
+  });
+});
+
+describe('ports, logs and reports as the web interface uses them', () => {
+  it('sessions: {} for a port that exists, 400 "server does not exist" for one that does not', async () => {
+    const port = 25300;
+    await pair.createBoth(port);
+    valid('/api/sessions/{port}', 'get', await pair.same((at) => ['GET', `/api/sessions/${at(port)}`], { status: 200, body: {} }));
+    await pair.same(() => ['GET', '/api/sessions/25999'], { status: 400, media: 'text/html', body: 'server does not exist' });
+  });
+
+  it('update_ips sets the port ips and vips to the lists given, a list left out becoming empty', async () => {
+    const port = 25310;
+    await pair.createBoth(port);
+    const ipsOf = async (): Promise<[unknown, unknown]> => {
+      const [real, sbx] = await pair.both(() => ['GET', '/api/proxies_running']);
+      const find = (r: Reply, p: number) => {
+        const cfg = (r.body as Array<{ port: number; ips?: unknown; vips?: unknown }>).find((c) => c.port === p);
+        return { ips: cfg?.ips, vips: cfg?.vips };
+      };
+      return [find(real, port), find(sbx, port + 1000)];
+    };
+    await pair.same((at) => ['POST', '/api/update_ips', { port: at(port), ips: ['192.0.2.21', '192.0.2.22'] }], {
+      status: 200,
+      media: 'text/html',
+      body: 'ok',
+    });
+    const [real, sbx] = await ipsOf();
+    expect(real).toEqual({ ips: ['192.0.2.21', '192.0.2.22'], vips: [] });
+    expect(sbx).toEqual(real);
+    await pair.same((at) => ['POST', '/api/update_ips', { port: at(port), vips: ['us_7922_ny_newyork_1'] }], { status: 200, body: 'ok' });
+    const [real2, sbx2] = await ipsOf();
+    expect(real2).toEqual({ ips: [], vips: ['us_7922_ny_newyork_1'] });
+    expect(sbx2).toEqual(real2);
+  });
+
+  it('logs_suggestions lists what was counted; logs_reset (PUT and GET) clears the log and the statistics', async () => {
+    const port = 25320;
+    await pair.createBoth(port);
+    for (const p of ['/sug-a?st=200', '/sug-b?st=404']) {
+      const [real, sbx] = await pair.through(port, p);
+      expect([real.status, sbx.status]).toEqual([real.status, real.status]);
+    }
+    const sorted = (r: Reply) => {
+      const b = r.body as Record<string, unknown[]>;
+      const norm = (xs: unknown[] = []) => xs.map((x) => (x === port + 1000 ? port : x)).sort();
+      return { status: r.status, ports: norm(b.ports), status_codes: norm(b.status_codes), protocols: norm(b.protocols) };
+    };
+    await expect
+      .poll(async () => sorted((await pair.both(() => ['GET', '/api/logs_suggestions']))[0]).ports, { timeout: 10_000 })
+      .toEqual([port]);
+    const sug = await pair.same(() => ['GET', '/api/logs_suggestions'], { status: 200 }, sorted);
+    expect(sorted(sug)).toEqual({ status: 200, ports: [port], status_codes: [200, 404], protocols: ['http'] });
+    valid('/api/logs_suggestions', 'get', sug);
+    const totals = (r: Reply) => ({ status: r.status, total: (r.body as { total: number }).total });
+    await pair.same(() => ['PUT', '/api/logs_reset'], { status: 200, media: 'text/html', body: 'ok' });
+    await pair.same(() => ['GET', '/api/logs'], { status: 200, body: expect.objectContaining({ total: 0 }) }, totals);
+    await pair.same(() => ['GET', '/api/recent_stats'], { status: 200, body: expect.objectContaining({ total: 0 }) }, totals);
+    await pair.same(() => ['GET', '/api/logs_suggestions'], { status: 200, body: { ports: [], status_codes: [], protocols: [] } });
+    await pair.through(port, '/sug-c');
+    await expect.poll(async () => totals((await pair.both(() => ['GET', '/api/logs']))[0]).total, { timeout: 10_000 }).toBe(1);
+    await pair.same(() => ['GET', '/api/logs_reset'], { status: 200, media: 'text/html', body: 'ok' });
+    await pair.same(() => ['GET', '/api/logs'], { status: 200, body: expect.objectContaining({ total: 0 }) }, totals);
+  });
+
+  it('perr: the web interface error reports are answered OK, with a body or without', async () => {
+    await pair.same(() => ['POST', '/api/perr', { type: 'fe_error', message: 'x', stack: 'y', context: { a: 1 } }], {
+      status: 200,
+      media: 'text/html',
+      body: 'OK',
+    });
+    await pair.same(() => ['POST', '/api/perr'], { status: 200, body: 'OK' });
+  });
+});

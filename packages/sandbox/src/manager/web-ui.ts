@@ -1,0 +1,175 @@
+import { deref } from '@zone-api/spec/model';
+import type { ProxyPortConfig } from '../domain/types.js';
+import { type ManagerContext, type ManagerHandlers, PORT_DEFAULTS } from './context.js';
+import { statKeys } from './logs-stats.js';
+
+// The routes the real manager's own web interface calls that the provider's documentation does not
+// list (spec tag "Web interface", each operation with its source in the real manager 1.570.247):
+// enough for that interface to start on the sandbox and work its pages.
+
+// biome-ignore lint/suspicious/noExplicitAny: schemas of the bundle are walked generically
+type Json = any;
+
+const countryNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+export function webUiHandlers(c: ManagerContext) {
+  const { store, options, m, log } = c;
+
+  /** The port fields as the spec describes them (`ProxyPort`): type, description, the values of a list, the default. */
+  function portFields(): Record<string, Json> {
+    const doc = options.doc;
+    if (!doc) return {};
+    const schema = deref(doc, doc.components?.schemas?.ProxyPort).node ?? {};
+    const out: Record<string, Json> = {};
+    for (const [name, raw] of Object.entries<Json>(schema.properties ?? {})) {
+      const p = deref(doc, raw).node ?? {};
+      const type = [].concat(p.type ?? []).find((t: string) => t !== 'null') ?? (p.oneOf || p.anyOf ? 'string' : 'object');
+      const desc: Json = { type, ...(p.description ? { desc: String(p.description).trim() } : {}) };
+      if (Array.isArray(p.enum)) desc.values = p.enum.filter((x: Json) => x !== null).join('|');
+      out[name] = { desc, ...(p.default !== undefined ? { def: p.default } : {}) };
+    }
+    if (out.zone) out.zone.def = m().settings.zone;
+    return out;
+  }
+
+  /**
+   * The manager's effective options (`GET /api/defaults`, the real manager's `opts`): a new port's
+   * defaults and the manager-wide settings, under the names the real manager uses.
+   */
+  function defaults(): Record<string, Json> {
+    const s = m().settings as Record<string, Json>;
+    const d = PORT_DEFAULTS;
+    const run = options.portDefaults?.() ?? {};
+    return {
+      multiply: 0,
+      multiply_users: false,
+      ssl: d.ssl,
+      tls_lib: 'open_ssl',
+      av_check: false,
+      customer: s.customer,
+      zone: s.zone,
+      password: s.password,
+      proxy: run.proxy ?? d.proxy,
+      proxy_port: run.proxy_port ?? d.proxy_port,
+      proxy_connection_type: d.proxy_connection_type,
+      proxy_retry: d.proxy_retry,
+      dns: d.dns,
+      reverse_lookup_dns: false,
+      session: true,
+      sticky_ip: d.sticky_ip,
+      rotate_session: d.rotate_session,
+      throttle: '',
+      route_err: d.route_err,
+      debug: d.debug,
+      lpm_auth: s.lpm_auth ?? 'none',
+      const: false,
+      multiply_ips: false,
+      multiply_vips: false,
+      max_ban_retries: d.max_ban_retries,
+      preset: 'session_long',
+      ua: false,
+      follow_redirect: false,
+      whitelist_ips: s.whitelist_ips ?? [],
+      www_whitelist_ips: s.www_whitelist_ips ?? [],
+      www: options.wwwPort?.() ?? 0,
+      config: s.config ?? false,
+      dropin: s.dropin ?? false,
+      dropin_port: d.proxy_port,
+      no_usage_stats: true,
+      high_perf: false,
+      zagent: s.zagent ?? false,
+      reseller: s.reseller ?? false,
+      cluster: false,
+      sync_config: s.sync_config ?? false,
+      sync_zones: true,
+      sync_stats: true,
+      request_stats: s.request_stats ?? true,
+      test_url: s.test_url,
+      log: s.log ?? 'notice',
+      logs: s.logs,
+      logs_settings: s.logs_settings ?? {},
+      har_limit: s.har_limit,
+      ports_limit: 10000,
+      ui_ws: true,
+      force: false,
+      session_termination: false,
+      local_login: false,
+      read_only: s.read_only ?? false,
+      extra_ssl_ips: [],
+      new_ui: s.new_ui ?? false,
+      api_body_limit: '2mb',
+      api_parameter_limit: 10000,
+      socket_inactivity_timeout: d.socket_inactivity_timeout,
+    };
+  }
+
+  /** The countries of the seed's cities, as `GET /api/all_locations` lists countries. */
+  function locations() {
+    const codes = Object.keys(store.cities)
+      .map((cc) => cc.toLowerCase())
+      .sort();
+    const name = (cc: string) => countryNames.of(cc.toUpperCase()) ?? cc;
+    return {
+      shared_countries: codes,
+      countries_by_code: Object.fromEntries(codes.map((cc) => [cc, name(cc)])),
+      asns: {},
+      carriers: {},
+      cities: [],
+      countries: codes.map((cc) => ({ country_id: cc, country_name: name(cc), mob: false })),
+      regions: {},
+    };
+  }
+
+  /** Clears the request log and so the statistics counted from it (the real manager clears both). */
+  function resetLogs() {
+    m().har.splice(0);
+    store.touch('har');
+    log('request log and statistics cleared');
+    return { text: 'ok' };
+  }
+
+  return {
+    // Always logged in: the sandbox holds its account's credentials from the start.
+    getMode: () => ({ body: { logged_in: true } }),
+    // The sandbox's network is the provider's, and it is always there.
+    getConnection: () => ({ body: { domain: true } }),
+    getDefaults: () => ({ body: defaults() }),
+    getConsts: () => ({ body: { proxy: portFields(), consts: {} } }),
+    // The sandbox's ports have met no TLS error a client raised against their CA.
+    getTlsWarning: () => ({ body: false }),
+    getLogsSuggestions: () => {
+      // The keys of the recent statistics (lib/mixins/web_api.js 673-682); none when requests are not counted.
+      const out = { ports: new Set<number>(), status_codes: new Set<number | string>(), protocols: new Set<string>() };
+      if (m().settings.request_stats !== false)
+        for (const e of m().har) {
+          const k = statKeys(e);
+          if (!k) continue;
+          out.ports.add(k.port);
+          out.status_codes.add(k.status_code);
+          out.protocols.add(k.protocol);
+        }
+      return { body: { ports: [...out.ports], status_codes: [...out.status_codes], protocols: [...out.protocols] } };
+    },
+    getAllLocations: () => ({ body: locations() }),
+    getSessions: (ctx) => {
+      if (!store.ports.has(ctx.params.port as number)) return { status: 400, text: 'server does not exist' };
+      return { body: {} };
+    },
+    changeProxyIps: (ctx) => {
+      const { port, ips, vips } = ctx.body as { port: number; ips?: string[]; vips?: string[] };
+      const cfg = store.ports.get(port);
+      if (!cfg) return { status: 400, text: `No proxy at port ${port}` };
+      // Stored as the real manager stores them (fields its port schema keeps beside the documented ones).
+      store.ports.set(port, { ...cfg, ips: ips ?? [], vips: vips ?? [] } as ProxyPortConfig);
+      log(`port ${port} uses ${ips?.length ?? 0} IPs and ${vips?.length ?? 0} gIPs`);
+      return { text: 'ok' };
+    },
+    resetLogs,
+    getLogsReset: resetLogs,
+    createErrorReport: (ctx) => {
+      const report = (ctx.body ?? {}) as { type?: unknown; message?: unknown };
+      log(`web interface error ${String(report.type ?? '')}: ${String(report.message ?? '')}`);
+      return { text: 'OK' };
+    },
+  } satisfies ManagerHandlers;
+}
