@@ -154,7 +154,22 @@ describe('the methods a client has', () => {
   });
 });
 
+describe('path-based calls', () => {
+  it('a path-based GET is retried like any GET', async () => {
+    const r = recording(busy);
+    await (make(r.fetch, { retry: { retries: 2, baseDelayMs: 1 } }).GET as (u: string) => Promise<unknown>)('/api/thing');
+    expect(r.seen).toHaveLength(3);
+  });
+});
+
 describe('paginate on a client', () => {
+  it('without a brand, the path is walked as the spec writes it', async () => {
+    const r = recording(() => Response.json([]));
+    const client = make(r.fetch);
+    for await (const _ of (client.paginate as (id: string) => AsyncGenerator<unknown>)('listThings'));
+    expect(r.seen.map((q) => new URL(q.url).pathname)).toEqual(['/api/pm_things']);
+  });
+
   it('an operation that is not paged, or not there, is a TypeError', () => {
     const client = make(recording().fetch);
     const paginate = client.paginate as (id: string) => unknown;

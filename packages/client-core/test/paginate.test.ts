@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PAGE_SIZE, errorAt, type Pagination, paginate, ZoneApiError } from '../src/index.js';
+import { DEFAULT_PAGE_SIZE, errorAt, MAX_PAGES, type Pagination, paginate, ZoneApiError } from '../src/index.js';
 
 // paginate() over a recorded call (no server): which pages it asks for, when it stops, how it fails.
 
@@ -117,5 +117,52 @@ describe('errorAt', () => {
     expect(errorAt(result(400, body) as never, 400 as never)).toBe(body);
     expect(errorAt(result(401, body) as never, 400 as never)).toBeUndefined();
     expect(errorAt(result(400) as never, 400 as never)).toBeUndefined();
+  });
+});
+
+describe('paginate, where a walk ends', () => {
+  it('a 2xx page that is an error (an undeclared media type) throws naming the status and page', async () => {
+    const c = pagedCall(() => ({ error: { kind: 'media-type' }, status: 200 }));
+    await expect(all(paginate(c.call, PAGE, undefined, 'GET', '/x'))).rejects.toMatchObject({
+      kind: 'http',
+      status: 200,
+      message: 'GET /x answered 200 on page 0',
+    });
+  });
+
+  it('a page without a list is kind http; a pointer through null or a missing member finds no list', async () => {
+    for (const data of [{ items: [] }, {}, { log: null }, { log: 'text' }]) {
+      const c = pagedCall(() => ({ data }));
+      const style = 'items' in data ? PAGE : OFFSET;
+      await expect(all(paginate(c.call, style, undefined, 'GET', '/x')), JSON.stringify(data)).rejects.toMatchObject({
+        kind: 'http',
+        status: 200,
+        message: 'GET /x answered a page without a list',
+      });
+    }
+  });
+
+  it('an empty page ends the walk even with a page size of 0', async () => {
+    const c = pagedCall(() => ({ data: [] }));
+    expect(await all(paginate(c.call, PAGE, { params: { query: { page_size: 0 } } }, 'GET', '/x'))).toEqual([]);
+    expect(c.queries).toHaveLength(1);
+  });
+
+  it('a total that is not a number is not trusted: the walk goes on to the short page', async () => {
+    const c = pagedCall((q) => ({ data: { log: { entries: Number(q.skip) < 4 ? range(Number(q.skip), 2) : [4], total: '3' } } }));
+    expect(await all(paginate<number>(c.call, OFFSET, { params: { query: { limit: 2 } } }, 'GET', '/x'))).toEqual([0, 1, 2, 3, 4]);
+    expect(c.queries.map((q) => q.skip)).toEqual([0, 2, 4]);
+  });
+
+  it(`a server that never stops answering full pages is asked ${MAX_PAGES} pages, no more`, async () => {
+    let calls = 0;
+    const call = async () => {
+      calls++;
+      return { data: [calls], response: new Response(null, { status: 200 }) };
+    };
+    let items = 0;
+    for await (const _ of paginate(call, PAGE, { params: { query: { page_size: 1 } } }, 'GET', '/x')) items++;
+    expect(calls).toBe(MAX_PAGES);
+    expect(items).toBe(MAX_PAGES);
   });
 });

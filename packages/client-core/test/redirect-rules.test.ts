@@ -125,6 +125,7 @@ describe('credential headers on a redirect to another origin', () => {
     'X-Lum-Auth': 'k3',
     'X-Service-Auth': 'k4',
     'X-Auth-Token': 'k5',
+    'X-Auth-User': 'u1',
     'X-Api-Key': 'k6',
     'X-ApiKey': 'k7',
     'X-Access-Token': 'k8',
