@@ -62,7 +62,11 @@ export default defineConfig({
         test: { name: 'generators', include: ['packages/spec/test/generators/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000 },
       },
       // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it).
-      { extends: true, test: { name: 'docs', include: ['packages/spec/test/docs/**/*.test.ts'], testTimeout: 60_000 } },
+      // Its files run one after another: each builds the pages and drives its own Chromium.
+      {
+        extends: true,
+        test: { name: 'docs', include: ['packages/spec/test/docs/**/*.test.ts'], testTimeout: 60_000, fileParallelism: false },
+      },
       // The manager contract against the real local proxy manager: only inside the namespace that
       // `pnpm test:real-manager` makes (it sets ZONE_API_REAL_MANAGER), never in a plain `pnpm test`.
       ...(process.env.ZONE_API_REAL_MANAGER === '1'

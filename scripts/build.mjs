@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm build`: the pipeline, in one explicit order, each step doing one thing:
 //
-//   lint sources → bundle → lint bundles → types → compile → check packages
+//   lint sources → bundle → lint bundles → docs → types → compile → check packages
 //
 // A step whose inputs (every file it reads, its own code and the lockfile, which pins the tools) are
 // byte for byte those of its last successful run, and whose outputs are all there, is skipped: a
@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundle } from '../packages/spec/scripts/bundle.mjs';
+import { buildDocs, docsDir } from '../packages/spec/scripts/docs.mjs';
 import { apis, bundleFile, distDir, isMain, quiet, root, tool } from '../packages/spec/scripts/lib.mjs';
 import { lint } from '../packages/spec/scripts/lint.mjs';
 import { checkPackages, published } from './check-packages.mjs';
@@ -76,6 +77,22 @@ const steps = [
       ...bundles(),
       ...sources('spectral', '.spectral.yaml', 'redocly.yaml', 'packages/spec/scripts/lint.mjs', 'packages/spec/scripts/lib.mjs'),
     ],
+  },
+  {
+    // The reference pages ship in @zone-api/spec (the editor's hover text of each method links its operation there).
+    name: 'docs',
+    run: buildDocs,
+    inputs: () => [
+      ...bundles(),
+      ...sources(
+        'packages/spec/scripts/docs.mjs',
+        'packages/spec/scripts/lib.mjs',
+        'packages/spec/model',
+        'packages/spec/parity',
+        'redocly.yaml',
+      ),
+    ],
+    outputs: () => tree(docsDir.slice(root.length + 1)),
   },
   {
     name: 'types',

@@ -55,7 +55,7 @@ function jsdoc(api, { path, method, op, facts }) {
   const lines = [op.summary ?? op.operationId, ''];
   if (op.description) lines.push(...op.description.trim().split('\n'), '');
   lines.push(
-    `\`${method.toUpperCase()} ${path}\` · operationId \`${op.operationId}\` · reference: \`${api}.html#operation/${op.operationId}\` in the reference docs of \`@zone-api/spec\``,
+    `\`${method.toUpperCase()} ${path}\` · operationId \`${op.operationId}\` · reference: \`@zone-api/spec/docs/${api}.html#operation/${op.operationId}\` (the page ships in the package: \`node_modules/@zone-api/spec/dist/docs/${api}.html\`)`,
   );
   if (op.deprecated) lines.push(`@deprecated ${facts.deprecatedReason ?? 'See the description for the operation to use instead.'}`);
   const body = lines.map((l) => `   *${l ? ` ${l.replaceAll('*/', '*\\/')}` : ''}`).join('\n');

@@ -93,7 +93,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Adds `domain` to the domain whitelist or blacklist of the Zone (`type`). Returns the domain lists
    * of the Zone including the added domain; `blacklist` is present when the Zone has one.
    *
-   * `POST /api/zone/domain_perm` · operationId `addZoneDomainPermission` · reference: `account.html#operation/addZoneDomainPermission` in the reference docs of `@zone-api/spec`
+   * `POST /api/zone/domain_perm` · operationId `addZoneDomainPermission` · reference: `@zone-api/spec/docs/account.html#operation/addZoneDomainPermission` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   addZoneDomainPermission: M['addZoneDomainPermission'];
   /**
@@ -104,7 +104,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (`ips`) and the added ones alone (`new_ips`). The item type of `ips` is not stated in the
    * documentation; IP strings are expected and IP records are accepted. The price is not documented.
    *
-   * `POST /api/zone/ips` · operationId `addZoneIps` · reference: `account.html#operation/addZoneIps` in the reference docs of `@zone-api/spec`
+   * `POST /api/zone/ips` · operationId `addZoneIps` · reference: `@zone-api/spec/docs/account.html#operation/addZoneIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   addZoneIps: M['addZoneIps'];
   /**
@@ -115,7 +115,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * entry may be a single IP, a range, a subnet or a netmask; without `zone` (and without the Zone
    * credential header) the IP is added to all Zones; the response is `201` with no body.
    *
-   * `POST /api/zone/whitelist` · operationId `addZoneWhitelistIp` · reference: `account.html#operation/addZoneWhitelistIp` in the reference docs of `@zone-api/spec`
+   * `POST /api/zone/whitelist` · operationId `addZoneWhitelistIp` · reference: `@zone-api/spec/docs/account.html#operation/addZoneWhitelistIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   addZoneWhitelistIp: M['addZoneWhitelistIp'];
   /**
@@ -125,7 +125,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (presumably turning the Zone back on) is not documented, nor is any other value. The
    * documentation shows no response; observed: `200` with no body.
    *
-   * `POST /api/zone/change_disable` · operationId `changeZoneDisable` · reference: `account.html#operation/changeZoneDisable` in the reference docs of `@zone-api/spec`
+   * `POST /api/zone/change_disable` · operationId `changeZoneDisable` · reference: `@zone-api/spec/docs/account.html#operation/changeZoneDisable` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   changeZoneDisable: M['changeZoneDisable'];
   /**
@@ -140,7 +140,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * "the Zone exists already". The documentation's forms stay the contract; the observed ones are
    * accepted too.
    *
-   * `POST /api/zone` · operationId `createZone` · reference: `account.html#operation/createZone` in the reference docs of `@zone-api/spec`
+   * `POST /api/zone` · operationId `createZone` · reference: `@zone-api/spec/docs/account.html#operation/createZone` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   createZone: M['createZone'];
   /**
@@ -150,7 +150,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (observed: `200`). Deleting a Zone that does not exist is a `400` whose text says "not found"
    * (observed in the provider's Python SDK; the documentation shows no error).
    *
-   * `DELETE /api/zone` · operationId `deleteZone` · reference: `account.html#operation/deleteZone` in the reference docs of `@zone-api/spec`
+   * `DELETE /api/zone` · operationId `deleteZone` · reference: `@zone-api/spec/docs/account.html#operation/deleteZone` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   deleteZone: M['deleteZone'];
   /**
@@ -161,7 +161,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (marked `x-observed`). A `401` with the message "Auth method is not supported" is the only error
    * the provider's reference documents.
    *
-   * `GET /api/status` · operationId `getAccountStatus` · reference: `account.html#operation/getAccountStatus` in the reference docs of `@zone-api/spec`
+   * `GET /api/status` · operationId `getAccountStatus` · reference: `@zone-api/spec/docs/account.html#operation/getAccountStatus` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getAccountStatus: M['getAccountStatus'];
   /**
@@ -176,7 +176,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `/api/count_available_ips` (without the `zone` segment), described as the deprecated
    * `getAvailableIpCountShortForm`. Use this path.
    *
-   * `GET /api/zone/count_available_ips` · operationId `getAvailableIpCount` · reference: `account.html#operation/getAvailableIpCount` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/count_available_ips` · operationId `getAvailableIpCount` · reference: `@zone-api/spec/docs/account.html#operation/getAvailableIpCount` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getAvailableIpCount: M['getAvailableIpCount'];
   /**
@@ -187,7 +187,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Kept so that callers of that form are described; it takes the same parameters and returns the
    * same body.
    *
-   * `GET /api/count_available_ips` · operationId `getAvailableIpCountShortForm` · reference: `account.html#operation/getAvailableIpCountShortForm` in the reference docs of `@zone-api/spec`
+   * `GET /api/count_available_ips` · operationId `getAvailableIpCountShortForm` · reference: `@zone-api/spec/docs/account.html#operation/getAvailableIpCountShortForm` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    * @deprecated See the description for the operation to use instead.
    */
   getAvailableIpCountShortForm: M['getAvailableIpCountShortForm'];
@@ -205,7 +205,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * "Your API key lacks the required permissions". The permission's name is not documented; `balance`
    * names it here (`x-permissions`).
    *
-   * `GET /api/customer/balance` · operationId `getBalance` · reference: `account.html#operation/getBalance` in the reference docs of `@zone-api/spec`
+   * `GET /api/customer/balance` · operationId `getBalance` · reference: `@zone-api/spec/docs/account.html#operation/getBalance` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getBalance: M['getBalance'];
   /**
@@ -220,7 +220,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * present. The optional `from` and `to` query parameters are observed too. The fields of the detailed
    * form are not documented.
    *
-   * `GET /api/customer/bw` · operationId `getCustomerBandwidth` · reference: `account.html#operation/getCustomerBandwidth` in the reference docs of `@zone-api/spec`
+   * `GET /api/customer/bw` · operationId `getCustomerBandwidth` · reference: `@zone-api/spec/docs/account.html#operation/getCustomerBandwidth` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getCustomerBandwidth: M['getCustomerBandwidth'];
   /**
@@ -229,7 +229,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns `{status: true}` when the network of the given type is up. The body is documented; the
    * `200` status code is observed.
    *
-   * `GET /api/network_status/{network_type}` · operationId `getNetworkStatus` · reference: `account.html#operation/getNetworkStatus` in the reference docs of `@zone-api/spec`
+   * `GET /api/network_status/{network_type}` · operationId `getNetworkStatus` · reference: `@zone-api/spec/docs/account.html#operation/getNetworkStatus` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getNetworkStatus: M['getNetworkStatus'];
   /**
@@ -243,7 +243,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Not documented: the shape of the `status_breakdown` entries and whether `status_breakdown` is
    * sent without the flag.
    *
-   * `GET /api/customer/req_logs/stats` · operationId `getRequestLogStats` · reference: `account.html#operation/getRequestLogStats` in the reference docs of `@zone-api/spec`
+   * `GET /api/customer/req_logs/stats` · operationId `getRequestLogStats` · reference: `@zone-api/spec/docs/account.html#operation/getRequestLogStats` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getRequestLogStats: M['getRequestLogStats'];
   /**
@@ -253,7 +253,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (`1.2.3.0/24`) or as first-last (`1.2.3.4-1.2.3.10`). With the Zone credential header the value
    * may end in `-country-<COUNTRY>` to select a country.
    *
-   * `GET /api/zone/route_ips` · operationId `getRouteIps` · reference: `account.html#operation/getRouteIps` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/route_ips` · operationId `getRouteIps` · reference: `@zone-api/spec/docs/account.html#operation/getRouteIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getRouteIps: M['getRouteIps'];
   /**
@@ -261,7 +261,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Returns the Zone's client-IP whitelist summary, its passwords and its plans.
    *
-   * `GET /api/zone` · operationId `getZone` · reference: `account.html#operation/getZone` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone` · operationId `getZone` · reference: `@zone-api/spec/docs/account.html#operation/getZone` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getZone: M['getZone'];
   /**
@@ -275,7 +275,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * present. The optional `from` and `to` query parameters are observed too. The fields of the detailed
    * form are not documented.
    *
-   * `GET /api/zone/bw` · operationId `getZoneBandwidth` · reference: `account.html#operation/getZoneBandwidth` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/bw` · operationId `getZoneBandwidth` · reference: `@zone-api/spec/docs/account.html#operation/getZoneBandwidth` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getZoneBandwidth: M['getZoneBandwidth'];
   /**
@@ -288,7 +288,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `back_d1`, each holding `bw` (bytes) and `cost` (US dollars). The optional `from` and `to` query
    * parameters are observed too; `to` is exclusive.
    *
-   * `GET /api/zone/cost` · operationId `getZoneCost` · reference: `account.html#operation/getZoneCost` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/cost` · operationId `getZoneCost` · reference: `@zone-api/spec/docs/account.html#operation/getZoneCost` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getZoneCost: M['getZoneCost'];
   /**
@@ -298,7 +298,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * that does not exist the answer is `422` (observed: the provider's MCP server reads it as "zone
    * does not exist"; the documentation shows no error).
    *
-   * `GET /api/zone/passwords` · operationId `getZonePasswords` · reference: `account.html#operation/getZonePasswords` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/passwords` · operationId `getZonePasswords` · reference: `@zone-api/spec/docs/account.html#operation/getZonePasswords` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getZonePasswords: M['getZonePasswords'];
   /**
@@ -307,7 +307,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the permissions of the Zone as `{perms: [...]}`, for example `city` or `google`. The
    * full list of permission names is not documented.
    *
-   * `GET /api/zone/permissions` · operationId `getZonePermissions` · reference: `account.html#operation/getZonePermissions` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/permissions` · operationId `getZonePermissions` · reference: `@zone-api/spec/docs/account.html#operation/getZonePermissions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getZonePermissions: M['getZonePermissions'];
   /**
@@ -316,7 +316,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the status of the Zone as `{status}`. `active` is the value shown; other values are not
    * documented, so the field is a free string.
    *
-   * `GET /api/zone/status` · operationId `getZoneStatus` · reference: `account.html#operation/getZoneStatus` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/status` · operationId `getZoneStatus` · reference: `@zone-api/spec/docs/account.html#operation/getZoneStatus` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getZoneStatus: M['getZoneStatus'];
   /**
@@ -325,7 +325,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns, per Zone, the client-IP whitelist: a map from Zone name to an array of strings, each an
    * IP address or `any`. `zones` is a Zone name or `*` for all Zones.
    *
-   * `GET /api/zone/whitelist` · operationId `getZoneWhitelist` · reference: `account.html#operation/getZoneWhitelist` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/whitelist` · operationId `getZoneWhitelist` · reference: `@zone-api/spec/docs/account.html#operation/getZoneWhitelist` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   getZoneWhitelist: M['getZoneWhitelist'];
   /**
@@ -336,7 +336,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * create, `type` is the type used at creation (`unblocker`, `serp`, `browser_api`), and they also
    * read a `status` per entry (its values are not documented).
    *
-   * `GET /api/zone/get_active_zones` · operationId `listActiveZones` · reference: `account.html#operation/listActiveZones` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/get_active_zones` · operationId `listActiveZones` · reference: `@zone-api/spec/docs/account.html#operation/listActiveZones` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listActiveZones: M['listActiveZones'];
   /**
@@ -347,7 +347,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Not documented: the response body (shape and fields). The response schema is therefore permissive.
    *
-   * `GET /api/get_peers/all` · operationId `listAllPeers` · reference: `account.html#operation/listAllPeers` in the reference docs of `@zone-api/spec`
+   * `GET /api/get_peers/all` · operationId `listAllPeers` · reference: `@zone-api/spec/docs/account.html#operation/listAllPeers` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listAllPeers: M['listAllPeers'];
   /**
@@ -356,7 +356,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the cities of a country. The documentation says only "list of cities"; observed on the
    * real service: an array of `{c_id, region, r_id, country, name}`, all strings.
    *
-   * `GET /api/cities` · operationId `listCities` · reference: `account.html#operation/listCities` in the reference docs of `@zone-api/spec`
+   * `GET /api/cities` · operationId `listCities` · reference: `@zone-api/spec/docs/account.html#operation/listCities` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listCities: M['listCities'];
   /**
@@ -369,7 +369,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Not documented: the response body (shape and fields) and the exact meaning and syntax of the
    * `asn` and `vip` filters. The response schema is therefore permissive.
    *
-   * `GET /api/get_peers` · operationId `listPeers` · reference: `account.html#operation/listPeers` in the reference docs of `@zone-api/spec`
+   * `GET /api/get_peers` · operationId `listPeers` · reference: `@zone-api/spec/docs/account.html#operation/listPeers` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listPeers: M['listPeers'];
   /**
@@ -378,7 +378,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns, per Zone, the client IPs that recently sent requests through it. `zones` is a Zone name
    * or `*` for all Zones. How recent "recent" is, is not documented.
    *
-   * `GET /api/zone/recent_ips` · operationId `listRecentIps` · reference: `account.html#operation/listRecentIps` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/recent_ips` · operationId `listRecentIps` · reference: `@zone-api/spec/docs/account.html#operation/listRecentIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listRecentIps: M['listRecentIps'];
   /**
@@ -392,7 +392,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Not documented: the fields of a request record (only that records are objects), the default and
    * bounds of `page` and `page_size`, and how a filter matches (exact or partial).
    *
-   * `GET /api/customer/req_logs` · operationId `listRequestLogs` · reference: `account.html#operation/listRequestLogs` in the reference docs of `@zone-api/spec`
+   * `GET /api/customer/req_logs` · operationId `listRequestLogs` · reference: `@zone-api/spec/docs/account.html#operation/listRequestLogs` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listRequestLogs: M['listRequestLogs'];
   /**
@@ -401,7 +401,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the exclusive residential IPs (gIPs, vips) of the Zone as an array of gIP identifiers of
    * the form `<country>_<number>_<region>_<city>_<index>`.
    *
-   * `GET /api/zone/route_vips` · operationId `listRouteVips` · reference: `account.html#operation/listRouteVips` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/route_vips` · operationId `listRouteVips` · reference: `@zone-api/spec/docs/account.html#operation/listRouteVips` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listRouteVips: M['listRouteVips'];
   /**
@@ -412,7 +412,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `ip_per_country` flag the response is instead a map from country code to the number of IPs in
    * that country. The two shapes are told apart by the `ips` key.
    *
-   * `GET /api/zone/ips` · operationId `listZoneIps` · reference: `account.html#operation/listZoneIps` in the reference docs of `@zone-api/spec`
+   * `GET /api/zone/ips` · operationId `listZoneIps` · reference: `@zone-api/spec/docs/account.html#operation/listZoneIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listZoneIps: M['listZoneIps'];
   /**
@@ -428,7 +428,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *   the replacements. It must not carry `vips`. Returns `{ips, new_ips}`. The price of refreshing
    *   datacenter IPs is not documented.
    *
-   * `POST /api/zone/ips/refresh` · operationId `refreshZoneIps` · reference: `account.html#operation/refreshZoneIps` in the reference docs of `@zone-api/spec`
+   * `POST /api/zone/ips/refresh` · operationId `refreshZoneIps` · reference: `@zone-api/spec/docs/account.html#operation/refreshZoneIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   refreshZoneIps: M['refreshZoneIps'];
   /**
@@ -438,7 +438,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * JSON body (`customer`, `zone`, `type`, `domain`). Returns the domain lists of the Zone without the
    * removed domain.
    *
-   * `DELETE /api/zone/domain_perm` · operationId `removeZoneDomainPermission` · reference: `account.html#operation/removeZoneDomainPermission` in the reference docs of `@zone-api/spec`
+   * `DELETE /api/zone/domain_perm` · operationId `removeZoneDomainPermission` · reference: `@zone-api/spec/docs/account.html#operation/removeZoneDomainPermission` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   removeZoneDomainPermission: M['removeZoneDomainPermission'];
   /**
@@ -448,7 +448,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `zone`, `ips`). Returns the removed IPs as `{ips: [...]}`; the body is documented, the `200`
    * status code is observed.
    *
-   * `DELETE /api/zone/ips` · operationId `removeZoneIps` · reference: `account.html#operation/removeZoneIps` in the reference docs of `@zone-api/spec`
+   * `DELETE /api/zone/ips` · operationId `removeZoneIps` · reference: `@zone-api/spec/docs/account.html#operation/removeZoneIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   removeZoneIps: M['removeZoneIps'];
   /**
@@ -457,7 +457,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Removes the listed exclusive residential IPs (gIPs) from the Zone. The request carries a JSON body
    * (`customer`, `zone`, `vips`). Returns the removed gIPs as `{vips: [...]}`.
    *
-   * `DELETE /api/zone/vips` · operationId `removeZoneVips` · reference: `account.html#operation/removeZoneVips` in the reference docs of `@zone-api/spec`
+   * `DELETE /api/zone/vips` · operationId `removeZoneVips` · reference: `@zone-api/spec/docs/account.html#operation/removeZoneVips` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   removeZoneVips: M['removeZoneVips'];
   /**
@@ -467,7 +467,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (`customer`, `zone`, `ip`). The documentation shows no response. Observed: `200` with no body;
    * without `zone` (and without the Zone credential header) the IP is removed from all Zones.
    *
-   * `DELETE /api/zone/whitelist` · operationId `removeZoneWhitelistIp` · reference: `account.html#operation/removeZoneWhitelistIp` in the reference docs of `@zone-api/spec`
+   * `DELETE /api/zone/whitelist` · operationId `removeZoneWhitelistIp` · reference: `@zone-api/spec/docs/account.html#operation/removeZoneWhitelistIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   removeZoneWhitelistIp: M['removeZoneWhitelistIp'];
   /**
@@ -477,7 +477,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Other effects are not documented. The documentation shows no response; observed: `200` echoing
    * the new status as `{status}`. Observed: only account admins may call it; other callers get `403`.
    *
-   * `PUT /api/status` · operationId `setAccountStatus` · reference: `account.html#operation/setAccountStatus` in the reference docs of `@zone-api/spec`
+   * `PUT /api/status` · operationId `setAccountStatus` · reference: `@zone-api/spec/docs/account.html#operation/setAccountStatus` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   setAccountStatus: M['setAccountStatus'];
   /**
@@ -487,7 +487,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * effects are not documented. The documentation shows no response; observed: `200` with no body.
    * The option's newer name on the real service is automatic failover.
    *
-   * `POST /api/zone/switch_100uptime` · operationId `switchZoneUptime` · reference: `account.html#operation/switchZoneUptime` in the reference docs of `@zone-api/spec`
+   * `POST /api/zone/switch_100uptime` · operationId `switchZoneUptime` · reference: `@zone-api/spec/docs/account.html#operation/switchZoneUptime` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   switchZoneUptime: M['switchZoneUptime'];
 }

@@ -1633,8 +1633,9 @@ export interface components {
         StatsTo: string;
         /**
          * @description Page of the results. Not documented: whether the first page is 0 or 1, the default, and the
-         *     upper bound. The schema only asks for a non-negative integer.
-         * @example 1
+         *     upper bound. The schema only asks for a non-negative integer. The example asks for page 0, where
+         *     the typed client's `paginate` starts a walk.
+         * @example 0
          */
         Page: number;
         /**
@@ -1889,8 +1890,9 @@ export interface operations {
                 customer?: components["parameters"]["Customer"];
                 /**
                  * @description Page of the results. Not documented: whether the first page is 0 or 1, the default, and the
-                 *     upper bound. The schema only asks for a non-negative integer.
-                 * @example 1
+                 *     upper bound. The schema only asks for a non-negative integer. The example asks for page 0, where
+                 *     the typed client's `paginate` starts a walk.
+                 * @example 0
                  */
                 page?: components["parameters"]["Page"];
                 /**

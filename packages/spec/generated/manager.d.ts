@@ -119,7 +119,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Adds an IP (or a subnet) to `www_whitelist_ips`, the client IPs allowed into the browser admin UI
    * and this API. The caller itself must already be allowed (client-IP check).
    *
-   * `POST /api/add_whitelist_ip` · operationId `addAdminWhitelistIp` · reference: `manager.html#operation/addAdminWhitelistIp` in the reference docs of `@zone-api/spec`
+   * `POST /api/add_whitelist_ip` · operationId `addAdminWhitelistIp` · reference: `@zone-api/spec/docs/manager.html#operation/addAdminWhitelistIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   addAdminWhitelistIp: M['addAdminWhitelistIp'];
   /**
@@ -128,7 +128,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Adds a manager user by email. The path keeps the documentation's `pm` prefix, which stands in for the
    * manager's brand. The real manager answers `200` (observed); the body is not documented.
    *
-   * `POST /api/pm_user` · operationId `addUser` · reference: `manager.html#operation/addUser` in the reference docs of `@zone-api/spec`
+   * `POST /api/pm_user` · operationId `addUser` · reference: `@zone-api/spec/docs/manager.html#operation/addUser` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   addUser: M['addUser'];
   /**
@@ -140,7 +140,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * host that holds the token may call it. Which whitelist is changed is not stated by the documentation; the
    * real manager changes `whitelist_ips`.
    *
-   * `POST /api/add_wip` · operationId `addWhitelistIp` · reference: `manager.html#operation/addWhitelistIp` in the reference docs of `@zone-api/spec`
+   * `POST /api/add_wip` · operationId `addWhitelistIp` · reference: `@zone-api/spec/docs/manager.html#operation/addWhitelistIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   addWhitelistIp: M['addWhitelistIp'];
   /**
@@ -150,7 +150,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * body (observed: `204`). The real manager answers an unknown port or a missing IP with `400` and a
    * text (observed).
    *
-   * `POST /api/proxies/{port}/banip` · operationId `banIp` · reference: `manager.html#operation/banIp` in the reference docs of `@zone-api/spec`
+   * `POST /api/proxies/{port}/banip` · operationId `banIp` · reference: `@zone-api/spec/docs/manager.html#operation/banIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   banIp: M['banIp'];
   /**
@@ -163,7 +163,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `No IP provided`) (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 449-460,
    * lib/manager.js 605-611). The response has no body (observed: `204`).
    *
-   * `POST /api/banip` · operationId `banIpAllPorts` · reference: `manager.html#operation/banIpAllPorts` in the reference docs of `@zone-api/spec`
+   * `POST /api/banip` · operationId `banIpAllPorts` · reference: `@zone-api/spec/docs/manager.html#operation/banIpAllPorts` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   banIpAllPorts: M['banIpAllPorts'];
   /**
@@ -173,7 +173,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * the list `ip`; the real manager reads `ips` (observed): both are accepted. The response has no
    * body (observed: `204`).
    *
-   * `POST /api/proxies/{port}/banips` · operationId `banIps` · reference: `manager.html#operation/banIps` in the reference docs of `@zone-api/spec`
+   * `POST /api/proxies/{port}/banips` · operationId `banIps` · reference: `@zone-api/spec/docs/manager.html#operation/banIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   banIps: M['banIps'];
   /**
@@ -212,7 +212,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * account does not have is not refused: the port is created and its status reports the Zone
    * (observed on 1.570.247). A body without `proxy` gets `500` (observed).
    *
-   * `POST /api/proxies` · operationId `createProxy` · reference: `manager.html#operation/createProxy` in the reference docs of `@zone-api/spec`
+   * `POST /api/proxies` · operationId `createProxy` · reference: `@zone-api/spec/docs/manager.html#operation/createProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   createProxy: M['createProxy'];
   /**
@@ -222,7 +222,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * exist the real manager answers `500` with the text `Server error: this proxy does not exist`
    * (observed).
    *
-   * `POST /api/proxies/delete` · operationId `deleteProxies` · reference: `manager.html#operation/deleteProxies` in the reference docs of `@zone-api/spec`
+   * `POST /api/proxies/delete` · operationId `deleteProxies` · reference: `@zone-api/spec/docs/manager.html#operation/deleteProxies` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   deleteProxies: M['deleteProxies'];
   /**
@@ -231,7 +231,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Deletes the port. The response has no body (observed: `204`). For a port that does not exist the
    * real manager answers `500` with the text `Server error: this proxy does not exist` (observed).
    *
-   * `DELETE /api/proxies/{port}` · operationId `deleteProxy` · reference: `manager.html#operation/deleteProxy` in the reference docs of `@zone-api/spec`
+   * `DELETE /api/proxies/{port}` · operationId `deleteProxy` · reference: `@zone-api/spec/docs/manager.html#operation/deleteProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   deleteProxy: M['deleteProxy'];
   /**
@@ -239,7 +239,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Turns on SSL analyzing (`ssl`) on every port. Takes no body. The real manager answers the text `ok` (observed).
    *
-   * `POST /api/enable_ssl` · operationId `enableSsl` · reference: `manager.html#operation/enableSsl` in the reference docs of `@zone-api/spec`
+   * `POST /api/enable_ssl` · operationId `enableSsl` · reference: `@zone-api/spec/docs/manager.html#operation/enableSsl` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   enableSsl: M['enableSsl'];
   /**
@@ -261,7 +261,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * with `full` it holds `{ip, domain, to?}` items as `unbanIp` answers them. An unknown port gets
    * `400` with a text.
    *
-   * `GET /api/banlist/{port}` · operationId `getBanList` · reference: `manager.html#operation/getBanList` in the reference docs of `@zone-api/spec`
+   * `GET /api/banlist/{port}` · operationId `getBanList` · reference: `@zone-api/spec/docs/manager.html#operation/getBanList` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getBanList: M['getBanList'];
   /**
@@ -300,7 +300,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the last `limit` lines of the manager's log file as text (observed: `200`, sent as
    * `Content-Type: text/html`).
    *
-   * `GET /api/general_logs` · operationId `getGeneralLogs` · reference: `manager.html#operation/getGeneralLogs` in the reference docs of `@zone-api/spec`
+   * `GET /api/general_logs` · operationId `getGeneralLogs` · reference: `@zone-api/spec/docs/manager.html#operation/getGeneralLogs` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getGeneralLogs: M['getGeneralLogs'];
   /**
@@ -310,7 +310,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * and the published versions with their changes. The manager asks the provider's update server;
    * when that server is unreachable it answers `500` (observed).
    *
-   * `GET /api/last_version` · operationId `getLatestVersion` · reference: `manager.html#operation/getLatestVersion` in the reference docs of `@zone-api/spec`
+   * `GET /api/last_version` · operationId `getLatestVersion` · reference: `@zone-api/spec/docs/manager.html#operation/getLatestVersion` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getLatestVersion: M['getLatestVersion'];
   /**
@@ -320,7 +320,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * wrapper `{log, total, skip, sum_in, sum_out}`, the entry fields `uuid` and `details`, and the
    * defaults (skip 0, sorted by `uuid`) are observed.
    *
-   * `GET /api/logs` · operationId `getLogs` · reference: `manager.html#operation/getLogs` in the reference docs of `@zone-api/spec`
+   * `GET /api/logs` · operationId `getLogs` · reference: `@zone-api/spec/docs/manager.html#operation/getLogs` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getLogs: M['getLogs'];
   /**
@@ -360,7 +360,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * previous one (observed). The token is 14 characters long (observed). At most 5 calls an hour: the
    * 6th call within an hour gets `429` (observed).
    *
-   * `GET /api/gen_token` · operationId `getNewToken` · reference: `manager.html#operation/getNewToken` in the reference docs of `@zone-api/spec`
+   * `GET /api/gen_token` · operationId `getNewToken` · reference: `@zone-api/spec/docs/manager.html#operation/getNewToken` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getNewToken: M['getNewToken'];
   /**
@@ -370,7 +370,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * the recommended range, and that range. The documentation shows `current` as a parsed semantic version; the
    * real manager now sends it as a string (observed). Both forms are accepted.
    *
-   * `GET /api/node_version` · operationId `getNodeVersion` · reference: `manager.html#operation/getNodeVersion` in the reference docs of `@zone-api/spec`
+   * `GET /api/node_version` · operationId `getNodeVersion` · reference: `@zone-api/spec/docs/manager.html#operation/getNodeVersion` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getNodeVersion: M['getNodeVersion'];
   /**
@@ -380,7 +380,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * also for a port it does not know (`Unknown proxy`), a port whose Zone is disabled
    * (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
    *
-   * `GET /api/proxy_status/{port}` · operationId `getProxyStatus` · reference: `manager.html#operation/getProxyStatus` in the reference docs of `@zone-api/spec`
+   * `GET /api/proxy_status/{port}` · operationId `getProxyStatus` · reference: `@zone-api/spec/docs/manager.html#operation/getProxyStatus` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getProxyStatus: M['getProxyStatus'];
   /**
@@ -389,7 +389,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns recent statistics of all ports: per port, per status code, per host name and per
    * protocol, with the total and successful request counts.
    *
-   * `GET /api/recent_stats` · operationId `getRecentStats` · reference: `manager.html#operation/getRecentStats` in the reference docs of `@zone-api/spec`
+   * `GET /api/recent_stats` · operationId `getRecentStats` · reference: `@zone-api/spec/docs/manager.html#operation/getRecentStats` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getRecentStats: M['getRecentStats'];
   /**
@@ -400,7 +400,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
    * `400` with no body and no `Content-Type` (observed).
    *
-   * `GET /api/refresh_sessions/{port}` · operationId `getRefreshSessions` · reference: `manager.html#operation/getRefreshSessions` in the reference docs of `@zone-api/spec`
+   * `GET /api/refresh_sessions/{port}` · operationId `getRefreshSessions` · reference: `@zone-api/spec/docs/manager.html#operation/getRefreshSessions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getRefreshSessions: M['getRefreshSessions'];
   /**
@@ -419,7 +419,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Returns the general settings of the manager. The real manager returns more keys than the documentation lists (observed).
    *
-   * `GET /api/settings` · operationId `getSettings` · reference: `manager.html#operation/getSettings` in the reference docs of `@zone-api/spec`
+   * `GET /api/settings` · operationId `getSettings` · reference: `@zone-api/spec/docs/manager.html#operation/getSettings` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getSettings: M['getSettings'];
   /**
@@ -440,7 +440,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * This operation skips the client-IP check, so it never answers `403` for that reason.
    * `backup_exist` is observed.
    *
-   * `GET /api/version` · operationId `getVersion` · reference: `manager.html#operation/getVersion` in the reference docs of `@zone-api/spec`
+   * `GET /api/version` · operationId `getVersion` · reference: `@zone-api/spec/docs/manager.html#operation/getVersion` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getVersion: M['getVersion'];
   /**
@@ -448,7 +448,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Returns the datacenter IPs allocated to the Zone. The manager passes the account API's body through (observed).
    *
-   * `GET /api/allocated_ips` · operationId `listAllocatedIps` · reference: `manager.html#operation/listAllocatedIps` in the reference docs of `@zone-api/spec`
+   * `GET /api/allocated_ips` · operationId `listAllocatedIps` · reference: `@zone-api/spec/docs/manager.html#operation/listAllocatedIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   listAllocatedIps: M['listAllocatedIps'];
   /**
@@ -457,7 +457,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the gIPs (exclusive residential IPs) allocated to the Zone. The documentation names the list `ips`;
    * the real manager sends `vips` (observed). Both are allowed: read whichever is present.
    *
-   * `GET /api/allocated_vips` · operationId `listAllocatedVips` · reference: `manager.html#operation/listAllocatedVips` in the reference docs of `@zone-api/spec`
+   * `GET /api/allocated_vips` · operationId `listAllocatedVips` · reference: `@zone-api/spec/docs/manager.html#operation/listAllocatedVips` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   listAllocatedVips: M['listAllocatedVips'];
   /**
@@ -465,7 +465,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Returns the explicit configuration of every port, as stored in the configuration file.
    *
-   * `GET /api/proxies` · operationId `listProxies` · reference: `manager.html#operation/listProxies` in the reference docs of `@zone-api/spec`
+   * `GET /api/proxies` · operationId `listProxies` · reference: `@zone-api/spec/docs/manager.html#operation/listProxies` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   listProxies: M['listProxies'];
   /**
@@ -475,7 +475,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * the manager applies (such as `dns`, `zone`, `route_err`, `proxy_connection_type`) and the
    * observed `status` and `status_details`.
    *
-   * `GET /api/proxies_running` · operationId `listRunningProxies` · reference: `manager.html#operation/listRunningProxies` in the reference docs of `@zone-api/spec`
+   * `GET /api/proxies_running` · operationId `listRunningProxies` · reference: `@zone-api/spec/docs/manager.html#operation/listRunningProxies` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   listRunningProxies: M['listRunningProxies'];
   /**
@@ -483,7 +483,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Returns the manager users as a bare array (observed) of `{email, password}`.
    *
-   * `GET /api/pm_users` · operationId `listUsers` · reference: `manager.html#operation/listUsers` in the reference docs of `@zone-api/spec`
+   * `GET /api/pm_users` · operationId `listUsers` · reference: `@zone-api/spec/docs/manager.html#operation/listUsers` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   listUsers: M['listUsers'];
   /**
@@ -492,7 +492,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the enabled Zones of the account and the default Zone. The documentation gives the fields of an
    * enabled Zone; the wrapper `{zones, def}` and `refresh_cost` are observed.
    *
-   * `GET /api/zones` · operationId `listZones` · reference: `manager.html#operation/listZones` in the reference docs of `@zone-api/spec`
+   * `GET /api/zones` · operationId `listZones` · reference: `@zone-api/spec/docs/manager.html#operation/listZones` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   listZones: M['listZones'];
   /**
@@ -501,7 +501,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Replaces the listed datacenter IPs of the Zone with new ones and returns the Zone's IPs with their
    * countries. When `ips` is not an array the real manager answers `400` with a text (observed).
    *
-   * `POST /api/refresh_ips` · operationId `refreshIps` · reference: `manager.html#operation/refreshIps` in the reference docs of `@zone-api/spec`
+   * `POST /api/refresh_ips` · operationId `refreshIps` · reference: `@zone-api/spec/docs/manager.html#operation/refreshIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   refreshIps: M['refreshIps'];
   /**
@@ -511,7 +511,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
    * `400` with no body and no `Content-Type` (observed).
    *
-   * `POST /api/refresh_sessions/{port}` · operationId `refreshSessions` · reference: `manager.html#operation/refreshSessions` in the reference docs of `@zone-api/spec`
+   * `POST /api/refresh_sessions/{port}` · operationId `refreshSessions` · reference: `@zone-api/spec/docs/manager.html#operation/refreshSessions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   refreshSessions: M['refreshSessions'];
   /**
@@ -521,7 +521,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * account (not documented). The real manager 1.570.247 has no handler for this path and answers
    * `404` (observed); it stays in the contract because the documentation lists it.
    *
-   * `POST /api/refresh_zones` · operationId `refreshZones` · reference: `manager.html#operation/refreshZones` in the reference docs of `@zone-api/spec`
+   * `POST /api/refresh_zones` · operationId `refreshZones` · reference: `@zone-api/spec/docs/manager.html#operation/refreshZones` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   refreshZones: M['refreshZones'];
   /**
@@ -541,7 +541,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Restarts the manager and all its ports. Takes no body. The answer `{result: "ok"}` is sent before
    * the restart; the API answers again after about 15 seconds (observed).
    *
-   * `POST /api/restart` · operationId `restartManager` · reference: `manager.html#operation/restartManager` in the reference docs of `@zone-api/spec`
+   * `POST /api/restart` · operationId `restartManager` · reference: `@zone-api/spec/docs/manager.html#operation/restartManager` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   restartManager: M['restartManager'];
   /**
@@ -550,7 +550,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Stops the manager and all its ports. Takes no body. The answer `{result: "ok"}` is sent before
    * the manager stops (observed); afterwards this API no longer answers.
    *
-   * `POST /api/shutdown` · operationId `shutdownManager` · reference: `manager.html#operation/shutdownManager` in the reference docs of `@zone-api/spec`
+   * `POST /api/shutdown` · operationId `shutdownManager` · reference: `@zone-api/spec/docs/manager.html#operation/shutdownManager` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   shutdownManager: M['shutdownManager'];
   /**
@@ -563,7 +563,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * lib/mixins/web_api.js 474-487). An unknown port makes the handler fail: `500`,
    * `Server error: No proxy at port N` (observed).
    *
-   * `POST /api/proxies/{port}/unbanip` · operationId `unbanIp` · reference: `manager.html#operation/unbanIp` in the reference docs of `@zone-api/spec`
+   * `POST /api/proxies/{port}/unbanip` · operationId `unbanIp` · reference: `@zone-api/spec/docs/manager.html#operation/unbanIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   unbanIp: M['unbanIp'];
   /**
@@ -573,7 +573,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * whatever the list says (with or without a body), and answers the text `OK` (observed). An unknown
    * port makes its handler fail: `500`, `Server error: No proxy at port N` (observed; lib/mixins/web_api.js 489-496).
    *
-   * `POST /api/proxies/{port}/unbanips` · operationId `unbanIps` · reference: `manager.html#operation/unbanIps` in the reference docs of `@zone-api/spec`
+   * `POST /api/proxies/{port}/unbanips` · operationId `unbanIps` · reference: `@zone-api/spec/docs/manager.html#operation/unbanIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   unbanIps: M['unbanIps'];
   /**
@@ -586,7 +586,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * answers `400` `{errors: [{msg: "No proxy at port N"}]}`, and `400` when the body has no `proxy`
    * (observed).
    *
-   * `PUT /api/proxies/{port}` · operationId `updateProxy` · reference: `manager.html#operation/updateProxy` in the reference docs of `@zone-api/spec`
+   * `PUT /api/proxies/{port}` · operationId `updateProxy` · reference: `@zone-api/spec/docs/manager.html#operation/updateProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   updateProxy: M['updateProxy'];
   /**
@@ -597,7 +597,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * per the documentation, the number that responses carry is accepted too) and `request_stats` (enables request
    * statistics). Other fields are refused, to catch typos.
    *
-   * `PUT /api/settings` · operationId `updateSettings` · reference: `manager.html#operation/updateSettings` in the reference docs of `@zone-api/spec`
+   * `PUT /api/settings` · operationId `updateSettings` · reference: `@zone-api/spec/docs/manager.html#operation/updateSettings` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   updateSettings: M['updateSettings'];
   /**
@@ -607,7 +607,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * it. Takes no body. The answer `{result: "ok"}` means the upgrade was started (observed); its
    * progress and outcome are not documented.
    *
-   * `POST /api/upgrade` · operationId `upgradeManager` · reference: `manager.html#operation/upgradeManager` in the reference docs of `@zone-api/spec`
+   * `POST /api/upgrade` · operationId `upgradeManager` · reference: `@zone-api/spec/docs/manager.html#operation/upgradeManager` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   upgradeManager: M['upgradeManager'];
 }

@@ -1076,12 +1076,16 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Version of the running manager. */
+        /**
+         * @description Version of the running manager. `version` and `argv` are always sent (`argv` is empty when the
+         *     manager was started without arguments); `backup_exist` only when known (`@luminati-io/luminati-proxy`
+         *     1.570.247, `lib/mixins/web_api.js` 1176-1183, `version_api`).
+         */
         VersionInfo: {
             /** @description The manager's version. */
             version: string;
             /** @description The command-line arguments the manager was started with. */
-            argv?: string;
+            argv: string;
             /** @description A backup of a previous version exists (observed). */
             backup_exist?: boolean;
         };
@@ -1143,7 +1147,11 @@ export interface components {
             /** @description The normalised version, for example `20.19.0`. */
             version?: string;
         };
-        /** @description Version of the JavaScript runtime the manager runs on, and whether it is the recommended one. */
+        /**
+         * @description Version of the JavaScript runtime the manager runs on, and whether it is the recommended one. All
+         *     three fields are always sent: the real manager's handler writes each of them on every answer
+         *     (`@luminati-io/luminati-proxy` 1.570.247, `lib/mixins/web_api.js` 743-752, `node_version_api`).
+         */
         NodeVersion: {
             /**
              * @description The running runtime version. The documentation shows a parsed semantic version (`SemVer`); the real
@@ -1151,9 +1159,9 @@ export interface components {
              */
             current: components["schemas"]["SemVer"] | string;
             /** @description The running version satisfies the recommended range. */
-            satisfied?: boolean;
+            satisfied: boolean;
             /** @description The recommended version range, for example `>=20.19`. */
-            recommended?: string;
+            recommended: string;
         };
         /** @description A new manager token. It is stored in the settings and replaces the previous one (observed). */
         GeneratedToken: {
@@ -2148,7 +2156,10 @@ export interface components {
         };
         /**
          * @description A page of request logs: a HAR 1.2 log plus paging and bandwidth sums. The documentation says only "request
-         *     logs in HAR form"; the wrapper and its fields are observed.
+         *     logs in HAR form"; the wrapper and its fields are observed. All five are always sent: the real
+         *     manager answers the log with the count, the skip (0 when not asked) and both sums, which are 0 over
+         *     no request (`@luminati-io/luminati-proxy` 1.570.247, `lib/mixins/web_api.js` 706-712 `logs_get_api`,
+         *     `lib/manager.js` 718-756 `filtered_get`, `lib/loki.js` 139-147).
          */
         RequestLogs: {
             log: components["schemas"]["HarLog"];
@@ -2156,22 +2167,22 @@ export interface components {
              * Format: int64
              * @description Number of logged requests that match the filters.
              */
-            total?: number;
+            total: number;
             /**
              * Format: int64
              * @description Number of requests skipped (the `skip` query parameter).
              */
-            skip?: number;
+            skip: number;
             /**
              * Format: int64
              * @description Sum of incoming bytes of the matching requests.
              */
-            sum_in?: number;
+            sum_in: number;
             /**
              * Format: int64
              * @description Sum of outgoing bytes of the matching requests.
              */
-            sum_out?: number;
+            sum_out: number;
         };
         /**
          * @description Whether the manager is logged in to the provider's account (observed, `GET /api/mode`). The real

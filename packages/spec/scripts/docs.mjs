@@ -91,6 +91,19 @@ function authenticationSection(doc, ops) {
     );
     lines.push(String(scheme.description ?? '').trim(), '');
   }
+  const permitted = ops.filter((op) => op.facts.permissions.length);
+  if (permitted.length) {
+    lines.push(
+      '### Permissions',
+      '',
+      'Operations that need an account permission beyond a valid credential (`x-permissions`, also the roles of their `security` requirements); without it the call fails with `403`:',
+      '',
+    );
+    for (const op of permitted)
+      lines.push(
+        `- \`${op.operationId}\` (\`${op.method.toUpperCase()} ${op.path}\`): ${op.facts.permissions.map((p) => `\`${p}\``).join(', ')}`,
+      );
+  }
   return lines.join('\n').trimEnd();
 }
 
@@ -115,6 +128,15 @@ function paginationSection(api, ops) {
 
 // Objects whose keys are names or statuses: their values are of the kind the object's own key says.
 const MAPS = new Set(['responses', 'parameters', 'schemas', 'properties', 'headers', 'patternProperties']);
+
+/**
+ * The renderer sets code samples `white-space: pre` in a scrolling box: in its two-column layout (from
+ * about 1,100 px) the right panel is narrower than a sample's long lines, which were cut at the box's
+ * edge (a curl line of listRequestLogs at 1,400 px). Long lines wrap instead; the browser test measures
+ * each sample at widths from 1,024 px.
+ */
+const SAMPLE_STYLE =
+  '<style>pre[data-testid="source-code"][data-component-name="CodeBlock/CodeBlockContainer"] { white-space: pre-wrap; overflow-wrap: anywhere; }</style>';
 
 // The renderer loads its attribution logo from its CDN; the page shows this inline mark instead.
 const REMOTE_LOGOS = /https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g;
@@ -142,7 +164,8 @@ export async function buildDocs() {
       const html = readFileSync(out, 'utf8');
       if (!REMOTE_LOGOS.test(html))
         throw new Error(`docs of ${api.id}: the renderer's remote logo was not found; check the page for remote requests`);
-      writeFileSync(out, html.replace(REMOTE_LOGOS, INLINE_LOGO));
+      if (!html.includes('</head>')) throw new Error(`docs of ${api.id}: no </head> to add the code samples' style to`);
+      writeFileSync(out, html.replace(REMOTE_LOGOS, INLINE_LOGO).replace('</head>', `${SAMPLE_STYLE}\n</head>`));
       pages.push({ file, doc });
       console.log(`docs     ${api.id} -> packages/spec/dist/docs/${file}`);
     }

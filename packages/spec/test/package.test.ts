@@ -45,15 +45,40 @@ function runModule(source: string) {
 const managerOperations = () => operations(loadBundle('manager')).length;
 
 describe('@zone-api/spec as packed and installed', () => {
-  it('ships the bundles, the variants, the parity matrix, the generated types and tables and the operation model, not the docs or tests', () => {
+  it('ships the bundles, the variants, the parity matrix, the generated types and tables, the operation model and the reference pages, not the tests', () => {
     const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
     const expected = ['package/package.json', 'package/README.md', 'package/CHANGELOG.md', 'package/parity/manager.md'];
     expected.push('package/model/index.js', 'package/types/index.d.ts');
+    // The reference pages, where the hover text of each method links its operation (`pnpm build` makes them).
+    for (const page of ['index', 'account', 'manager', 'parity-manager']) expected.push(`package/dist/docs/${page}.html`);
     for (const api of ['account', 'manager']) for (const f of ['js', 'd.ts', 'schema.d.ts']) expected.push(`package/generated/${api}.${f}`);
     for (const api of ['account', 'manager'])
       for (const f of ['openapi.json', 'openapi.yaml', 'openapi.deref.json', 'openapi-3.0.json', 'openapi-3.0.yaml'])
         expected.push(`package/dist/${api}.${f}`);
     expect(list).toEqual(expected.sort());
+  });
+
+  it("resolves the reference page each method's hover text names (@zone-api/spec/docs/<api>.html) to a page with every operation", () => {
+    const { status, stdout, stderr } = runModule(`
+      import { readFileSync } from 'node:fs';
+      import { fileURLToPath } from 'node:url';
+      const out = {};
+      for (const api of ['account', 'manager']) {
+        const dts = readFileSync(fileURLToPath(import.meta.resolve('@zone-api/spec/' + api)).replace(/\\.js$/, '.d.ts'), 'utf8');
+        const links = [...dts.matchAll(/reference: \`@zone-api\\/spec\\/(docs\\/[\\w-]+\\.html)#operation\\/(\\w+)\`/g)];
+        const pages = [...new Set(links.map((m) => m[1]))];
+        const html = pages.map((p) => readFileSync(fileURLToPath(import.meta.resolve('@zone-api/spec/' + p)), 'utf8'));
+        out[api] = { links: links.length, pages, found: links.filter((m) => html.some((h) => h.includes('"operationId":"' + m[2] + '"'))).length };
+      }
+      console.log(JSON.stringify(out));
+    `);
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    const n = (api: 'account' | 'manager') => operations(loadBundle(api)).length;
+    expect(JSON.parse(stdout)).toEqual({
+      account: { links: n('account'), pages: ['docs/account.html'], found: n('account') },
+      manager: { links: n('manager'), pages: ['docs/manager.html'], found: n('manager') },
+    });
   });
 
   it('imports every JSON export with an import attribute', () => {

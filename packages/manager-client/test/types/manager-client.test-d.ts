@@ -50,6 +50,24 @@ describe('manager client types', () => {
     void client.deleteProxy({ params: { path: { port: created.data.data.port } } });
   });
 
+  it('types as required the fields the real manager always sends', async () => {
+    // getNodeVersion, getVersion and getLogs: each handler of the real manager writes these on every answer.
+    const node = await client.getNodeVersion();
+    if (node.data) {
+      expectTypeOf(node.data.satisfied).toEqualTypeOf<boolean>();
+      expectTypeOf(node.data.recommended).toEqualTypeOf<string>();
+    }
+    const version = await client.getVersion();
+    if (version.data) expectTypeOf(version.data.argv).toEqualTypeOf<string>();
+    const logs = await client.getLogs();
+    if (logs.data) {
+      expectTypeOf(logs.data.total).toEqualTypeOf<number>();
+      expectTypeOf(logs.data.skip).toEqualTypeOf<number>();
+      expectTypeOf(logs.data.sum_in).toEqualTypeOf<number>();
+      expectTypeOf(logs.data.sum_out).toEqualTypeOf<number>();
+    }
+  });
+
   it('errorAt types the error of each declared status, and refuses a status the operation does not declare', async () => {
     const created = await client.createProxy({ body: { proxy: { port: 24001 } } });
     expectTypeOf(errorAt(created, 400)).toEqualTypeOf<(Schemas['ProxyErrors'] & ErrorMessage) | undefined>();

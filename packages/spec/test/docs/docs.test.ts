@@ -1,79 +1,18 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { type ApiName, listOperations, loadBundle, type Operation, repoRoot, resolvePointer } from '@zone-api/testkit';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docsDir, OBSERVED_BADGE } from '../../scripts/docs.mjs';
+import { type ApiName, listOperations, loadBundle, type Operation, resolvePointer } from '@zone-api/testkit';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OBSERVED_BADGE } from '../../scripts/docs.mjs';
 import { SAMPLE_LANGS } from '../../scripts/samples.mjs';
+import { pageUrl, pickSample, shots, useBrowser } from './browser.js';
 
-// The reference docs as a reader sees them: each page opened in headless Chromium with the network
-// cut off. Every request that is not file: or loopback is aborted and recorded.
+// The reference docs as a reader sees them (browser.ts): every operation, its samples, the search,
+// the Observed badges, the Authentication and Pagination sections, the index and the parity page.
+// What a reader needs beyond that (whole samples, server texts, permissions, links) is in reader.test.ts.
 
-// Debian's chromium, found on the PATH (or CHROMIUM_PATH); `bash scripts/setup.sh` installs it.
-const CHROMIUM =
-  process.env.CHROMIUM_PATH ?? (spawnSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).stdout.trim() || 'chromium');
-const shots = join(repoRoot, 'artifacts/docs');
-
-let profile: string;
-let context: BrowserContext;
-const offsite: string[] = [];
-
-// A failed setup is rethrown by every test, so that it counts as failed tests rather than skipped ones.
-let setupError: unknown;
-const ready = () => {
-  if (setupError) throw setupError;
-};
-
-beforeAll(async () => {
-  try {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} not found: run \`bash scripts/setup.sh\` as root (it installs Debian's chromium), or set CHROMIUM_PATH`);
-    // The command as the READMEs write it (a script named `docs` would run pnpm's own `docs` command).
-    const build = spawnSync('pnpm', ['docs:build'], { cwd: repoRoot, encoding: 'utf8' });
-    if (build.status !== 0) throw new Error(`pnpm docs:build failed (${build.status}): ${build.stdout}${build.stderr}`);
-    mkdirSync(shots, { recursive: true });
-    profile = mkdtempSync(join(tmpdir(), 'zone-api-docs-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      viewport: { width: 1400, height: 1000 },
-    });
-    await context.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (['file:', 'data:', 'blob:'].includes(url.protocol) || ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
-        return route.continue();
-      offsite.push(url.href);
-      return route.abort('internetdisconnected');
-    });
-  } catch (e) {
-    setupError = e;
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-});
-
-async function open(file: string): Promise<Page> {
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(pathToFileURL(join(docsDir, file)).href);
-  (page as Page & { errors: string[] }).errors = errors;
-  return page;
-}
+const browser = useBrowser();
+const { ready, offsite } = browser;
+const open = (file: string) => browser.open(file);
 
 /** Scrolls a lazily rendered operation into view and reads its heading; the node is replaced while it renders. */
 async function heading(section: ReturnType<Page['locator']>): Promise<string | null> {
@@ -97,15 +36,15 @@ const idTarget: Record<ApiName, string> = { account: 'getZone', manager: 'listPr
 describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) => {
   const doc = loadBundle(api);
   const ops = listOperations(doc);
-  let page: Page;
+  let page: Page & { errors: string[] };
 
   beforeAll(async () => {
-    if (setupError) return;
     try {
+      ready();
       page = await open(`${api}.html`);
       await page.getByTestId('menu-item-label').first().waitFor({ timeout: 30_000 });
-    } catch (e) {
-      setupError = e;
+    } catch {
+      // Each test calls ready(), which throws the setup's error; a page that did not open fails them too.
     }
   }, 60_000);
 
@@ -161,21 +100,19 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
     ready();
     const target = ops.find((o) => o.operationId === searchTarget[api]) as Operation;
     const samples = target.op['x-codeSamples'] as Array<{ lang: string; label: string; source: string }>;
-    await page.goto(`${pathToFileURL(join(docsDir, `${api}.html`)).href}#operation/${target.operationId.toLowerCase()}`);
+    await page.goto(`${pageUrl(`${api}.html`)}#operation/${target.operationId.toLowerCase()}`);
     const section = page.locator(`[data-section-id$="/${target.operationId.toLowerCase()}"]`).first();
     await section.waitFor({ timeout: 15_000 });
     await section.scrollIntoViewIfNeeded();
     const code = section.getByTestId('source-code').first();
     const shown: Record<string, string> = {};
     for (const { label } of SAMPLE_LANGS) {
-      const picker = section.getByTestId('dropdown').filter({ hasText: new RegExp(`^(${SAMPLE_LANGS.map((l) => l.label).join('|')})$`) });
-      await picker.click();
-      await page
-        .locator('[data-component-name="Dropdown/DropdownMenuItem"]')
-        .filter({ hasText: new RegExp(`^${label}$`) })
-        .first()
-        .click();
-      await expect.poll(() => picker.textContent()).toBe(label);
+      await pickSample(
+        page,
+        section,
+        SAMPLE_LANGS.map((l) => l.label),
+        label,
+      );
       shown[label] = ((await code.textContent()) ?? '').trim();
     }
     const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
@@ -188,7 +125,7 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
   it('shows each operationId, and search finds an operation by it', async () => {
     ready();
     const target = ops.find((o) => o.operationId === idTarget[api]) as Operation;
-    await page.goto(`${pathToFileURL(join(docsDir, `${api}.html`)).href}#operation/${target.operationId.toLowerCase()}`);
+    await page.goto(`${pageUrl(`${api}.html`)}#operation/${target.operationId.toLowerCase()}`);
     const section = page.locator(`[data-section-id$="/${target.operationId.toLowerCase()}"]`).first();
     await section.scrollIntoViewIfNeeded();
     await expect.poll(() => section.getByTestId('middle-panel').nth(1).textContent()).toContain(`operationId ${target.operationId}`);
@@ -208,7 +145,7 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
     const target = ops.find((o) => marked(o)) as Operation;
     expect(target, `no operation of the ${api} bundle has an x-observed response`).toBeDefined();
     const status = marked(target)?.status as string;
-    await page.goto(`${pathToFileURL(join(docsDir, `${api}.html`)).href}#operation/${target.operationId.toLowerCase()}`);
+    await page.goto(`${pageUrl(`${api}.html`)}#operation/${target.operationId.toLowerCase()}`);
     const section = page.locator(`[data-section-id$="/${target.operationId.toLowerCase()}"]`).first();
     await section.waitFor({ timeout: 15_000 });
     await section.scrollIntoViewIfNeeded();
@@ -224,7 +161,7 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
       .find(({ p }) => p.definition['x-observed'] === true || p.schema?.['x-observed'] === true);
     expect(param, `no parameter of the ${api} bundle is x-observed`).toBeDefined();
     const { o, p } = param as { o: Operation; p: Operation['parameters'][number] };
-    await page.goto(`${pathToFileURL(join(docsDir, `${api}.html`)).href}#operation/${o.operationId.toLowerCase()}`);
+    await page.goto(`${pageUrl(`${api}.html`)}#operation/${o.operationId.toLowerCase()}`);
     const paramSection = page.locator(`[data-section-id$="/${o.operationId.toLowerCase()}"]`).first();
     await paramSection.waitFor({ timeout: 15_000 });
     await paramSection.scrollIntoViewIfNeeded();
@@ -291,7 +228,7 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
 
   it('threw no script error', () => {
     ready();
-    expect((page as Page & { errors: string[] }).errors).toEqual([]);
+    expect(page.errors).toEqual([]);
   });
 });
 
