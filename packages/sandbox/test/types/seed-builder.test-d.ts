@@ -27,7 +27,7 @@ describe('overrides are typed by operationId, their bodies by the spec', () => {
   it('takes a declared body and refuses another shape at compile time', () => {
     const overrides: import('../../src/index.js').Overrides = {
       account: { getBalance: () => ({ body: { balance: 1, pending_costs: 0 } }) },
-      manager: { getVersion: () => ({ body: { version: '1.0.0' } }) },
+      manager: { getVersion: () => ({ body: { version: '1.0.0', argv: '' } }) },
     };
     void overrides;
     const wrong: import('../../src/index.js').Overrides = {

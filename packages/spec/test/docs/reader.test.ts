@@ -44,7 +44,7 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page, as a read
               scroll: el.scrollWidth,
               client: el.clientWidth,
               right: el.getBoundingClientRect().right,
-              window: innerWidth,
+              window: el.ownerDocument.documentElement.clientWidth,
             }));
           measured++;
           if (box.scroll > box.client + 1 || box.right > box.window)
@@ -166,7 +166,7 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page, as a read
         const inView = () =>
           section.evaluate((el) => {
             const r = el.getBoundingClientRect();
-            return r.top < innerHeight && r.bottom > 0;
+            return r.top < el.ownerDocument.documentElement.clientHeight && r.bottom > 0;
           });
         await expect.poll(inView).toBe(true);
       }
