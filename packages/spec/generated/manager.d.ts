@@ -186,7 +186,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 137 and 276-284.
    *
-   * `POST /api/update_ips` · operationId `changeProxyIps` · reference: `manager.html#operation/changeProxyIps` in the reference docs of `@zone-api/spec`
+   * `POST /api/update_ips` · operationId `changeProxyIps` · reference: `@zone-api/spec/docs/manager.html#operation/changeProxyIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   changeProxyIps: M['changeProxyIps'];
   /**
@@ -198,7 +198,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 143 and 1426-1431.
    *
-   * `POST /api/perr` · operationId `createErrorReport` · reference: `manager.html#operation/createErrorReport` in the reference docs of `@zone-api/spec`
+   * `POST /api/perr` · operationId `createErrorReport` · reference: `@zone-api/spec/docs/manager.html#operation/createErrorReport` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   createErrorReport: M['createErrorReport'];
   /**
@@ -249,7 +249,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 653-656.
    *
-   * `GET /api/all_locations` · operationId `getAllLocations` · reference: `manager.html#operation/getAllLocations` in the reference docs of `@zone-api/spec`
+   * `GET /api/all_locations` · operationId `getAllLocations` · reference: `@zone-api/spec/docs/manager.html#operation/getAllLocations` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getAllLocations: M['getAllLocations'];
   /**
@@ -271,7 +271,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 82, lib/manager.js 1145-1160.
    *
-   * `GET /api/conn` · operationId `getConnection` · reference: `manager.html#operation/getConnection` in the reference docs of `@zone-api/spec`
+   * `GET /api/conn` · operationId `getConnection` · reference: `@zone-api/spec/docs/manager.html#operation/getConnection` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getConnection: M['getConnection'];
   /**
@@ -281,7 +281,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 240-254.
    *
-   * `GET /api/consts` · operationId `getConsts` · reference: `manager.html#operation/getConsts` in the reference docs of `@zone-api/spec`
+   * `GET /api/consts` · operationId `getConsts` · reference: `@zone-api/spec/docs/manager.html#operation/getConsts` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getConsts: M['getConsts'];
   /**
@@ -291,7 +291,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 77.
    *
-   * `GET /api/defaults` · operationId `getDefaults` · reference: `manager.html#operation/getDefaults` in the reference docs of `@zone-api/spec`
+   * `GET /api/defaults` · operationId `getDefaults` · reference: `@zone-api/spec/docs/manager.html#operation/getDefaults` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getDefaults: M['getDefaults'];
   /**
@@ -330,7 +330,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * statistics and answers the text `ok` (observed).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 175 and 684-690.
    *
-   * `GET /api/logs_reset` · operationId `getLogsReset` · reference: `manager.html#operation/getLogsReset` in the reference docs of `@zone-api/spec`
+   * `GET /api/logs_reset` · operationId `getLogsReset` · reference: `@zone-api/spec/docs/manager.html#operation/getLogsReset` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getLogsReset: M['getLogsReset'];
   /**
@@ -340,7 +340,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 673-682.
    *
-   * `GET /api/logs_suggestions` · operationId `getLogsSuggestions` · reference: `manager.html#operation/getLogsSuggestions` in the reference docs of `@zone-api/spec`
+   * `GET /api/logs_suggestions` · operationId `getLogsSuggestions` · reference: `@zone-api/spec/docs/manager.html#operation/getLogsSuggestions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getLogsSuggestions: M['getLogsSuggestions'];
   /**
@@ -350,7 +350,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 81.
    *
-   * `GET /api/mode` · operationId `getMode` · reference: `manager.html#operation/getMode` in the reference docs of `@zone-api/spec`
+   * `GET /api/mode` · operationId `getMode` · reference: `@zone-api/spec/docs/manager.html#operation/getMode` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getMode: M['getMode'];
   /**
@@ -411,7 +411,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 100 and 508-514.
    *
-   * `GET /api/sessions/{port}` · operationId `getSessions` · reference: `manager.html#operation/getSessions` in the reference docs of `@zone-api/spec`
+   * `GET /api/sessions/{port}` · operationId `getSessions` · reference: `@zone-api/spec/docs/manager.html#operation/getSessions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getSessions: M['getSessions'];
   /**
@@ -430,7 +430,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 114, lib/mixins/mgr_proxy.js 70-80.
    *
-   * `GET /api/tls_warning` · operationId `getTlsWarning` · reference: `manager.html#operation/getTlsWarning` in the reference docs of `@zone-api/spec`
+   * `GET /api/tls_warning` · operationId `getTlsWarning` · reference: `@zone-api/spec/docs/manager.html#operation/getTlsWarning` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getTlsWarning: M['getTlsWarning'];
   /**
@@ -532,7 +532,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
    * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 109 and 684-690.
    *
-   * `PUT /api/logs_reset` · operationId `resetLogs` · reference: `manager.html#operation/resetLogs` in the reference docs of `@zone-api/spec`
+   * `PUT /api/logs_reset` · operationId `resetLogs` · reference: `@zone-api/spec/docs/manager.html#operation/resetLogs` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   resetLogs: M['resetLogs'];
   /**
