@@ -117,6 +117,21 @@ await Promise.all(clients);
 if (failed) throw new Error(`${failed} requests under load did not answer 200`);
 await host.close();
 
+// createAccount(seed, { manager: true }): a manager API and the seed's two proxy ports of its own, on
+// a sandbox whose ports listen; then remove() (its listeners closed).
+const withPorts = await startSandbox({ networkPort: 0, proxyPorts: true, freeProxyPorts: true });
+const own = [];
+const removes = [];
+for (let i = 0; i < 20; i++) {
+  t0 = process.hrtime.bigint();
+  const a = await withPorts.createAccount(undefined, { manager: true });
+  own.push(ms(t0));
+  t0 = process.hrtime.bigint();
+  await a.remove();
+  removes.push(ms(t0));
+}
+await withPorts.close();
+
 console.log('\nlifecycle (one process; targets: warm start <= 100 ms, close() <= 50 ms, account <= 5 ms and <= 1 MB)');
 console.log(
   `  startSandbox() first in the process ${firstStart.toFixed(0)} ms, warm (median of 10) ${median(starts).toFixed(1)} ms: ${ratio(median(starts), TARGET.warmStartMs)} (CPU ${median(startsCpu).toFixed(1)} ms: ${ratio(median(startsCpu), TARGET.warmStartMs)})`,
@@ -129,6 +144,9 @@ console.log(
 );
 console.log(
   `  createAccount() under load (${nLoad} clients of ${nAccounts} accounts listing Zones, ${servedDuring} requests served meanwhile, ${((servedDuring / loadMs) * 1000).toFixed(0)}/s): median of 100 ${median(loaded).toFixed(2)} ms (max ${Math.max(...loaded).toFixed(1)} ms): ${ratio(median(loaded), TARGET.accountMs)}`,
+);
+console.log(
+  `  createAccount(seed, { manager: true }) (its manager API and 2 proxy ports listening) median of 20 ${median(own).toFixed(1)} ms: ${ratio(median(own), TARGET.accountMs)}; remove() ${median(removes).toFixed(1)} ms`,
 );
 console.log(
   `  memory: per sandbox ${mb(perSandbox)} MB of heap (${nSandboxes} at once), per account ${mb(perAccount)} MB (${nAccounts} on one sandbox, ${ratio(perAccount / 1024 / 1024, TARGET.accountMb)}): ${(perSandbox / perAccount).toFixed(0)} x`,
