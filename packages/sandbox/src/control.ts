@@ -28,8 +28,12 @@ export const newControlToken = () => randomBytes(18).toString('base64url');
  * sends its own name). Loopback names always; the bound address and this machine's name when bound
  * to one; any literal IP when bound to every interface (a rebinding attack needs a name).
  */
+/** What a Host header may be: a name or an IP (IPv6 in brackets), a port after it, nothing else. */
+const HOST_HEADER = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(:\d{1,5})?$/;
+
 export function hostAllowed(boundHost: string, header: string | undefined): boolean {
-  if (!header) return false;
+  // `localhost:80@evil.com` once passed as localhost: a Host with userinfo, a path or other trailer is none.
+  if (!header || !HOST_HEADER.test(header)) return false;
   const name = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : (header.split(':')[0] as string);
   const bare = name.replace(/^\[|\]$/g, '').toLowerCase();
   if (LOOPBACK_HOSTS.has(name.toLowerCase()) || isLoopbackHost(bare)) return true;

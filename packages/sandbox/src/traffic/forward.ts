@@ -5,6 +5,7 @@ import { pipeline, type Readable, Transform, type Writable } from 'node:stream';
 import { rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { RequestError } from 'proxy-chain';
 import { PORT_ERROR_HEADER } from '../brand.js';
+import { lookupFor } from './lookup.js';
 
 // One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
 // upstream HTTP proxy (a proxy port). Its answer is handed on as it arrives (passOn): the sandbox
@@ -185,6 +186,7 @@ function tunnel(
       method: 'CONNECT',
       path: authority,
       headers: { host: authority, 'proxy-authorization': o.via.authorization },
+      ...lookupFor(o.via.host),
     });
     req.setTimeout(o.timeoutMs ?? 30_000, () =>
       req.destroy(Object.assign(new Error('the proxy did not answer in time'), { code: 'ETIMEDOUT' })),
@@ -224,12 +226,17 @@ export async function forward(o: ForwardOptions): Promise<Forwarded> {
     } else if (o.via) {
       headers['proxy-authorization'] = o.via.authorization;
       headers.host = o.url.host;
-      req = httpRequest({ host: o.via.host, port: o.via.port, method: o.method, path: o.url.href, headers });
+      req = httpRequest({ host: o.via.host, port: o.via.port, method: o.method, path: o.url.href, headers, ...lookupFor(o.via.host) });
     } else {
       req =
         o.url.protocol === 'https:'
-          ? httpsRequest(o.url, { method: o.method, headers, ...(o.ca?.length ? { ca: [...rootCertificates, ...o.ca] } : {}) })
-          : httpRequest(o.url, { method: o.method, headers });
+          ? httpsRequest(o.url, {
+              method: o.method,
+              headers,
+              ...lookupFor(o.url.hostname),
+              ...(o.ca?.length ? { ca: [...rootCertificates, ...o.ca] } : {}),
+            })
+          : httpRequest(o.url, { method: o.method, headers, ...lookupFor(o.url.hostname) });
     }
     req.setTimeout(o.timeoutMs ?? 30_000, () =>
       req.destroy(Object.assign(new Error('the target did not answer in time'), { code: 'ETIMEDOUT' })),

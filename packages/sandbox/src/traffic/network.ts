@@ -225,6 +225,8 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
       o.changed();
       settle();
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      if (code === 'EGRESS_REFUSED')
+        throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback: ${(err as Error).message}`);
       throw refuse(brand, 'target_unreachable', `The target ${billed.url} cannot be reached (${code})`);
     }
     target.once('close', () => {
@@ -286,6 +288,8 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     } catch (err) {
       settle();
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      if (code === 'EGRESS_REFUSED')
+        throw refuse(a.brand, 'egress_refused', `The sandbox sends traffic only to loopback: ${(err as Error).message}`);
       throw refuse(a.brand, 'target_unreachable', `The target ${req.url.host} cannot be reached (${code})`);
     }
     const head = responseHeadBytes(res);

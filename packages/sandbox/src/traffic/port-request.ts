@@ -119,7 +119,15 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   const { cfg, upstream, started, now, exchange, log } = ctx;
   const body = await readBody(request);
   const headers = { ...request.headers };
-  for (const h of cfg.headers ?? []) headers[h.name.toLowerCase()] = h.value;
+  for (const h of cfg.headers ?? []) {
+    // A header no HTTP message can carry once failed as a misleading 502 about the upstream; the value is not shown.
+    if (/[\r\n\0]/.test(`${h.name}${h.value}`) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h.name))
+      throw portError(
+        502,
+        `The header ${JSON.stringify(h.name.slice(0, 64))} of port ${ctx.port} cannot be sent: a name or value holds a line break or a character no header may carry; fix the port's headers`,
+      );
+    headers[h.name.toLowerCase()] = h.value;
+  }
   const {
     answer: res,
     peer,

@@ -2,6 +2,7 @@ import { request as httpRequest, type ServerResponse, STATUS_CODES } from 'node:
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Server } from 'proxy-chain';
+import { lookupFor } from './lookup.js';
 
 // CONNECT tunnels that the sandbox opens itself, so that the answer to the CONNECT carries headers (the
 // network names the exit peer in it, as the provider's super proxy does, and a port reads it to log the
@@ -122,6 +123,7 @@ export function dial(host: string, port: number, timeoutMs = 30_000): Promise<So
     const socket: Socket = connect({
       host: host.replace(/^\[|\]$/g, ''),
       port,
+      ...lookupFor(host),
       onread: { buffer, callback: (n) => deliver(socket, sink, buffer.subarray(0, n)) },
     });
     socket.pause();
@@ -162,6 +164,7 @@ export function connectVia(via: { host: string; port: number }, authority: strin
       path: authority,
       headers: { host: authority, 'proxy-authorization': authorization },
       agent: false,
+      ...lookupFor(via.host),
     });
     req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('the proxy did not answer in time'), { code: 'ETIMEDOUT' })));
     req.once('error', reject);
