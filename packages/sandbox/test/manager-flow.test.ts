@@ -78,12 +78,19 @@ describe('proxy ports', () => {
     expect(t.sandbox.state()).toEqual(before);
   });
 
-  it('multiply creates consecutive ports from one definition', async () => {
+  it('multiply stores one definition and runs it on consecutive ports, as the real manager (duplicates)', async () => {
     const { manager } = t;
     const r = await manager.createProxy({ body: { proxy: { port: 27000, multiply: 3, zone: RES } } });
     expect(r.data?.data.port).toBe(27000);
-    const ports = (await manager.listProxies()).data?.filter((p) => (p.port ?? 0) >= 27000 && (p.port ?? 0) < 27010);
-    expect(ports).toEqual([27000, 27001, 27002].map((port) => ({ zone: RES, port })));
+    const near = (p: { port?: number }) => (p.port ?? 0) >= 27000 && (p.port ?? 0) < 27010;
+    expect((await manager.listProxies()).data?.filter(near)).toEqual([{ zone: RES, port: 27000, multiply: 3 }]);
+    const running = (await manager.listRunningProxies()).data?.filter(near);
+    expect(running?.map((p) => [p.port, p.proxy_type, p.master_port])).toEqual([
+      [27000, 'persist', undefined],
+      [27001, 'duplicate', 27000],
+      [27002, 'duplicate', 27000],
+    ]);
+    expect((await manager.deleteProxy({ params: { path: { port: 27001 } } })).response.status).toBe(500);
     const clash = await manager.createProxy({ body: { proxy: { port: 26999, multiply: 2 } } });
     expect(clash.error).toEqual({ errors: [{ msg: 'port 27000 in use by another proxy', field: 'port' }] });
     expect((await manager.getProxyStatus({ params: { path: { port: 26999 } } })).data).toEqual({ status: 'Unknown proxy' });

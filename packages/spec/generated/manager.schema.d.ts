@@ -1216,19 +1216,32 @@ export interface components {
              */
             port?: number;
             /**
-             * @description `persist` saves the proxy into the configuration file. Other values are not documented.
+             * @description `persist` saves the proxy into the configuration file. The real manager lists the duplicates of a port created with `multiply` as `duplicate` (observed). Other values are not documented.
              * @example persist
              */
             proxy_type?: string;
             /**
              * Format: int32
-             * @description Repeat the port definition this many times.
+             * @description Repeat the port definition this many times. The real manager stores one configuration (with
+             *     `multiply`) and runs it on this many ports: the port itself and, on the next numbers, its
+             *     duplicates, which `GET /api/proxies_running` lists with `proxy_type: "duplicate"` and
+             *     `master_port`; a duplicate cannot be deleted (`500` `Server error: cannot delete this port`) nor
+             *     updated, and deleting or updating the port does so to its duplicates (observed;
+             *     `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/mgr_proxy.js 219-262 and 308-309).
              */
             multiply?: number;
             /** @description Used with `users`. */
             multiply_users?: boolean;
-            /** @description List of users; used with `multiply_users`. */
-            users?: components["schemas"]["ProxyPortUser"][];
+            /**
+             * @description List of users; used with `multiply_users`. The documentation gives each item as `{user}`. The real
+             *     manager (1.570.247) takes user names, strings, stores them in lower case and runs port i of a
+             *     `multiply` as `users[i % n]` (observed); an item `{user}` makes its create fail with `500`
+             *     `Server error: x.toLowerCase is not a function`, and a `users` that is not a list with
+             *     `Server error: req.body.proxy.users.map is not a function` (observed;
+             *     `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 362-363, lib/mixins/mgr_proxy.js 219-262).
+             *     Both forms are described: the documented one, and the one the real manager runs.
+             */
+            users?: (string | components["schemas"]["ProxyPortUser"])[];
             /** @description Enable SSL analyzing. */
             ssl?: boolean;
             /** @description Interface or IP to listen on. */
@@ -1378,6 +1391,14 @@ export interface components {
          *     `status` and `status_details`. Open like `ProxyPort`: the real manager returns more fields.
          */
         RunningProxyPort: components["schemas"]["ProxyPort"] & {
+            /**
+             * Format: int32
+             * @description For a duplicate of a port created with `multiply` (`proxy_type: "duplicate"`): the port it
+             *     duplicates (observed).
+             */
+            master_port?: number;
+            /** @description With `multiply_users`, the user of `users` this port runs as (observed). */
+            user?: string;
             /** @description Status of the port, as `GET /api/proxy_status/{port}` reports it (`ok` when healthy). */
             status?: string;
             /** @description Details of a status other than `ok`. */

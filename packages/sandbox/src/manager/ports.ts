@@ -2,6 +2,7 @@ import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
 import { portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
+import { deletion, multiplied, rebuildDuplicates, refuseDuplicateUpdate, storedConfigs, usersOnCreate } from './multiply.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
 
@@ -91,10 +92,11 @@ export function portsHandlers(c: ManagerContext) {
   return {
     listRunningProxies: () => ({ body: [...store.ports.values()].map(effective) }),
 
-    listProxies: () => ({ body: [...store.ports.values()] }),
+    listProxies: () => ({ body: storedConfigs(store) }),
 
     createProxy: async (ctx) => {
       const { multiply, ...given } = ctx.body.proxy as ProxyPortConfig & { multiply?: number };
+      usersOnCreate(given);
       const picked = given.port === undefined ? await nextPort((given as { iface?: string }).iface) : undefined;
       const first = given.port ?? (picked as number);
       const count = multiply && multiply > 1 ? multiply : 1;
@@ -105,8 +107,9 @@ export function portsHandlers(c: ManagerContext) {
           `multiply: ${count} copies of a ${size}-byte configuration would store ${count * size} bytes, more than ${MULTIPLY_BYTES_LIMIT}`,
           'multiply',
         );
-      const ports = Array.from({ length: count }, (_, i) => first + i);
-      const configs = ports.map((port) => ({ ...structuredClone(given), port }));
+      // One stored configuration, `multiply` ports running (multiply.ts).
+      const configs = multiplied({ ...structuredClone(given), port: first, ...(multiply === undefined ? {} : { multiply }) });
+      const ports = configs.map((c) => c.port);
       // The numbers this create holds while it opens them (nextPort reserved the first).
       const mine = new Set<number>(picked === undefined ? [] : [picked]);
       try {
@@ -130,25 +133,31 @@ export function portsHandlers(c: ManagerContext) {
     },
 
     deleteProxies: async (ctx) => {
-      const ports = [...new Set(ctx.body.ports as number[])];
+      const { ports, refused } = deletion(store, [...new Set(ctx.body.ports as number[])]);
       if (ports.some((p) => !store.ports.has(p))) throw noSuchProxy();
       for (const p of ports) dropPort(p);
       await Promise.all(ports.map((p) => options.ports?.close(p)));
       log(`ports ${ports.join(', ')} deleted`);
+      if (refused) throw refused;
       return { status: 204 };
     },
 
     deleteProxy: async (ctx) => {
       const cfg = store.ports.get(ctx.params.port as number);
       if (!cfg) throw noSuchProxy();
-      dropPort(cfg.port);
-      await options.ports?.close(cfg.port);
+      const { ports, refused } = deletion(store, [cfg.port]);
+      if (refused) throw refused;
+      for (const p of ports) {
+        dropPort(p);
+        await options.ports?.close(p);
+      }
       log(`port ${cfg.port} deleted`);
       return { status: 204 };
     },
 
     updateProxy: async (ctx) => {
       const old = portOf(ctx);
+      refuseDuplicateUpdate(old);
       const given = ctx.body.proxy as ProxyPortConfig;
       const port = given.port ?? old.port;
       checkPort(port, old.port);
@@ -175,6 +184,7 @@ export function portsHandlers(c: ManagerContext) {
         log(`port ${old.port} moved to ${port}`);
       } else log(`port ${port} updated`);
       store.ports.set(port, cfg);
+      await rebuildDuplicates(store, old.port, cfg, options.ports);
       return { body: { data: effective(cfg) } };
     },
 

@@ -1,0 +1,132 @@
+import type { Store } from '../domain/state.js';
+import type { ProxyPortConfig } from '../domain/types.js';
+import { HttpError } from '../errors.js';
+
+// `multiply` and `users` as the real manager 1.570.247 runs them (lib/mixins/mgr_proxy.js, the
+// duplicates of a port; lib/mixins/web_api.js 505-560, the users). A port created with `multiply: N`
+// is ONE stored configuration (the master, `multiply` kept) and N running ports: the master and N-1
+// duplicates on the next numbers, each `proxy_type: "duplicate"` with `master_port`. The sandbox keeps
+// the duplicates beside the master in its ports (so that traffic, bans and sessions find them as on
+// the real one); what lists stored configurations leaves them out. A duplicate cannot be deleted
+// (500 `cannot delete this port`) nor updated (400 `No proxy at port N`); deleting or updating its
+// master deletes or rebuilds it. With `multiply_users`, the master runs as the first of `users` and
+// each duplicate as the next one (`user`).
+
+type Running = ProxyPortConfig & { master_port?: number; user?: string; users?: unknown };
+
+/** Whether a running port is the duplicate of another. */
+export const isDuplicate = (cfg: ProxyPortConfig): boolean =>
+  cfg.proxy_type === 'duplicate' && typeof (cfg as Running).master_port === 'number';
+
+/** How many ports a configuration runs: `multiply`, at least one. */
+export function portCount(cfg: ProxyPortConfig): number {
+  const n = Math.floor(Number((cfg as { multiply?: unknown }).multiply));
+  return Number.isFinite(n) && n > 1 ? n : 1;
+}
+
+/**
+ * The running ports of a stored configuration: the master itself, then its duplicates (the real
+ * manager's multiply_port, lib/mixins/mgr_proxy.js 219-262): each duplicate runs the master's
+ * configuration; with `multiply_users` port i runs as `users[i % n]`, with `multiply_ips` /
+ * `multiply_vips` duplicate i uses `ips[i % n]` / `vips[i % n]` alone.
+ */
+export function multiplied(master: ProxyPortConfig): ProxyPortConfig[] {
+  const m = master as Running & { ips?: unknown; vips?: unknown };
+  const list = (x: unknown) => (Array.isArray(x) ? (x as unknown[]) : []);
+  const users = list(m.users);
+  const ips = list(m.ips);
+  const vips = list(m.vips);
+  const nth = (cfg: Running & Record<string, unknown>, i: number) => {
+    if (m.multiply_users && users.length) cfg.user = users[i % users.length] as string;
+    // The master keeps its stored lists (the sandbox stores what it runs); its duplicates take one each.
+    if (i > 0 && m.multiply_ips && ips.length) Object.assign(cfg, { ip: ips[i % ips.length], ips: [ips[i % ips.length]] });
+    if (i > 0 && m.multiply_vips && vips.length) Object.assign(cfg, { vip: vips[i % vips.length], vips: [vips[i % vips.length]] });
+    return cfg;
+  };
+  const out: ProxyPortConfig[] = [nth({ ...m }, 0)];
+  for (let i = 1; i < portCount(master); i++) {
+    // As the real manager lists them, a duplicate carries neither the users nor the port whitelist.
+    const { users: _users, whitelist_ips: _whitelist, ...rest } = m;
+    out.push(nth({ ...structuredClone(rest), port: master.port + i, proxy_type: 'duplicate', master_port: master.port }, i));
+  }
+  return out;
+}
+
+/** The duplicates a master runs now. */
+export function duplicatesOf(store: Store, master: number): ProxyPortConfig[] {
+  return [...store.ports.values()].filter((c) => isDuplicate(c) && (c as Running).master_port === master);
+}
+
+/** The stored configurations (`GET /api/proxies`): no duplicates, and no `user` the master runs as. */
+export function storedConfigs(store: Store): ProxyPortConfig[] {
+  return [...store.ports.values()]
+    .filter((c) => !isDuplicate(c))
+    .map((c) => {
+      if (!(c as Running).multiply_users || !('user' in c)) return c;
+      const { user: _user, ...rest } = c as Running;
+      return rest as ProxyPortConfig;
+    });
+}
+
+/**
+ * What a delete of these ports does: each port that is not a duplicate goes with its duplicates; a
+ * duplicate named is refused with the real manager's `500 cannot delete this port` once the others are
+ * gone (its deletes run side by side, lib/mixins/mgr_proxy.js 303-309: observed, `[master, duplicate]`
+ * deletes the master and answers the 500).
+ */
+export function deletion(store: Store, ports: number[]): { ports: number[]; refused?: HttpError } {
+  const out = new Set<number>();
+  let refused: HttpError | undefined;
+  for (const p of ports) {
+    const cfg = store.ports.get(p);
+    if (cfg && isDuplicate(cfg)) {
+      refused = new HttpError(500, 'Server error: cannot delete this port', { text: true });
+      continue;
+    }
+    out.add(p);
+    for (const d of duplicatesOf(store, p)) out.add(d.port);
+  }
+  return { ports: [...out], ...(refused ? { refused } : {}) };
+}
+
+/** An update names a duplicate: the real manager has no such port to update (400 `{errors: [{msg}]}`). */
+export function refuseDuplicateUpdate(cfg: ProxyPortConfig): void {
+  if (isDuplicate(cfg))
+    throw new HttpError(400, `No proxy at port ${cfg.port}`, { body: { errors: [{ msg: `No proxy at port ${cfg.port}` }] } });
+}
+
+/**
+ * After a master was updated (moved, or `multiply` or any field changed): its old duplicates go, the
+ * new ones run with its new configuration. `close` and `open` are the listeners, when ports listen.
+ */
+export async function rebuildDuplicates(
+  store: Store,
+  oldPort: number,
+  master: ProxyPortConfig,
+  listeners?: { open(cfg: ProxyPortConfig): Promise<unknown>; close(port: number): Promise<void> },
+): Promise<void> {
+  const old = duplicatesOf(store, oldPort);
+  const [head, ...next] = multiplied(master);
+  store.ports.set(master.port, head as ProxyPortConfig);
+  for (const d of old) store.ports.delete(d.port);
+  const keep = new Set(next.map((d) => d.port));
+  for (const d of old) if (!keep.has(d.port)) await listeners?.close(d.port);
+  for (const d of next) {
+    if (store.ports.has(d.port)) continue;
+    store.ports.set(d.port, d);
+    await listeners?.open(d).catch(() => undefined);
+  }
+}
+
+/**
+ * `users` as the real manager reads it: user names, stored in lower case. The documented form, items
+ * `{user}`, makes its create fail (`500 x.toLowerCase is not a function`), and a `users` that is not a
+ * list too (`users.map is not a function`); the sandbox answers the same.
+ */
+export function usersOnCreate(given: ProxyPortConfig): void {
+  const users = (given as Running).users;
+  if (users === undefined) return;
+  if (!Array.isArray(users)) throw new HttpError(500, 'Server error: req.body.proxy.users.map is not a function', { text: true });
+  if (users.some((u) => typeof u !== 'string')) throw new HttpError(500, 'Server error: x.toLowerCase is not a function', { text: true });
+  (given as Running).users = (users as string[]).map((u) => u.toLowerCase());
+}
