@@ -19,6 +19,7 @@ import type { StateData } from './domain/types.js';
 import { HttpError } from './errors.js';
 import { freePort, portInUse, renumberPorts } from './free-ports.js';
 import { authenticateManager, managerErrorBody, managerHandlers } from './manager/index.js';
+import { portFieldTypes } from './manager/port-config.js';
 import { checkedOverrides, type Overrides } from './overrides.js';
 import { accountAliases } from './router/aliases.js';
 import { FaultRegistry } from './router/faults.js';
@@ -450,6 +451,7 @@ async function startLocked(
             ...(traffic.upstream ? { proxy: traffic.upstream.host, proxy_port: traffic.upstream.port } : {}),
           }),
           strict: options.strict,
+          portFieldTypes: portFieldTypes(specs.manager),
           argv: options.argv ?? `--port ${first ? (options.managerPort ?? 0) : 0}`,
           doc: specs.manager,
           // Its own API port (`www` of GET /api/defaults): the first account's, or the last reserved (an own manager's, once it listens).
@@ -464,6 +466,8 @@ async function startLocked(
       onCall: recordCall('manager'),
       // The real manager's user paths carry its brand (`/api/lpm_users`) where the spec writes `pm`: both are served.
       aliases: (op) => (op.brandPrefix ? [op.url.replace(`/${op.brandPrefix}_`, `/${REAL_MANAGER_BRAND}_`)] : []),
+      // Bodies as the real manager's express server reads them (form bodies too; router/bodies.ts), unless strict.
+      realBodies: true,
       // The real manager sends every text body as text/html (observed), declared or not.
       textMedia: 'text/html',
       // The real manager's body limit (its api_body_limit, 2 MB by default): a sandbox stricter than it breaks clients.

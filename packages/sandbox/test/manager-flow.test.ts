@@ -27,9 +27,23 @@ describe('proxy ports', () => {
     expect((await manager.createProxy({ body: { proxy: {} } })).data?.data.port).toBe(25001);
 
     const stored = (await manager.listProxies()).data?.find((p) => p.port === 24002);
-    expect(stored).toEqual({ zone: STATIC, country: 'us', sticky_ip: true, port: 24002 });
+    // As the real manager stores a port: what was given, `proxy_type`, the Zone's password and price, the default whitelist.
+    expect(stored).toEqual({
+      zone: STATIC,
+      country: 'us',
+      sticky_ip: true,
+      port: 24002,
+      proxy_type: 'persist',
+      password: 'z8x7c6v5b4n3',
+      gb_cost: 0.6,
+      whitelist_ips: [],
+    });
+    // Running: the stored fields and what the port runs with; its status once it has been checked.
     const running = (await manager.listRunningProxies()).data?.find((p) => p.port === 25000);
-    expect(running).toMatchObject({ port: 25000, status: 'ok', route_err: 'pass_dyn', whitelist_ips: [] });
+    expect(running).toMatchObject({ port: 25000, route_err: 'pass_dyn', whitelist_ips: [] });
+    expect(running).not.toHaveProperty('status');
+    await manager.getProxyStatus({ params: { path: { port: 25000 } } });
+    expect((await manager.listRunningProxies()).data?.find((p) => p.port === 25000)).toMatchObject({ status: 'ok', status_details: [] });
 
     const updated = await manager.updateProxy({ params: { path: { port: 24002 } }, body: { proxy: { country: 'de', zone: RES } } });
     expect(updated.data?.data).toMatchObject({ port: 24002, country: 'de', zone: RES, sticky_ip: true });
@@ -99,7 +113,7 @@ describe('proxy ports', () => {
   it('proxy_status follows the Zone and the account', async () => {
     const { manager, account } = t;
     const port = (await manager.createProxy({ body: { proxy: { zone: 'dc_zone_2' } } })).data?.data.port as number;
-    expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({ status: 'ok' });
+    expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({ status: 'ok', status_details: [] });
     await account.changeZoneDisable({ body: { zone: 'dc_zone_2', disable: 1 } });
     expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({ status: 'Disabled zone' });
     await account.changeZoneDisable({ body: { zone: 'dc_zone_2', disable: 0 } });
@@ -182,7 +196,10 @@ describe('settings, token and whitelists', () => {
     expect((await manager.getSettings()).data).toMatchObject({ logs: 0, zone: RES });
     expect((await manager.updateSettings({ body: { logs: 250 } })).data?.logs).toBe(250);
     // The default Zone is what a port without one uses.
-    expect((await manager.createProxy({ body: { proxy: {} } })).data?.data).toMatchObject({ zone: RES, whitelist_ips: ['10.0.0.0/8'] });
+    expect((await manager.createProxy({ body: { proxy: {} } })).data?.data).toMatchObject({
+      zone: RES,
+      whitelist_ips: ['10.0.0.0/8'],
+    });
 
     // A Zone the manager does not know is stored, as the real manager stores it; logs: true is 1.
     expect((await manager.updateSettings({ body: { zone: 'nope', logs: true } })).data).toMatchObject({ zone: 'nope', logs: 1 });
@@ -236,8 +253,10 @@ describe('settings, token and whitelists', () => {
 
   it('add_whitelist_ip and users', async () => {
     const { manager } = t;
-    expect((await manager.addAdminWhitelistIp({ body: { ip: '198.51.100.0/24' } })).data).toBe('OK');
-    expect((await manager.getSettings()).data?.www_whitelist_ips).toContain('198.51.100.0/24');
+    // A subnet is stored as its network address, the mask dropped, as the real manager stores it.
+    expect((await manager.addAdminWhitelistIp({ body: { ip: '198.51.100.7/24' } })).data).toBe('OK');
+    expect((await manager.getSettings()).data?.www_whitelist_ips).toContain('198.51.100.0');
+    expect((await manager.getSettings()).data?.www_whitelist_ips).not.toContain('198.51.100.7/24');
     expect((await manager.addAdminWhitelistIp({ body: { ip: '300.1.1.1' } })).response.status).toBe(422);
     expect((await manager.listUsers()).data).toEqual([{ email: 'admin@example.com', password: 'sandbox-pm-0001' }]);
     expect((await manager.addUser({ body: { email: 'ops@example.com' } })).response.status).toBe(200);

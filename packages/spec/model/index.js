@@ -162,6 +162,7 @@ export function deref(doc, node, pointer = '') {
  * @property {string} [brandPrefix]  `x-brand-prefix`: the path's prefix that stands for the program's brand (`pm` in `/api/pm_users`)
  * @property {Pagination} [pagination]  `x-pagination`: how to walk the pages
  * @property {string} [deprecatedReason]  `x-deprecated-reason`
+ * @property {string[]} [unchecked]  `x-observed-unchecked`: the request parts (`body`, `path`) the real program reads without checking them against their schemas
  */
 
 /**
@@ -189,6 +190,7 @@ export function factsOf(op) {
   if (typeof op['x-brand-prefix'] === 'string') facts.brandPrefix = op['x-brand-prefix'];
   if (op['x-pagination'] && typeof op['x-pagination'] === 'object') facts.pagination = op['x-pagination'];
   if (typeof op['x-deprecated-reason'] === 'string') facts.deprecatedReason = op['x-deprecated-reason'];
+  if (Array.isArray(op['x-observed-unchecked'])) facts.unchecked = op['x-observed-unchecked'];
   return facts;
 }
 

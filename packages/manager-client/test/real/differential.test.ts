@@ -57,12 +57,17 @@ const DEFAULT_ZONE = 'res_zone';
 const defaultPassword = startSeed.account.zones.find((z) => z.name === DEFAULT_ZONE)?.passwords[0] as string;
 Object.assign(startSeed.manager.settings, { zone: DEFAULT_ZONE, password: defaultPassword });
 
-/** The seed's Zones as the real manager's cloud describes them: passwords, the current plan, permissions. */
+/** The seed's Zones as the real manager's cloud describes them: passwords, the current plan, permissions, the price per GB. */
 function zonesOf(seed: ReturnType<typeof defaultSeed>) {
   return Object.fromEntries(
     seed.account.zones.map((z) => [
       z.name,
-      { password: z.passwords, plan: (z.plans.at(-1) ?? {}) as Record<string, unknown>, perm: z.perms.join(' ') },
+      {
+        password: z.passwords,
+        plan: (z.plans.at(-1) ?? {}) as Record<string, unknown>,
+        perm: z.perms.join(' '),
+        cost: { gb: z.price_per_gb },
+      },
     ]),
   );
 }

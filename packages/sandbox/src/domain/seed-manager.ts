@@ -79,7 +79,8 @@ export function managerSeed(): StateData['manager'] {
       password: SEED.zones.static_zone,
       www_whitelist_ips: [],
       whitelist_ips: [],
-      fixed_whitelist_ips: ['127.0.0.1'],
+      // As a real manager started without `--whitelist_ips`: none (127.0.0.1 is let through anyway).
+      fixed_whitelist_ips: [],
       pending_ips: [],
       pending_www_ips: [],
       read_only: false,

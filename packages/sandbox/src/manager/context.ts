@@ -4,6 +4,7 @@ import { HttpError } from '../errors.js';
 import type { ManagerTable } from '../router/handlers.js';
 import type { Ctx } from '../router/http.js';
 import type { OpenApiDoc } from '../router/spec.js';
+import type { FieldTypes, PortFacts } from './port-config.js';
 
 // What the manager's handler modules share: the store, the options, the general log, and the rules
 // about a port (which port a path names, its status, its effective config, restart semantics). Each
@@ -23,6 +24,8 @@ export interface ManagerOptions {
    * the account does not have; the real 1.570.247 creates it and its requests then fail upstream).
    */
   strict?: boolean;
+  /** The type of each port field (the spec's `ProxyPort`), for the real manager's conversions (port-config.ts). */
+  portFieldTypes?: FieldTypes;
   /** The command line reported by `GET /api/version`. */
   argv: string;
   /** Called after `POST /api/shutdown` has been answered (the CLI may exit; tests keep running). */
@@ -130,6 +133,20 @@ export function managerContext(store: Store, options: ManagerOptions) {
     };
   }
 
+  /**
+   * What the manager stores with a new port (lib/mixins/mgr_proxy.js 171-176): the password of its Zone
+   * (else the one given, else the manager's), the Zone's price per GB (lib/zones.js 93-103) and the
+   * default whitelist: the command line's, the admin whitelist and the ports' default (lib/manager.js 508-515).
+   */
+  function portFacts(given: { zone?: unknown; password?: unknown }): PortFacts {
+    const s = m().settings;
+    // Looked up as the real manager compares (`z.zone==zname`): a one-name list names that Zone, other values none.
+    const zone = store.zones.get(String(given.zone || s.zone));
+    const password = zone?.passwords[0] ?? (typeof given.password === 'string' && given.password ? given.password : s.password) ?? '';
+    const whitelist = [...(s.fixed_whitelist_ips ?? []), ...(s.www_whitelist_ips ?? []), ...(s.whitelist_ips ?? [])];
+    return { password, gb_cost: zone?.price_per_gb ?? 0, plan: (zone?.plans.at(-1) ?? {}) as Record<string, unknown>, whitelist };
+  }
+
   /** Restart semantics: the configuration stays, the running state (bans, sessions, token rate) starts over. */
   function resetRuntime(what: string): void {
     store.bans.clear();
@@ -138,5 +155,5 @@ export function managerContext(store: Store, options: ManagerOptions) {
     log(`${what}: ports ${[...store.ports.keys()].join(', ') || '(none)'} restarted with their configuration`);
   }
 
-  return { store, options, m, log, portOf, status, effective, resetRuntime };
+  return { store, options, m, log, portOf, status, effective, portFacts, resetRuntime };
 }

@@ -2,7 +2,10 @@ import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
 import { portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
-import { deletion, multiplied, rebuildDuplicates, refuseDuplicateUpdate, storedConfigs, usersOnCreate } from './multiply.js';
+
+import { deletion, multiplied, rebuildDuplicates, refuseDuplicateUpdate, storedConfigs } from './multiply.js';
+
+import { coerceUpdate, createBody, runningConfig, runningView, serverError, storedConfig, updatedConfig } from './port-config.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
 
@@ -19,10 +22,13 @@ export const MULTIPLY_BYTES_LIMIT = 64 * 1024 * 1024;
 const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { body: { errors: [field ? { msg, field } : { msg }] } });
 
 /** The real manager's delete of an unknown port fails inside its handler: `500` with this text. */
-const noSuchProxy = () => new HttpError(500, 'Server error: this proxy does not exist', { text: true });
+const noSuchProxy = () => serverError('this proxy does not exist');
 
 export function portsHandlers(c: ManagerContext) {
-  const { store, options, m, log, portOf, status, effective } = c;
+  const { store, options, m, log, portOf, status, effective, portFacts } = c;
+  const types = options.portFieldTypes ?? {};
+  /** The status of each port's last check (`getProxyStatus`), which `proxies_running` shows from then on. */
+  const checked = new Map<number, object>();
   /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
   function checkPort(port: number, self?: number): void {
     if (port !== self && store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
@@ -58,6 +64,7 @@ export function portsHandlers(c: ManagerContext) {
     store.ports.delete(port);
     store.bans.delete(port);
     delete m().sessions[String(port)];
+    checked.delete(port);
   }
 
   /**
@@ -70,7 +77,7 @@ export function portsHandlers(c: ManagerContext) {
     const opened: number[] = [];
     for (const cfg of configs) {
       try {
-        await traffic.open(cfg);
+        await traffic.open(runningConfig(cfg, types));
         opened.push(cfg.port);
       } catch (err) {
         await Promise.allSettled(opened.map((p) => traffic.close(p)));
@@ -90,51 +97,65 @@ export function portsHandlers(c: ManagerContext) {
   }
 
   return {
-    listRunningProxies: () => ({ body: [...store.ports.values()].map(effective) }),
+    listRunningProxies: () => ({
+      body: [...store.ports.values()]
+        .sort((a, b) => a.port - b.port)
+        .map((cfg) => runningView(cfg, m().settings.zone, checked.get(cfg.port))),
+    }),
 
     listProxies: () => ({ body: storedConfigs(store) }),
 
     createProxy: async (ctx) => {
-      const { multiply, ...given } = ctx.body.proxy as ProxyPortConfig & { multiply?: number };
-      usersOnCreate(given);
-      const picked = given.port === undefined ? await nextPort((given as { iface?: string }).iface) : undefined;
-      const first = given.port ?? (picked as number);
-      const count = multiply && multiply > 1 ? multiply : 1;
-      if (store.ports.size + count > PORTS_LIMIT) throw portErrors(`number of many proxy ports exceeding the limit: ${PORTS_LIMIT}`);
-      const size = Buffer.byteLength(JSON.stringify(given));
-      if (count * size > MULTIPLY_BYTES_LIMIT)
-        throw portErrors(
-          `multiply: ${count} copies of a ${size}-byte configuration would store ${count * size} bytes, more than ${MULTIPLY_BYTES_LIMIT}`,
-          'multiply',
-        );
-      // One stored configuration, `multiply` ports running (multiply.ts).
-      const configs = multiplied({ ...structuredClone(given), port: first, ...(multiply === undefined ? {} : { multiply }) });
-      const ports = configs.map((c) => c.port);
+      // As the real manager reads the body (web_api.js 348-385): no check of the fields, none converted.
+      const { multiply, ...given } = createBody(ctx.body);
+      const picked = !given.port ? await nextPort(given.iface) : undefined;
+      const first = picked ?? +given.port;
       // The numbers this create holds while it opens them (nextPort reserved the first).
       const mine = new Set<number>(picked === undefined ? [] : [picked]);
       try {
+        if (!first || first < 1000 || !Number.isInteger(first)) throw portErrors('Invalid port. It must be a number >= 1000', 'port');
+        const master = storedConfig(
+          { ...structuredClone(given), ...(multiply === undefined ? {} : { multiply }) },
+          first,
+          portFacts(given),
+        );
+        // One stored configuration, `multiply` ports running (multiply.ts).
+        const configs = multiplied(master);
+        const ports = configs.map((c) => c.port);
+        const count = ports.length;
+        if (store.ports.size + count > PORTS_LIMIT) throw portErrors(`number of many proxy ports exceeding the limit: ${PORTS_LIMIT}`);
+        const size = Buffer.byteLength(JSON.stringify(given));
+        if (count * size > MULTIPLY_BYTES_LIMIT)
+          throw portErrors(
+            `multiply: ${count} copies of a ${size}-byte configuration would store ${count * size} bytes, more than ${MULTIPLY_BYTES_LIMIT}`,
+            'multiply',
+          );
         for (const port of ports) {
           if (port > 65535) throw portErrors(`port ${port} is out of range`, 'port');
           checkPort(port);
           if (port !== picked && creating.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
         }
-        if (options.strict) checkZone(given);
+        if (options.strict) checkZone(given as ProxyPortConfig);
         for (const port of ports) {
           creating.add(port);
           mine.add(port);
         }
         await listen(configs);
+        for (const cfg of configs) store.ports.set(cfg.port, cfg);
+        log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
+        return { body: { data: effective(configs[0] as ProxyPortConfig) } };
       } finally {
         for (const port of mine) creating.delete(port);
       }
-      for (const cfg of configs) store.ports.set(cfg.port, cfg);
-      log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
-      return { body: { data: effective(configs[0] as ProxyPortConfig) } };
     },
 
     deleteProxies: async (ctx) => {
-      const { ports, refused } = deletion(store, [...new Set(ctx.body.ports as number[])]);
-      if (ports.some((p) => !store.ports.has(p))) throw noSuchProxy();
+      // `req.body.ports||[]`, each looked up as a key (web_api.js 527-537): `"24000"` names port 24000.
+      const named = ctx.body?.ports || [];
+      if (!Array.isArray(named)) throw serverError('ports.forEach is not a function');
+      const byKey = (p: unknown) => [...store.ports.keys()].find((k) => String(k) === String(p));
+      if (named.some((p) => byKey(p) === undefined)) throw noSuchProxy();
+      const { ports, refused } = deletion(store, [...new Set(named.map(byKey) as number[])]);
       for (const p of ports) dropPort(p);
       await Promise.all(ports.map((p) => options.ports?.close(p)));
       log(`ports ${ports.join(', ')} deleted`);
@@ -158,11 +179,21 @@ export function portsHandlers(c: ManagerContext) {
     updateProxy: async (ctx) => {
       const old = portOf(ctx);
       refuseDuplicateUpdate(old);
-      const given = ctx.body.proxy as ProxyPortConfig;
+      // The real manager converts the fields to their types first (lib/middleware.js 124-131), then wants `proxy` (web_api.js 405-410).
+      const body = ctx.body;
+      const raw = body?.proxy;
+      if (raw && typeof raw === 'object' && Object.keys(raw).length) coerceUpdate(raw, types);
+      if (!raw)
+        throw new HttpError(400, "Request body should contain 'proxy' field", {
+          body: { errors: [{ msg: "Request body should contain 'proxy' field", body: JSON.stringify(body ?? {}) }] },
+        });
+      const given = raw as ProxyPortConfig;
       const port = given.port ?? old.port;
       checkPort(port, old.port);
       checkZone(given);
-      const cfg = { ...old, ...structuredClone(given), port };
+      const fresh = structuredClone(given) as Record<string, unknown>;
+      const cfg =
+        port === old.port ? updatedConfig(old, fresh, portFacts({ zone: fresh.zone || old.zone }), types) : { ...old, ...fresh, port };
       // A move or a new interface listens anew (refused, with the old port kept, if it cannot); other changes apply to the next request.
       const iface = (c: ProxyPortConfig) => c.iface;
       if (options.ports && (port !== old.port || iface(cfg) !== iface(old))) {
@@ -197,16 +228,24 @@ export function portsHandlers(c: ManagerContext) {
       // The real manager's answer for an upstream it cannot reach (observed), whatever the reason.
       if (s.status === 'ok' && options.ports && !(await options.ports.upstreamAnswers(cfg)))
         s = { status: 'No hosts available', status_details: [] };
-      return { body: cfg.proxy_type === 'persist' ? { status_details: [], ...s } : s };
+      // A disabled Zone is answered before the port's details are read (web_api.js 557-561).
+      const answer = cfg.proxy_type === 'persist' && s.status !== 'Disabled zone' ? { status_details: [], ...s } : s;
+      checked.set(cfg.port, answer);
+      return { body: answer };
     },
 
     getRefreshSessions: refreshSession,
 
     refreshSessions: refreshSession,
 
-    enableSsl: () => {
-      for (const cfg of store.ports.values()) cfg.ssl = true;
-      log('SSL analyzing enabled on all ports');
+    // Each port without SSL analyzing, or the one named, is updated in place with `ssl: true` (web_api.js 257-273).
+    enableSsl: (ctx) => {
+      const named = (ctx.body as { port?: unknown } | undefined)?.port;
+      for (const cfg of [...store.ports.values()]) {
+        if ((named && String(cfg.port) !== String(named)) || cfg.ssl) continue;
+        store.ports.set(cfg.port, updatedConfig(cfg, { ssl: true }, portFacts({ zone: cfg.zone }), types));
+      }
+      log(named ? `SSL analyzing enabled on port ${named}` : 'SSL analyzing enabled on all ports');
       return { text: 'ok' };
     },
   } satisfies ManagerHandlers;

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { isWhitelistEntry } from '../domain/net.js';
+import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
 import { HttpError } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
@@ -41,8 +41,11 @@ export function usersAccessHandlers(c: ManagerContext) {
     addAdminWhitelistIp: (ctx) => {
       const ip = ctx.body.ip as string;
       if (ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format', { text: true });
-      addToList(m().settings.www_whitelist_ips, ip);
-      log(`${ip} allowed into the admin UI`);
+      // A subnet is stored as its network address, the mask dropped (`new Netmask(ip).base`, web_api.js 1061).
+      const range = ip.includes('/') ? ipv4Range(ip) : undefined;
+      const entry = range ? intToIpv4(range[0]) : ip;
+      addToList(m().settings.www_whitelist_ips, entry);
+      log(`${entry} allowed into the admin UI`);
       return { text: 'OK' };
     },
 

@@ -3,7 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
 import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
-import { BODY_DEPTH_LIMIT, tooDeep } from './depth.js';
+import { addBodyParsers, bodyValidator, leniencyOf, pathValidator, unsupportedMedia } from './bodies.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
@@ -59,6 +59,11 @@ export interface ApiOptions<A> {
    * them, and list them in `X-Sandbox-Ignored-Fields` (see lenient.ts).
    */
   strict?: boolean;
+  /**
+   * Read bodies as the real local proxy manager does, unless `strict` (bodies.ts): form bodies too, other
+   * media types as none, malformed JSON a 500.
+   */
+  realBodies?: boolean;
   /** Extra routes outside the spec (the control endpoints). */
   extraRoutes?: (app: FastifyInstance) => void;
   /** Whether to answer a request with this `Host` header (DNS rebinding); refused with 421 otherwise. */
@@ -88,19 +93,15 @@ export interface AnsweredCall {
 }
 
 const kAuth = Symbol('auth');
-const kUnsupportedMedia = Symbol('unsupportedMedia');
 const kLeniency = Symbol('leniency');
 const kFault = Symbol('fault');
-type Req = FastifyRequest & { [kAuth]?: unknown; [kUnsupportedMedia]?: string; [kLeniency]?: Leniency[]; [kFault]?: number };
+type Req = FastifyRequest & { [kAuth]?: unknown; [kLeniency]?: Leniency[]; [kFault]?: number };
 
 /** Path and query parameters of a request, as a fault or the record of calls reads them. */
 const paramsOf = (req: FastifyRequest): Record<string, unknown> => ({
   ...((req.params as Record<string, unknown> | undefined) ?? {}),
   ...((req.query as Record<string, unknown> | undefined) ?? {}),
 });
-
-// What the body validator accepted leniently, keyed by the body it checked (a validator sees no request).
-const bodyLeniency = new WeakMap<object, Leniency>();
 
 export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   const { doc, name, faults } = options;
@@ -119,28 +120,8 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     forceCloseConnections: true,
   });
 
-  // Empty bodies parse to "no body" (the schema then says whether one was required); bad JSON is a 400.
-  // Other media types are read and refused later, only by operations that take a JSON body.
-  const jsonParser = app.getDefaultJsonParser('error', 'error');
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if ((body as string).length === 0) return done(null, undefined);
-    jsonParser(req, body as string, (err, parsed) => {
-      if (err) return done(err);
-      const deep = tooDeep(parsed);
-      if (deep)
-        return done(
-          new HttpError(400, 'Invalid request body', {
-            details: [{ field: deep, reason: `nests deeper than ${BODY_DEPTH_LIMIT} levels` }],
-          }),
-        );
-      done(null, parsed);
-    });
-  });
-  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
-    if ((body as string).length > 0) (req as Req)[kUnsupportedMedia] = String(req.headers['content-type'] ?? '');
-    done(null, undefined);
-  });
+  const realBodies = options.realBodies === true && !strict;
+  addBodyParsers(app, realBodies);
 
   // The route schemas below point into the bundle and their validators are compiled once per bundle
   // (fastify's own Ajv would strip unknown fields and coerce bodies); fastify is handed those.
@@ -231,29 +212,11 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     }
     if (path.length) {
       const s = objectSchema(path);
-      use('params', s, decimalOnly(path, compileCached(v, 'query', `${op.operationId} path`, s)));
+      use('params', s, pathValidator(op, decimalOnly(path, compileCached(v, 'query', `${op.operationId} path`, s)), strict));
     }
     if (op.body) {
       const s = { $ref: `${v.id}${op.body.schemaPointer}` };
-      const pointer = op.body.schemaPointer;
-      const required = op.body.required;
-      // fastify hands an absent body over as null.
-      const missing = [{ keyword: 'required', instancePath: '', schemaPath: '#', params: {}, message: 'is required: send a JSON body' }];
-      const wrapped = ((data: unknown) => {
-        if (data == null) {
-          wrapped.errors = required ? missing : null;
-          return !required;
-        }
-        const result = checker.check(pointer, data, 'body', strict);
-        if (!result.ok) {
-          wrapped.errors = result.errors;
-          return false;
-        }
-        wrapped.errors = null;
-        if ((result.ignored.length || result.normalized.length) && typeof data === 'object') bodyLeniency.set(data, result);
-        return true;
-      }) as ValidateFunction;
-      use('body', s, wrapped);
+      use('body', s, bodyValidator(op, checker, strict));
     }
 
     const authenticate = options.authenticate;
@@ -286,10 +249,13 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         proceed();
       },
       preValidation(req, reply, done) {
-        if (op.body && (req as Req)[kUnsupportedMedia] !== undefined) {
+        // The real manager's express server hands every route a body: `{}` when none was sent or read.
+        if (realBodies && op.body && req.body == null) req.body = {};
+        const media = unsupportedMedia(req);
+        if (op.body && media !== undefined) {
           return done(
             new HttpError(400, 'Invalid request body', {
-              details: [{ field: 'header.Content-Type', reason: `must be application/json, not ${(req as Req)[kUnsupportedMedia]}` }],
+              details: [{ field: 'header.Content-Type', reason: `must be application/json, not ${media}` }],
             }),
           );
         }
@@ -334,7 +300,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
       preHandler(req, reply, done) {
         // Reported on every answer, a refusal by the handler included: the caller learns what was not read.
         const found = (req as Req)[kLeniency] ?? [];
-        const body = req.body && typeof req.body === 'object' ? bodyLeniency.get(req.body) : undefined;
+        const body = leniencyOf(req.body);
         if (body) found.push(body);
         if (found.length) reply.headers(leniencyHeaders(found));
         done();

@@ -14,6 +14,8 @@ export type ParamDef = Operation['parameters'][number];
 
 /** One operation as the router serves it. The behaviour facts are the model's (`OperationFacts`). */
 export interface OperationDef extends Pick<OperationFacts, 'permissions' | 'changesState' | 'clientIpCheck' | 'brandPrefix'> {
+  /** `x-observed-unchecked`: the request parts (`body`, `path`) the real program reads without checking them. */
+  unchecked: string[];
   operationId: string;
   /** Upper case, as on the wire. */
   method: string;
@@ -46,7 +48,7 @@ export function routesOf(doc: OpenApiDoc): readonly OperationDef[] {
 function readRoutes(doc: OpenApiDoc): OperationDef[] {
   return operations(doc).map((o) => {
     const json = o.requestBody?.content['application/json'];
-    const { permissions, changesState, clientIpCheck, brandPrefix } = o.facts;
+    const { permissions, changesState, clientIpCheck, brandPrefix, unchecked } = o.facts;
     return {
       operationId: o.operationId,
       method: o.method.toUpperCase(),
@@ -58,6 +60,7 @@ function readRoutes(doc: OpenApiDoc): OperationDef[] {
       credentials: o.credentials,
       permissions,
       changesState,
+      unchecked: unchecked ?? [],
       ...(clientIpCheck === undefined ? {} : { clientIpCheck }),
       ...(brandPrefix === undefined ? {} : { brandPrefix }),
     };

@@ -189,7 +189,8 @@ export class PortTraffic {
     const s = store.manager.settings;
     const clientIp = request.socket.remoteAddress ?? '';
     const allowed = [...(cfg.whitelist_ips ?? s.whitelist_ips), ...s.fixed_whitelist_ips];
-    if (!ipInList(clientIp, allowed))
+    // 127.0.0.1 is always let through, whatever the whitelists (lib/server.js 590-592 of the real manager).
+    if (clientIp.replace(/^::ffff:/, '') !== '127.0.0.1' && !ipInList(clientIp, allowed))
       throw new RequestError(`Client IP ${clientIp} is not in the whitelist of port ${port}`, 407, {
         'proxy-authenticate': `Basic realm="${PORT_REALM}"`,
         [PORT_ERROR_HEADER]: 'ip_forbidden',

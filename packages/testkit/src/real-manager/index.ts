@@ -34,6 +34,8 @@ export interface RealManagerZone {
   password: string[];
   plan: Record<string, unknown>;
   perm: string;
+  /** The Zone's prices (`gb`: per GB), which the manager stores with a port as `gb_cost` (lib/zones.js 93-96). */
+  cost?: { gb?: number };
 }
 
 export interface RealManagerOptions {

@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type At, both, type Reply, SHIFT, type SideBySide, same, startSideBySide } from './side-by-side.js';
+
+// How the real local proxy manager 1.570.247 reads request bodies and keeps port configurations, and the
+// sandbox (default, not strict) the same: each case plays the same calls against both and compares the
+// answers and the stored configurations value by value, and asserts the real answer too, so that a case
+// cannot pass by both being wrong alike. Each case uses ports of its own (the sandbox's are + SHIFT).
+
+let s: SideBySide;
+beforeAll(async () => {
+  s = await startSideBySide();
+}, 120_000);
+afterAll(async () => s?.stop());
+
+type Config = Record<string, unknown>;
+const FORM = 'application/x-www-form-urlencoded';
+
+/** The stored configuration of a port (GET /api/proxies) on each side, the sandbox's port number taken back to the real one's. */
+async function stored(port: number): Promise<[Config | undefined, Config | undefined]> {
+  const [real, sbx] = await both(s, () => ['GET', '/api/proxies']);
+  const find = (r: Reply, p: number) => (r.body as Config[]).find((c) => c.port === p);
+  const back = (c: Config | undefined) => (c ? { ...c, port: (c.port as number) - SHIFT } : c);
+  return [find(real, port), back(find(sbx, port + SHIFT))];
+}
+
+/** A port as GET /api/proxies_running lists it on each side, as `stored`. */
+async function running(port: number): Promise<[Config | undefined, Config | undefined]> {
+  const [real, sbx] = await both(s, () => ['GET', '/api/proxies_running']);
+  const find = (r: Reply, p: number) => (r.body as Config[]).find((c) => c.port === p);
+  const back = (c: Config | undefined) => (c ? { ...c, port: (c.port as number) - SHIFT } : c);
+  return [find(real, port), back(find(sbx, port + SHIFT))];
+}
+
+const created = (r: Reply) => ({ status: r.status, media: r.media });
+
+describe('createProxy stores what it is given', () => {
+  it('wrong types, strings for booleans and numbers, values outside the lists, below the minimum, a scalar for a list: stored as given', async () => {
+    const port = 25300;
+    const proxy = {
+      ssl: 'false',
+      proxy_retry: '3',
+      dns: true,
+      multiply_ips: 'x',
+      debug: 'not-in-enum',
+      max_ban_retries: -1,
+      country: ['us'],
+      whitelist_ips: '10.1.1.1',
+      unknown_field: 'kept?',
+    };
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), ...proxy } }], { status: 200 }, created);
+    const [real, sbx] = await stored(port);
+    // A single value for the whitelist joins the default whitelist (empty here) as one entry.
+    expect(real).toEqual({ ...proxy, whitelist_ips: ['10.1.1.1'], port, proxy_type: 'persist', password: 'z8x7c6v5b4n3', gb_cost: 0.6 });
+    expect(sbx).toEqual(real);
+  });
+
+  it('empty strings are left out, proxy_type "" runs as persist, a port given as a string is stored as its number', async () => {
+    const port = 25310;
+    await same(
+      s,
+      (at) => ['POST', '/api/proxies', { proxy: { port: String(at(port)), asn: '', proxy_type: '', country: null, zone: 'res_zone' } }],
+      { status: 200 },
+      created,
+    );
+    const [real, sbx] = await stored(port);
+    expect(real).toEqual({ port, zone: 'res_zone', proxy_type: 'persist', password: 'r3s1d3nt9x7w', gb_cost: 8.4, whitelist_ips: [] });
+    expect(sbx).toEqual(real);
+    const [realRun, sbxRun] = await running(port);
+    expect(realRun).toEqual({
+      ...real,
+      dns: 'local',
+      tls_lib: 'open_ssl',
+      route_err: 'pass_dyn',
+      proxy_connection_type: 'http',
+    });
+    expect(sbxRun).toEqual(realRun);
+  });
+
+  it('a form body is read as its JSON; port 0 takes the next free port', async () => {
+    const port = 25320;
+    await same(
+      s,
+      (at) => ['POST', '/api/proxies', `proxy[port]=${at(port)}&proxy[ssl]=true&proxy[zone]=res_zone`, FORM],
+      { status: 200 },
+      created,
+    );
+    const [real, sbx] = await stored(port);
+    expect(real).toMatchObject({ port, ssl: 'true', zone: 'res_zone' });
+    expect(sbx).toEqual(real);
+    const [zeroReal, zeroSbx] = await both(s, () => ['POST', '/api/proxies', { proxy: { port: 0, zone: 'res_zone' } }]);
+    expect([zeroReal.status, zeroSbx.status]).toEqual([200, 200]);
+    for (const r of [zeroReal, zeroSbx]) expect((r.body as { data: { port: number } }).data.port).toBeGreaterThanOrEqual(24000);
+  });
+
+  it('no body, no proxy, a text body, bad JSON, users that is no list: the real crashes, 500 text', async () => {
+    const crash = { status: 500, media: 'text/html', body: "Server error: Cannot read properties of undefined (reading 'port')" };
+    await same(s, () => ['POST', '/api/proxies'], crash);
+    await same(s, () => ['POST', '/api/proxies', {}], crash);
+    await same(s, () => ['POST', '/api/proxies', { unknown_field: 1 }], crash);
+    await same(s, () => ['POST', '/api/proxies', '{"proxy":{}}', 'text/plain'], crash);
+    await same(s, () => ['POST', '/api/proxies', '{"proxy": {', 'application/json'], {
+      status: 500,
+      media: 'text/html',
+      body: 'Server Error',
+    });
+    await same(s, () => ['POST', '/api/proxies', { proxy: { users: 'x' } }], {
+      status: 500,
+      body: 'Server error: req.body.proxy.users.map is not a function',
+    });
+    await same(s, () => ['POST', '/api/proxies', { proxy: { port: 'abc' } }], {
+      status: 400,
+      body: { errors: [{ msg: 'Invalid port. It must be a number >= 1000', field: 'port' }] },
+    });
+  });
+});
+
+describe('updateProxy converts the fields to their types', () => {
+  it('strings for booleans and numbers become them, other values stay; a body without proxy is the observed 400', async () => {
+    const port = 25330;
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    const update = { ssl: 'true', proxy_retry: '5', dns: 'not-in-enum', sticky_ip: '0', country: 'de' };
+    await same(s, (at) => ['PUT', `/api/proxies/${at(port)}`, { proxy: update }], { status: 200 }, created);
+    const [real, sbx] = await stored(port);
+    const sent = (c: Config | undefined) => Object.fromEntries(Object.keys(update).map((k) => [k, c?.[k]]));
+    expect(sent(real)).toEqual({ ssl: true, proxy_retry: 5, dns: 'not-in-enum', sticky_ip: false, country: 'de' });
+    expect(sent(sbx)).toEqual(sent(real));
+    // What an update in place adds: the plan's kind, the cloud's super proxy ports and antivirus server.
+    expect(real).toMatchObject({ static: false, mobile: false, unblock: false, super_proxy_ports: [], av_server_url: '127.0.0.1:1343' });
+    expect(sbx).toEqual(real);
+    await same(s, (at) => ['PUT', `/api/proxies/${at(port)}`, 'proxy[rotate_session]=true', FORM], { status: 200 }, created);
+    expect((await stored(port)).map((c) => c?.rotate_session)).toEqual([true, true]);
+    await same(s, (at) => ['PUT', `/api/proxies/${at(port)}`, {}], {
+      status: 400,
+      body: { errors: [{ msg: "Request body should contain 'proxy' field", body: '{}' }] },
+    });
+  });
+
+  it('enable_ssl updates in place each port without SSL analyzing; a port without a Zone then runs without one', async () => {
+    const port = 25335;
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port) } }], { status: 200 }, created);
+    await same(s, () => ['POST', '/api/enable_ssl'], { status: 200, body: 'ok' });
+    const [real, sbx] = await stored(port);
+    expect(real).toMatchObject({ ssl: true, static: true });
+    expect(sbx).toEqual(real);
+    const [realRun, sbxRun] = await running(port);
+    expect(realRun).not.toHaveProperty('zone');
+    expect(sbxRun).toEqual(realRun);
+  });
+});
+
+describe('deleting and banning read the port first and the body as the real manager does', () => {
+  it('deleteProxies without ports deletes nothing; with a form body it deletes the ports named', async () => {
+    const port = 25340;
+    await same(s, () => ['POST', '/api/proxies/delete', {}], { status: 204 });
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    await same(s, (at) => ['POST', '/api/proxies/delete', `ports[0]=${at(port)}`, FORM], { status: 204 });
+    expect(await stored(port)).toEqual([undefined, undefined]);
+    await same(s, () => ['POST', '/api/proxies/delete', { ports: [25998] }], {
+      status: 500,
+      body: 'Server error: this proxy does not exist',
+    });
+  });
+
+  it('a port that does not exist is answered before the body is read', async () => {
+    const gone = (at: At) => at(25999);
+    await same(
+      s,
+      (at) => ['POST', `/api/proxies/${gone(at)}/unbanips`, {}],
+      { status: 500, body: 'Server error: No proxy at port 25999' },
+      portless,
+    );
+    await same(
+      s,
+      (at) => ['POST', `/api/proxies/${gone(at)}/unbanip`],
+      { status: 500, body: 'Server error: No proxy at port 25999' },
+      portless,
+    );
+    await same(
+      s,
+      (at) => ['POST', `/api/proxies/${gone(at)}/banip`, { ips: 'x' }],
+      { status: 400, body: 'No proxy at port 25999' },
+      portless,
+    );
+    await same(s, () => ['POST', '/api/proxies/abc/banips', {}], { status: 400, body: 'No proxy at port abc' });
+    await same(s, () => ['POST', '/api/proxies/0/banip', 'ip=10.1.1.1', FORM], { status: 400, body: 'No proxy at port 0' });
+  });
+
+  it('on a port that exists: a subnet is no IP, unbanips ignores its body, a ban on all ports needs an ip, form bodies are read', async () => {
+    const port = 25350;
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    await same(s, (at) => ['POST', `/api/proxies/${at(port)}/banip`, 'ip=10.1.1.1', FORM], { status: 204 });
+    await same(s, (at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: ['10.1.1.1'] } });
+    await same(s, (at) => ['POST', `/api/proxies/${at(port)}/unbanip`, { ip: '10.9.0.0/16' }], { status: 400, body: 'No IP provided' });
+    await same(s, () => ['POST', '/api/banip', { domain: 'x1', ports: [] }], { status: 400, body: 'No IP provided' });
+    await same(s, () => ['POST', '/api/banip', 'domain=x1', FORM], { status: 400, body: 'No IP provided' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await same(s, (at) => ['POST', `/api/proxies/${at(port)}/unbanips`, { ip: 'not-an-ip' }], { status: 200, body: 'OK' });
+    await same(s, (at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: [] } });
+    await same(s, (at) => ['POST', `/api/proxies/${at(port)}/banips`, '{bad', 'application/json'], { status: 500, body: 'Server Error' });
+  });
+});
+
+describe('the admin whitelist', () => {
+  it('a subnet is stored as its network address', async () => {
+    await same(s, () => ['POST', '/api/add_whitelist_ip', { ip: '10.9.1.5/16' }], { status: 200, body: 'OK' });
+    const [real, sbx] = await both(s, () => ['GET', '/api/settings']);
+    const www = (r: Reply) => (r.body as { www_whitelist_ips: string[] }).www_whitelist_ips;
+    expect(www(real)).toEqual(['10.9.0.0']);
+    expect(www(sbx)).toEqual(www(real));
+  });
+});
+
+/** A text answer with the sandbox's port number taken back to the real one's. */
+function portless(r: Reply): Reply {
+  return typeof r.body === 'string' ? { ...r, body: r.body.replace(String(25999 + SHIFT), '25999') } : r;
+}

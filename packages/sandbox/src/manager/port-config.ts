@@ -1,0 +1,164 @@
+import { deref, type OpenApiDoc } from '@zone-api/spec/model';
+import type { ProxyPortConfig } from '../domain/types.js';
+import { HttpError } from '../errors.js';
+
+// A port's configuration as the real local proxy manager 1.570.247 (@luminati-io/luminati-proxy) keeps
+// it: what a create stores (the body's `proxy` as given, not converted), what an update converts first,
+// and what `proxies_running` shows of a running port. The field types are the spec's `ProxyPort`.
+
+// biome-ignore lint/suspicious/noExplicitAny: port configurations hold what a client sent
+type Json = any;
+
+/** A port field's JSON type as the real manager's coercion names it: `integer` reads as `number`, `array` as `object` (lib/util.js 714-724). */
+export type FieldTypes = Record<string, string>;
+
+/** The type of each field of the spec's `ProxyPort`, as the real manager's own field list types them (util/lpm_api_models.js). */
+export function portFieldTypes(doc: OpenApiDoc): FieldTypes {
+  const schema = deref(doc, { $ref: '#/components/schemas/ProxyPort' }).node ?? {};
+  const out: FieldTypes = {};
+  for (const [name, raw] of Object.entries<Json>(schema.properties ?? {})) {
+    const s = deref(doc, raw).node ?? {};
+    const type = [].concat(s.type ?? []).find((t: string) => t !== 'null') as string | undefined;
+    if (type) out[name] = type === 'integer' ? 'number' : type === 'array' ? 'object' : type;
+  }
+  return out;
+}
+
+/** The real manager's crash, as its API error handler sends it (lib/mixins/web_api.js 63-68). */
+export const serverError = (message: string) => new HttpError(500, `Server error: ${message}`, { text: true });
+
+/** A value the real manager leaves out of a stored configuration: falsy but not `0` or `false` (lib/mixins/mgr_proxy.js 271). */
+const empty = (v: unknown) => !v && v !== 0 && v !== false;
+
+/**
+ * The `proxy` of a create body, read as the real manager's `proxy_create_api` reads it (web_api.js
+ * 348-385): nothing there is a crash (it reads `proxy.port` of nothing), a `users` that has a length but
+ * is no list another; everything else is taken as given.
+ */
+export function createBody(body: unknown): Record<string, Json> {
+  const b = body as Json;
+  const proxy = b === null || b === undefined ? undefined : b.proxy;
+  if (proxy === undefined || proxy === null) throw serverError(`Cannot read properties of ${proxy} (reading 'port')`);
+  if (typeof proxy !== 'object') throw serverError(`Cannot create property 'port' on ${typeof proxy} '${String(proxy)}'`);
+  if (proxy.users?.length) {
+    if (typeof proxy.users.map !== 'function') throw serverError('req.body.proxy.users.map is not a function');
+    if (proxy.users.some((u: unknown) => typeof u !== 'string')) throw serverError('x.toLowerCase is not a function');
+    proxy.users = proxy.users.map((u: string) => u.toLowerCase());
+  }
+  return proxy;
+}
+
+/** What the manager adds to a port it stores: its Zone's password and price, the whitelist every port has (mgr_proxy.js 171-180). */
+export interface PortFacts {
+  password: string;
+  gb_cost: number;
+  /** The Zone's current plan (`static`, `mobile`, `unblock` of an updated port). */
+  plan: Record<string, unknown>;
+  /** The manager's default whitelist (command line, admin and default port whitelists: lib/manager.js 508-515). */
+  whitelist: string[];
+}
+
+/**
+ * The configuration a create stores (mgr_proxy.js 266-275, 171-180): the given fields without the empty
+ * ones (`""`, `null`), the port as a number, `proxy_type` `persist` unless given, the Zone's password,
+ * its price per GB and the whitelist (the default one and the port's own).
+ */
+export function storedConfig(given: Record<string, Json>, port: number, facts: PortFacts): ProxyPortConfig {
+  const conf: Record<string, Json> = { ...given, port };
+  if (!conf.proxy_type) conf.proxy_type = 'persist';
+  for (const k of Object.keys(conf)) if (empty(conf[k])) delete conf[k];
+  // `concat`, as the real manager joins them: a single value given for the list joins as one entry.
+  const whitelist = [...new Set(facts.whitelist.concat(conf.whitelist_ips || []))];
+  Object.assign(conf, { password: facts.password, gb_cost: facts.gb_cost, whitelist_ips: whitelist });
+  return conf as ProxyPortConfig;
+}
+
+/**
+ * The configuration an update in place stores (mgr_proxy.js 330-338, 402-410, 171-189): the old one with
+ * the given fields, the whitelist kept unless one is given, the Zone kept unless one is given (none, when
+ * the port had none), and what `update_proxy_fields` adds: the password, price and whitelist as at
+ * create, the given number fields as numbers (`+value`, so `"abc"` is NaN, sent as null), the plan's
+ * kind and the cloud's super proxy ports and antivirus server (none offline: its default address).
+ */
+export function updatedConfig(old: ProxyPortConfig, given: Record<string, Json>, facts: PortFacts, types: FieldTypes): ProxyPortConfig {
+  const o = old as Record<string, Json>;
+  const next: Record<string, Json> = { ...given };
+  if (!next.whitelist_ips && o.whitelist_ips) next.whitelist_ips = o.whitelist_ips;
+  next.zone = next.zone || o.zone;
+  next.password = facts.password;
+  next.gb_cost = facts.gb_cost;
+  next.whitelist_ips = [...new Set(facts.whitelist.concat(next.whitelist_ips || []))];
+  for (const [k, v] of Object.entries(next)) if (types[k] === 'number' && v) next[k] = +v;
+  const plan = facts.plan;
+  Object.assign(next, {
+    static: plan.type === 'static',
+    mobile: !!plan.mobile,
+    unblock: plan.type === 'unblocker' || !!plan.unblocker,
+    super_proxy_ports: [],
+    av_server_url: '127.0.0.1:1343',
+  });
+  return { ...old, ...next } as ProxyPortConfig;
+}
+
+/**
+ * A stored configuration as a port runs it: number fields given as strings read as numbers
+ * (`update_proxy_fields`, mgr_proxy.js 176-179: `+value` of each numeric field that is set).
+ */
+export function runningConfig(cfg: ProxyPortConfig, types: FieldTypes): ProxyPortConfig {
+  const out: Record<string, Json> = { ...cfg };
+  for (const [k, v] of Object.entries(out)) if (types[k] === 'number' && v) out[k] = +v;
+  return out as ProxyPortConfig;
+}
+
+/** Defaults a running port shows for the fields `proxies_running` reads from it (lib/config.js defaults, observed). */
+const RUNNING_DEFAULTS = { dns: 'local', tls_lib: 'open_ssl', route_err: 'pass_dyn', proxy_connection_type: 'http' } as const;
+
+/**
+ * A port as `GET /api/proxies_running` lists it (web_api.js 866-895): its stored configuration, then
+ * what the running port says of `proxy_type`, `port`, `ip`, `vip`, `user`, `dns`, `zone`, `tls_lib`,
+ * `route_err` and `proxy_connection_type` (its own value, else the manager's default), and the status
+ * of its last check, once it has been checked.
+ */
+export function runningView(cfg: ProxyPortConfig, defaultZone: string, checked?: object): Record<string, Json> {
+  const c = cfg as Record<string, Json>;
+  const out: Record<string, Json> = { ...c };
+  for (const k of ['proxy_type', 'port', 'ip', 'vip', 'user'] as const) if (c[k] !== undefined) out[k] = c[k];
+  for (const [k, v] of Object.entries(RUNNING_DEFAULTS)) out[k] = c[k] ?? v;
+  // An update in place sets the running port's Zone to the stored one, none when it has none.
+  out.zone = 'zone' in c ? c.zone : defaultZone;
+  return { ...out, ...checked };
+}
+
+/**
+ * The real manager's conversion of an update's fields to their types (lib/middleware.js 102-111,
+ * lib/util.js 646-727), in place: a string for a number reads as that number (`""` as 0), `"true"`/
+ * `"false"`/`"1"`/`"0"`/`""` for a boolean as that boolean, 0 and 1 too; another type is converted as
+ * JavaScript converts it (`String`, `Number`, `Boolean`); and any value that is then `"true"` or
+ * `"false"` becomes that boolean. A list given as `[""]` is empty.
+ */
+export function coerceUpdate(proxy: Record<string, Json>, types: FieldTypes): void {
+  for (const k of Object.keys(proxy)) {
+    const to = types[k];
+    if (!to) continue;
+    const from = typeof proxy[k];
+    if (from !== to) proxy[k] = convert(proxy[k], from, to);
+    if (proxy[k] === 'true' || proxy[k] === 'false') proxy[k] = proxy[k] === 'true';
+  }
+  for (const k of Object.keys(proxy)) if (Array.isArray(proxy[k]) && proxy[k].length === 1 && proxy[k][0] === '') proxy[k] = [];
+}
+
+function convert(v: Json, from: string, to: string): Json {
+  if (from === 'number' && to === 'boolean') return v === 0 ? false : v === 1 ? true : v;
+  if (from === 'string' && to === 'boolean') {
+    if (v === '' || v === 'false' || v === '0') return false;
+    return v === 'true' || v === '1' ? true : v;
+  }
+  if (from === 'string' && to === 'number') {
+    if (v === '') return 0;
+    return /^[+-]?\.?[0-9]/.test(v) && !/[^0-9.+-]/.test(v) ? Number.parseFloat(v) : v;
+  }
+  if (to === 'number') return Number(v);
+  if (to === 'string') return String(v);
+  if (to === 'boolean') return Boolean(v);
+  return v;
+}

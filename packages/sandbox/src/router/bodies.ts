@@ -1,0 +1,107 @@
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parse as parseForm } from 'qs';
+import { HttpError } from '../errors.js';
+import { BODY_DEPTH_LIMIT, tooDeep } from './depth.js';
+import type { Leniency, RequestChecker } from './lenient.js';
+import type { OperationDef } from './spec.js';
+
+// How a request body is read and checked before the handler sees it.
+//
+// By default a body is JSON: another media type is read and refused later, by the operations that take
+// a JSON body (400 naming Content-Type), and malformed JSON is a 400. An API that reads bodies as the
+// real local proxy manager does (`realBodies`, its express server's body parsers:
+// @luminati-io/luminati-proxy 1.570.247 lib/mixins/web_server.js 166-174, body-parser 1.20 and qs 6)
+// reads a form body (`a[b][0]=c`) as that JSON, any other media type as no body, and answers malformed
+// JSON 500 `Server Error` (its error handler, web_server.js 184-187). Strictness keeps the JSON-only form.
+
+const kUnsupportedMedia = Symbol('unsupportedMedia');
+type Req = FastifyRequest & { [kUnsupportedMedia]?: string };
+
+/** The media type of a body the API did not read (it is refused by an operation that takes a JSON body). */
+export const unsupportedMedia = (req: FastifyRequest): string | undefined => (req as Req)[kUnsupportedMedia];
+
+/**
+ * Form fields as body-parser's `extended` form reads them (qs): nested names, lists by index. The depth
+ * is bounded (body-parser allows any), and names that shadow Object.prototype are dropped (body-parser
+ * keeps them), sandbox choices that no client of the manager's documented fields meets.
+ */
+const FORM = { depth: 32, arrayLimit: 10_000, parameterLimit: 10_000, allowPrototypes: false } as const;
+
+export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void {
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    // Empty bodies parse to "no body" (the schema then says whether one was required).
+    if ((body as string).length === 0) return done(null, undefined);
+    jsonParser(req, body as string, (err, parsed) => {
+      if (err) return done(realBodies ? new HttpError(500, 'Server Error', { text: true }) : err, undefined);
+      done(depthError(parsed), parsed);
+    });
+  });
+  if (realBodies)
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+      const parsed = (body as string).length ? parseForm(body as string, FORM) : undefined;
+      done(depthError(parsed), parsed);
+    });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    if (!realBodies && (body as string).length > 0) (req as Req)[kUnsupportedMedia] = String(req.headers['content-type'] ?? '');
+    done(null, undefined);
+  });
+}
+
+/** A body nested deeper than the sandbox reads (depth.ts): refused before anything reads it, naming where. */
+function depthError(parsed: unknown): HttpError | null {
+  const deep = tooDeep(parsed);
+  return deep
+    ? new HttpError(400, 'Invalid request body', { details: [{ field: deep, reason: `nests deeper than ${BODY_DEPTH_LIMIT} levels` }] })
+    : null;
+}
+
+// What the body validator accepted leniently, keyed by the body it checked (a validator sees no request).
+const bodyLeniency = new WeakMap<object, Leniency>();
+export const leniencyOf = (body: unknown): Leniency | undefined => (body && typeof body === 'object' ? bodyLeniency.get(body) : undefined);
+
+/**
+ * The validator of an operation's JSON body. A body the real program reads without checking it
+ * (`x-observed-unchecked: [body]` in the spec) goes to the handler as it came, any shape or none, unless
+ * `strict`; the handler then reads it as the real program does.
+ */
+export function bodyValidator(op: OperationDef, checker: RequestChecker, strict: boolean): ValidateFunction {
+  const body = op.body as NonNullable<OperationDef['body']>;
+  const unchecked = !strict && op.unchecked.includes('body');
+  // fastify hands an absent body over as null.
+  const missing = [{ keyword: 'required', instancePath: '', schemaPath: '#', params: {}, message: 'is required: send a JSON body' }];
+  const wrapped = ((data: unknown) => {
+    wrapped.errors = null;
+    if (unchecked) return true;
+    if (data == null) {
+      wrapped.errors = body.required ? missing : null;
+      return !body.required;
+    }
+    const result = checker.check(body.schemaPointer, data, 'body', strict);
+    if (!result.ok) {
+      wrapped.errors = result.errors;
+      return false;
+    }
+    if ((result.ignored.length || result.normalized.length) && typeof data === 'object') bodyLeniency.set(data as object, result);
+    return true;
+  }) as ValidateFunction;
+  return wrapped;
+}
+
+/**
+ * The validator of an operation's path parameters. Where the real program looks a path parameter up
+ * without checking it (`x-observed-unchecked: [path]`), one that does not validate goes to the handler
+ * as it came (a string, or the number it reads as), unless `strict`: the handler answers it as an
+ * unknown port, as the real program does.
+ */
+export function pathValidator(op: OperationDef, fn: ValidateFunction, strict: boolean): ValidateFunction {
+  if (strict || !op.unchecked.includes('path')) return fn;
+  const wrapped = ((data: unknown) => {
+    fn(data);
+    wrapped.errors = null;
+    return true;
+  }) as ValidateFunction;
+  return wrapped;
+}

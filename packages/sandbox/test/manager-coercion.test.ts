@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { Conformance, docs, raw, useSandbox } from './helpers.js';
+
+// The manager reads request bodies and keeps port configurations as the real local proxy manager
+// 1.570.247 does (the default; `strict` checks them against the spec: validation.test.ts). Every answer
+// here is the real manager's, played against it side by side in
+// packages/manager-client/test/real/coercion.test.ts; this file holds the sandbox to it in `pnpm test`,
+// and checks that each answer is one the spec declares.
+const t = useSandbox();
+const strict = useSandbox({ strict: true });
+const conformance = new Conformance(docs.manager);
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+async function send(method: string, path: string, options: Parameters<typeof raw>[3] = {}, sbx = t.sandbox) {
+  const r = await raw(sbx.managerUrl, method, path, options);
+  expect(conformance.check(method, path, r.status, r.headers.get('content-type'), r.text), `${method} ${path}: ${r.text}`).toEqual([]);
+  return r;
+}
+/**
+ * A create or update whose answer echoes fields of other types than the documented ones (`ssl: "false"`),
+ * as the real manager echoes them: the spec's response schemas do not declare those yet (issue 18,
+ * item 5, not done), so only the status is checked against the spec here.
+ */
+async function sendEchoing(method: string, path: string, options: Parameters<typeof raw>[3] = {}) {
+  const r = await raw(t.sandbox.managerUrl, method, path, options);
+  expect(conformance.check(method, path, r.status, r.headers.get('content-type'), '{"data":{"port":1000}}'), r.text).toEqual([]);
+  return r;
+}
+const storedPort = (port: number) => t.sandbox.state().manager.ports.find((p) => p.port === port) as Record<string, unknown> | undefined;
+
+describe('createProxy', () => {
+  it('stores the fields as given, unknown ones too, leaves out empty ones and runs proxy_type "" as persist', async () => {
+    await t.sandbox.reset();
+    const proxy = {
+      ssl: 'false',
+      proxy_retry: '3',
+      dns: true,
+      debug: 'not-in-enum',
+      max_ban_retries: -1,
+      country: ['us'],
+      unknown_field: 1,
+    };
+    const r = await sendEchoing('POST', '/api/proxies', { body: { proxy: { port: 25300, asn: '', proxy_type: '', ...proxy } } });
+    expect(r.status, r.text).toBe(200);
+    const stored = storedPort(25300);
+    expect(stored).toMatchObject({ ...proxy, port: 25300, proxy_type: 'persist', gb_cost: 0.6, password: 'z8x7c6v5b4n3' });
+    expect(stored).not.toHaveProperty('asn');
+    const strictly = await send('POST', '/api/proxies', { body: { proxy: { port: 25301, ...proxy } } }, strict.sandbox);
+    expect(strictly.status).toBe(400);
+  });
+
+  it('a form body is read as its JSON; a port given as a string is stored as its number', async () => {
+    const r = await sendEchoing('POST', '/api/proxies', { text: 'proxy[port]=25310&proxy[ssl]=true', headers: FORM });
+    expect(r.status, r.text).toBe(200);
+    expect(storedPort(25310)).toMatchObject({ port: 25310, ssl: 'true' });
+    expect((await send('POST', '/api/proxies', { text: 'proxy[port]=25311', headers: FORM }, strict.sandbox)).status).toBe(400);
+  });
+
+  it('crashes as the real manager does: no body, no proxy, a text body, users that is no list; bad JSON is its 500', async () => {
+    const before = t.sandbox.state();
+    const crash = "Server error: Cannot read properties of undefined (reading 'port')";
+    for (const options of [{}, { body: {} }, { text: '{"proxy":{}}', headers: { 'content-type': 'text/plain' } }]) {
+      const r = await send('POST', '/api/proxies', options);
+      expect([r.status, r.text]).toEqual([500, crash]);
+    }
+    const users = await send('POST', '/api/proxies', { body: { proxy: { users: 'x' } } });
+    expect([users.status, users.text]).toEqual([500, 'Server error: req.body.proxy.users.map is not a function']);
+    const bad = await send('POST', '/api/proxies', { text: '{"proxy": {', headers: JSON_TYPE });
+    expect([bad.status, bad.headers.get('content-type'), bad.text]).toEqual([500, 'text/html; charset=utf-8', 'Server Error']);
+    const port = await send('POST', '/api/proxies', { body: { proxy: { port: 'abc' } } });
+    expect(port.json()).toEqual({ errors: [{ msg: 'Invalid port. It must be a number >= 1000', field: 'port' }] });
+    expect(t.sandbox.state()).toEqual(before);
+  });
+});
+
+describe('updateProxy converts the fields to their types', () => {
+  it('"true", "5", "0" become true, 5, false; other values stay; no proxy is the observed 400', async () => {
+    await send('POST', '/api/proxies', { body: { proxy: { port: 25330 } } });
+    const update = { ssl: 'true', proxy_retry: '5', dns: 'not-in-enum', sticky_ip: '0', country: 'de' };
+    expect((await sendEchoing('PUT', '/api/proxies/25330', { body: { proxy: update } })).status).toBe(200);
+    expect(storedPort(25330)).toMatchObject({ ssl: true, proxy_retry: 5, dns: 'not-in-enum', sticky_ip: false, country: 'de' });
+    expect((await sendEchoing('PUT', '/api/proxies/25330', { text: 'proxy[rotate_session]=true', headers: FORM })).status).toBe(200);
+    expect(storedPort(25330)?.rotate_session).toBe(true);
+    const none = await send('PUT', '/api/proxies/25330', { body: {} });
+    expect([none.status, none.json()]).toEqual([400, { errors: [{ msg: "Request body should contain 'proxy' field", body: '{}' }] }]);
+  });
+});
+
+describe('deleting and banning', () => {
+  it('deleteProxies without ports deletes nothing (204); a form body names ports', async () => {
+    await send('POST', '/api/proxies', { body: { proxy: { port: 25340 } } });
+    expect((await send('POST', '/api/proxies/delete', { body: {} })).status).toBe(204);
+    expect(storedPort(25340)).toBeDefined();
+    expect((await send('POST', '/api/proxies/delete', { text: 'ports[0]=25340', headers: FORM })).status).toBe(204);
+    expect(storedPort(25340)).toBeUndefined();
+  });
+
+  it('the port is read before the body: a port that does not exist, or is no number, is answered first', async () => {
+    const cases: Array<[string, Parameters<typeof raw>[3], number, string]> = [
+      ['/api/proxies/25999/unbanips', { body: {} }, 500, 'Server error: No proxy at port 25999'],
+      ['/api/proxies/25999/unbanip', {}, 500, 'Server error: No proxy at port 25999'],
+      ['/api/proxies/25999/banip', { body: { ips: 'x' } }, 400, 'No proxy at port 25999'],
+      ['/api/proxies/abc/banips', { body: {} }, 400, 'No proxy at port abc'],
+      ['/api/proxies/0/banip', { text: 'ip=10.1.1.1', headers: FORM }, 400, 'No proxy at port 0'],
+    ];
+    for (const [path, options, status, text] of cases) {
+      const r = await send('POST', path, options);
+      expect([path, r.status, r.text]).toEqual([path, status, text]);
+    }
+    expect((await send('POST', '/api/proxies/abc/banips', { body: {} }, strict.sandbox)).text).toMatch(/path\.port/);
+  });
+
+  it('on a port: form bans, a subnet is no IP, unbanips ignores its body, an all-ports ban needs an ip', async () => {
+    await send('POST', '/api/proxies', { body: { proxy: { port: 25350 } } });
+    expect((await send('POST', '/api/proxies/25350/banip', { text: 'ip=10.1.1.1', headers: FORM })).status).toBe(204);
+    expect((await send('GET', '/api/banlist/25350')).json()).toEqual({ ips: ['10.1.1.1'] });
+    expect((await send('POST', '/api/proxies/25350/unbanip', { body: { ip: '10.9.0.0/16' } })).text).toBe('No IP provided');
+    expect((await send('POST', '/api/banip', { body: { domain: 'x1', ports: [] } })).text).toBe('No IP provided');
+    expect((await send('POST', '/api/banip', { text: 'domain=x1', headers: FORM })).text).toBe('No IP provided');
+    expect((await send('POST', '/api/proxies/25350/unbanips', { body: { ip: 'not-an-ip' } })).text).toBe('OK');
+    expect((await send('GET', '/api/banlist/25350')).json()).toEqual({ ips: [] });
+    const bad = await send('POST', '/api/proxies/25350/banips', { text: '{bad', headers: JSON_TYPE });
+    expect([bad.status, bad.text]).toEqual([500, 'Server Error']);
+  });
+});
