@@ -117,7 +117,9 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Allow an IP into the admin interface
    *
    * Adds an IP (or a subnet) to `www_whitelist_ips`, the client IPs allowed into the browser admin UI
-   * and this API. The caller itself must already be allowed (client-IP check).
+   * and this API. The caller itself must already be allowed (client-IP check). The real manager 1.570.247
+   * stores a subnet as its network address, the mask dropped: `10.9.1.5/16` is stored as `10.9.0.0`
+   * (observed; lib/mixins/web_api.js 1061).
    *
    * `POST /api/add_whitelist_ip` · operationId `addAdminWhitelistIp` · reference: `@zone-api/spec/docs/manager.html#operation/addAdminWhitelistIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */

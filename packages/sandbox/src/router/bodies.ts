@@ -18,8 +18,20 @@ import type { OperationDef } from './spec.js';
 const kUnsupportedMedia = Symbol('unsupportedMedia');
 type Req = FastifyRequest & { [kUnsupportedMedia]?: string };
 
-/** The media type of a body the API did not read (it is refused by an operation that takes a JSON body). */
-export const unsupportedMedia = (req: FastifyRequest): string | undefined => (req as Req)[kUnsupportedMedia];
+/**
+ * Before an operation's checks: a body of a media type the API does not read is refused by an operation
+ * that takes a JSON body (naming Content-Type); where bodies are read as the real manager reads them,
+ * every route gets one, `{}` when none was sent or read (express's body-parser).
+ */
+export function readBody(req: FastifyRequest, op: OperationDef, realBodies: boolean): HttpError | undefined {
+  if (realBodies && op.body && req.body == null) req.body = {};
+  const media = (req as Req)[kUnsupportedMedia];
+  if (op.body && media !== undefined)
+    return new HttpError(400, 'Invalid request body', {
+      details: [{ field: 'header.Content-Type', reason: `must be application/json, not ${media}` }],
+    });
+  return undefined;
+}
 
 /**
  * Form fields as body-parser's `extended` form reads them (qs): nested names, lists by index. The depth

@@ -3,7 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
 import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
-import { addBodyParsers, bodyValidator, leniencyOf, pathValidator, unsupportedMedia } from './bodies.js';
+import { addBodyParsers, bodyValidator, leniencyOf, pathValidator, readBody } from './bodies.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
@@ -249,16 +249,8 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         proceed();
       },
       preValidation(req, reply, done) {
-        // The real manager's express server hands every route a body: `{}` when none was sent or read.
-        if (realBodies && op.body && req.body == null) req.body = {};
-        const media = unsupportedMedia(req);
-        if (op.body && media !== undefined) {
-          return done(
-            new HttpError(400, 'Invalid request body', {
-              details: [{ field: 'header.Content-Type', reason: `must be application/json, not ${media}` }],
-            }),
-          );
-        }
+        const refused = readBody(req, op, realBodies);
+        if (refused) return done(refused);
         const q = req.query as Record<string, unknown>;
         for (const p of contentParams) {
           const raw = q[p.name];
