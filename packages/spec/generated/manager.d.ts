@@ -214,6 +214,12 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * account does not have is not refused: the port is created and its status reports the Zone
    * (observed on 1.570.247). A body without `proxy` gets `500` (observed).
    *
+   * The documentation gives each field a type; the real manager 1.570.247 does not check them on create:
+   * it stores each field as given (`ssl: "false"` stays a string), unknown fields too, leaves out empty
+   * ones (`""`, `null`), and stores `proxy_type: persist` unless one is given, with the Zone's password,
+   * `gb_cost` and `whitelist_ips` (lib/mixins/web_api.js 348-385, lib/mixins/mgr_proxy.js 171-180, 266-275;
+   * observed). A form body is read as this JSON.
+   *
    * `POST /api/proxies` · operationId `createProxy` · reference: `@zone-api/spec/docs/manager.html#operation/createProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   createProxy: M['createProxy'];
@@ -587,6 +593,10 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * the real manager wraps it in `data` (observed). For a port that does not exist the real manager
    * answers `400` `{errors: [{msg: "No proxy at port N"}]}`, and `400` when the body has no `proxy`
    * (observed).
+   *
+   * The documentation gives each field a type; the real manager 1.570.247 converts the fields it knows to
+   * those types before it stores them (`"3"` becomes 3, `"false"` false; lib/middleware.js 102-131) and
+   * stores any other value and any other field as given (observed). A form body is read as this JSON.
    *
    * `PUT /api/proxies/{port}` · operationId `updateProxy` · reference: `@zone-api/spec/docs/manager.html#operation/updateProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
