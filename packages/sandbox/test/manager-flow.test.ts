@@ -97,7 +97,9 @@ describe('proxy ports', () => {
     const r = await manager.createProxy({ body: { proxy: { port: 27000, multiply: 3, zone: RES } } });
     expect(r.data?.data.port).toBe(27000);
     const near = (p: { port?: number }) => (p.port ?? 0) >= 27000 && (p.port ?? 0) < 27010;
-    expect((await manager.listProxies()).data?.filter(near)).toEqual([{ zone: RES, port: 27000, multiply: 3 }]);
+    expect((await manager.listProxies()).data?.filter(near)).toEqual([
+      { zone: RES, port: 27000, multiply: 3, proxy_type: 'persist', password: 'r3s1d3nt9x7w', gb_cost: 8.4, whitelist_ips: [] },
+    ]);
     const running = (await manager.listRunningProxies()).data?.filter(near);
     expect(running?.map((p) => [p.port, p.proxy_type, p.master_port])).toEqual([
       [27000, 'persist', undefined],
