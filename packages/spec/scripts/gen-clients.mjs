@@ -144,6 +144,9 @@ const isModel = (s) => !!s && typeof s === 'object' && (!!s.properties || Array.
  *   objects one level too deep).
  * - an object without properties that takes any member (free-form) becomes untyped too: Go nests it
  *   one level too deep when it is the value of a map (`map[string]map[string]map[string]interface{}`).
+ * - an object with properties that also takes any other member (`additionalProperties: true`) keeps
+ *   its properties only: Go types it as a map of maps and fails to decode a string member (the
+ *   manager's `PortFieldConst.desc`).
  * - a query parameter sent as JSON text (`content: application/json`) becomes a string parameter:
  *   4.3.1 would send Python's `repr` of the model or Go's `%v` of the struct; the caller passes the
  *   JSON text, which goes on the wire as the spec says.
@@ -169,6 +172,10 @@ export function generatorInput(doc30, lang) {
     const freeForm =
       s.type === 'object' && !s.properties && !s.allOf && (s.additionalProperties === undefined || s.additionalProperties === true);
     if (freeForm) for (const k of TYPING_KEYS) delete s[k];
+    // An object with properties that also takes any other member: Go types it as a map of maps
+    // (`*map[string]map[string]interface{}`), which a string member fails to decode into. The named
+    // properties type it; other members are ignored by both clients' decoders.
+    else if (s.properties && s.additionalProperties === true) delete s.additionalProperties;
     for (const key of ['items', 'additionalProperties', 'not'])
       if (s[key] && typeof s[key] === 'object') s[key] = shapeSchema(s[key], depth + 1);
     if (Array.isArray(s.allOf)) s.allOf = s.allOf.map((x) => shapeSchema(x, depth + 1));
