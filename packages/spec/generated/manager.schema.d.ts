@@ -2461,7 +2461,10 @@ export interface components {
          * @description The real manager failed to handle the request. Observed causes: a body that is not valid JSON (text
          *     `Server Error`), a body without the fields a handler reads (e.g. `{}` to create a port:
          *     `Server error: Cannot read properties of undefined …`), and the cases named in the operation's
-         *     description. Sent as `Content-Type: text/html`; texts other than these are not documented.
+         *     description. Sent as `Content-Type: text/html`; texts other than these are not documented. A message
+         *     may quote a value of the request whole (`proxy` given as a string: `Server error: Cannot create
+         *     property 'port' on string '…'`), so its length is bounded by the manager's 2 MB body limit only
+         *     (observed).
          */
         ServerError: {
             headers: {
