@@ -130,7 +130,7 @@ describe('error answers', () => {
       ['42', '42'],
       ['"busy"', 'busy'],
       ['[1,2]', '[1,2]'],
-    ]) {
+    ] as const) {
       const { error } = await answer('getThing', typed(body, 'application/json', 500));
       expect(error, body).toMatchObject({ kind: 'text', message: `GET /api/thing answered 500: ${quoted}` });
     }

@@ -99,7 +99,7 @@ describe('an answer that never ends passes through, and memory stays bounded', (
     expect(served - before).toBe(1);
     const limit = t.sandbox.state().manager.settings.har_limit;
     expect(limit).toBeGreaterThan(0);
-    const entry = async () => t.sandbox.state().manager.har.find((e) => e.details.port === port && e.request.url === endlessUrl);
+    const entry = async () => t.sandbox.state().manager.har.find((e) => e.details?.port === port && e.request.url === endlessUrl);
     await expect.poll(async () => (await entry()) !== undefined, { timeout: 5000 }).toBe(true);
     const content = (await entry())?.response.content;
     expect(content?.size).toBeGreaterThanOrEqual(READ);
