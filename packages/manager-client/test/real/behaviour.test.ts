@@ -4,6 +4,7 @@ import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, type Reply } from './side-by-side.js';
 
 // The sandbox behaves as the real local proxy manager 1.570.247 where a call changes state: each case
 // below plays the same calls against both (run by `pnpm test:real-manager`, inside a network namespace
@@ -52,27 +53,6 @@ afterAll(async () => {
   await sandbox?.close();
   await new Promise<void>((resolve) => (target ? target.close(() => resolve()) : resolve()));
 });
-
-interface Reply {
-  status: number;
-  media: string | null;
-  body: unknown;
-}
-
-/** One call as a client makes it: a JSON body unless a string with its own media type is given. */
-async function call(base: string, method: string, path: string, body?: unknown, media = 'application/json'): Promise<Reply> {
-  const init: RequestInit = { method, headers: {} };
-  if (body !== undefined) {
-    init.body = typeof body === 'string' ? body : JSON.stringify(body);
-    init.headers = { 'content-type': media };
-  }
-  const res = await fetch(`${base}${path}`, init);
-  const text = await res.text();
-  const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? null;
-  let parsed: unknown = text;
-  if (type === 'application/json') parsed = JSON.parse(text);
-  return { status: res.status, media: type, body: parsed };
-}
 
 /**
  * Both listen on the same loopback: a proxy port of the sandbox is the real one's number + SHIFT. A call

@@ -4,46 +4,15 @@ import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { expect } from 'vitest';
+import { ACCOUNT } from './account.js';
+import { type Call, call, type Reply, SHIFT } from './side-by-side.js';
 
 // The real manager and the sandbox side by side, for suites that play the same calls against both and
 // compare the answers value by value (run by `pnpm test:real-manager`, inside a network namespace with
 // only loopback). The real manager's upstream is the sandbox's network; a loopback target answers the
 // status a request asks for in `st=`. A proxy port of the sandbox is the real one's number + SHIFT.
 
-export const ACCOUNT = {
-  customer: 'hl_1a2b3c4d',
-  zone: 'static_zone',
-  password: 'z8x7c6v5b4n3',
-  zones: {
-    static_zone: { password: ['z8x7c6v5b4n3'], plan: { type: 'static', ips_type: 'shared' }, perm: 'city asn google peers' },
-    res_zone: { password: ['r3s1d3nt9x7w'], plan: { type: 'resident', vip: true }, perm: 'vip city asn' },
-  },
-};
-
-export const SHIFT = 1000;
-export type At = (port: number) => number;
-export type Call = (at: At) => [method: string, path: string, body?: unknown, media?: string];
-
-export interface Reply {
-  status: number;
-  media: string | null;
-  body: unknown;
-}
-
-/** One call as a client makes it: a JSON body unless a string with its own media type is given. */
-export async function call(base: string, method: string, path: string, body?: unknown, media = 'application/json'): Promise<Reply> {
-  const init: RequestInit = { method, headers: {} };
-  if (body !== undefined) {
-    init.body = typeof body === 'string' ? body : JSON.stringify(body);
-    init.headers = { 'content-type': media };
-  }
-  const res = await fetch(`${base}${path}`, init);
-  const text = await res.text();
-  const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? null;
-  let parsed: unknown = text;
-  if (type === 'application/json') parsed = JSON.parse(text);
-  return { status: res.status, media: type, body: parsed };
-}
+export { type At, type Call, call, type Reply, SHIFT } from './side-by-side.js';
 
 export interface Pair {
   sandbox: Sandbox;
