@@ -1,5 +1,6 @@
-import { deref, type OpenApiDoc, type Operation, operations } from '@zone-api/spec/model';
+import { type OpenApiDoc, type Operation, operations } from '@zone-api/spec/model';
 import fc from 'fast-check';
+import { type Json, objectOf, PORT_SLOTS, typesOf, UNKNOWN_PORT, type Valued, v } from './values.js';
 
 // What the differential suite plays: sequences of manager calls and of requests through the ports
 // they create, generated from the operation model (every operation the bundle lists, its parameters
@@ -7,19 +8,8 @@ import fc from 'fast-check';
 // carries the input classes it belongs to (`body.proxy.ssl:string-for-boolean`), which name a
 // divergence in a report and in packages/sandbox/parity.yaml.
 
-// biome-ignore lint/suspicious/noExplicitAny: schemas and generated bodies are walked generically
-type Json = any;
-
-/** Ports a sequence creates and uses: the real manager's first port and the next two. */
-export const PORT_SLOTS = [24000, 24001, 24002] as const;
-/** A port no sequence creates. */
-export const UNKNOWN_PORT = 25999;
-/**
- * Stand-ins resolved when a step is played, per target: the manager's own API port (in use by its UI)
- * and the loopback target's port (in use by another program). In a JSON body they become numbers.
- */
-export const WWW_PORT = '$WWW_PORT';
-export const TARGET_PORT = '$TARGET_PORT';
+// The ports and stand-ins a step names (values.ts), for the player.
+export { PORT_SLOTS, TARGET_PORT, WWW_PORT } from './values.js';
 
 /** A body as sent: its media type and text (stand-ins still in it). */
 export interface StepBody {
@@ -63,181 +53,6 @@ export const NOT_GENERATED: Record<string, string> = {
 export function generated(o: Operation): boolean {
   if (o.operationId in NOT_GENERATED) return false;
   return !(o.tags.includes('Lifecycle') && o.facts.changesState);
-}
-
-interface Valued {
-  value: Json;
-  classes: string[];
-}
-const v = (value: Json, ...classes: string[]): Valued => ({ value, classes });
-
-/** The properties of an object schema, through `allOf` (later parts win), `$ref`s followed. */
-function propertiesOf(doc: OpenApiDoc, schema: Json): { props: Record<string, Json>; required: string[] } {
-  const s = deref(doc, schema).node ?? {};
-  const props: Record<string, Json> = {};
-  const required: string[] = [...(s.required ?? [])];
-  for (const part of s.allOf ?? []) {
-    const inner = propertiesOf(doc, part);
-    Object.assign(props, inner.props);
-    required.push(...inner.required);
-  }
-  for (const [k, p] of Object.entries(s.properties ?? {})) props[k] = deref(doc, p).node;
-  return { props, required };
-}
-
-function typesOf(doc: OpenApiDoc, schema: Json): string[] {
-  const s = deref(doc, schema).node ?? {};
-  const t = [].concat(s.type ?? []).filter((x: string) => x !== 'null');
-  if (t.length) return t;
-  if (Array.isArray(s.enum)) return [...new Set(s.enum.filter((x: Json) => x !== null).map((x: Json) => typeof x))] as string[];
-  for (const key of ['oneOf', 'anyOf']) if (Array.isArray(s[key])) return [...new Set(s[key].flatMap((a: Json) => typesOf(doc, a)))];
-  if (s.properties || s.allOf) return ['object'];
-  return [];
-}
-
-const IPS_VALID = ['10.1.1.1', '10.1.1.2', '192.0.2.7'];
-const IPS_INVALID = ['not-an-ip', '300.1.1.1', '10.1.1.1.1'];
-const isIpName = (name: string) => /^(ip|ips|.*_ip|.*_ips)$/.test(name);
-
-/** Port numbers as a client may send them: the slots, the manager's own, a busy one, out of range, not numbers. */
-function portValue(): fc.Arbitrary<Valued> {
-  return fc.oneof(
-    { weight: 8, arbitrary: fc.constantFrom(...PORT_SLOTS).map((p) => v(p)) },
-    { weight: 1, arbitrary: fc.constant(v(0, 'zero')) },
-    { weight: 1, arbitrary: fc.constant(v(WWW_PORT, 'in-use-by-the-manager')) },
-    { weight: 1, arbitrary: fc.constant(v(TARGET_PORT, 'in-use-by-another-program')) },
-    { weight: 1, arbitrary: fc.constantFrom(80, 70000, -1).map((p) => v(p, 'out-of-range')) },
-    { weight: 1, arbitrary: fc.constantFrom('abc', '24000').map((p) => v(p, 'string-for-number')) },
-  );
-}
-
-function ipValue(): fc.Arbitrary<Valued> {
-  return fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom(...IPS_VALID).map((ip) => v(ip)) },
-    { weight: 1, arbitrary: fc.constantFrom(...IPS_INVALID).map((ip) => v(ip, 'invalid-ip')) },
-    { weight: 1, arbitrary: fc.constant(v('10.9.0.0/16', 'subnet')) },
-  );
-}
-
-/** A value for one property: valid most of the time, else broken in one way its schema names. */
-function fieldValue(doc: OpenApiDoc, name: string, schema: Json, depth: number): fc.Arbitrary<Valued> {
-  const s = deref(doc, schema).node ?? {};
-  const types = typesOf(doc, s);
-  const type = types[0];
-  if (name === 'port' && (type === 'integer' || type === 'number')) return portValue();
-  if (isIpName(name) && type === 'string') return ipValue();
-  if (isIpName(name) && type === 'array')
-    return fc.oneof(
-      {
-        weight: 4,
-        arbitrary: fc.array(ipValue(), { minLength: 1, maxLength: 2 }).map((xs) =>
-          v(
-            xs.map((x) => x.value),
-            ...xs.flatMap((x) => x.classes),
-          ),
-        ),
-      },
-      { weight: 1, arbitrary: fc.constant(v([], 'empty-list')) },
-      { weight: 1, arbitrary: fc.constantFrom(...IPS_VALID).map((ip) => v(ip, 'scalar-for-array')) },
-    );
-  const wrong = fc
-    .constantFrom<Json>(
-      ...([7, true, { a: 1 }, ['x']] as Json[]).filter(
-        (x) => !types.includes(Array.isArray(x) ? 'array' : typeof x === 'object' ? 'object' : typeof x),
-      ),
-    )
-    .map((x) => v(x, 'wrong-type'));
-  const examples = [...(s.examples ?? []), ...('example' in s ? [s.example] : []), ...('default' in s ? [s.default] : [])];
-  switch (type) {
-    case 'boolean':
-      return fc.oneof(
-        { weight: 4, arbitrary: fc.boolean().map((b) => v(b)) },
-        { weight: 2, arbitrary: fc.constantFrom('true', 'false', '1', '0').map((x) => v(x, 'string-for-boolean')) },
-        { weight: 1, arbitrary: wrong },
-      );
-    case 'integer':
-    case 'number': {
-      const min = typeof s.minimum === 'number' ? s.minimum : 0;
-      // Small valid values: a multiply or a pool size of thousands would start thousands of ports.
-      const valid = fc.integer({ min, max: Math.min(min + 3, typeof s.maximum === 'number' ? s.maximum : min + 3) });
-      return fc.oneof(
-        { weight: 4, arbitrary: fc.oneof(valid, ...(examples.length ? [fc.constantFrom(...examples)] : [])).map((x) => v(x)) },
-        { weight: 2, arbitrary: fc.constantFrom('3', '0', 'abc', '').map((x) => v(x, 'string-for-number')) },
-        { weight: 1, arbitrary: fc.constantFrom(...[min - 1, -1, 0].filter((x) => x < min)).map((x) => v(x, 'below-minimum')) },
-        { weight: 1, arbitrary: wrong },
-      );
-    }
-    case 'string': {
-      const valid = Array.isArray(s.enum)
-        ? s.enum.filter((x: Json) => typeof x === 'string')
-        : examples.filter((x) => typeof x === 'string');
-      return fc.oneof(
-        { weight: 4, arbitrary: fc.constantFrom(...(valid.length ? valid : ['x1'])).map((x) => v(x)) },
-        ...(Array.isArray(s.enum) ? [{ weight: 1, arbitrary: fc.constant(v('not-in-enum', 'not-in-enum')) }] : []),
-        { weight: 1, arbitrary: fc.constant(v('', 'empty-string')) },
-        { weight: 1, arbitrary: wrong },
-      );
-    }
-    case 'array':
-      return fc.oneof(
-        {
-          weight: 4,
-          arbitrary: fc.array(fieldValue(doc, name, s.items ?? {}, depth + 1), { maxLength: 2 }).map((xs) =>
-            v(
-              xs.map((x) => x.value),
-              ...xs.flatMap((x) => x.classes),
-            ),
-          ),
-        },
-        { weight: 1, arbitrary: fc.constant(v('x', 'scalar-for-array')) },
-      );
-    case 'object':
-      return depth > 2 ? fc.constant(v({})) : objectOf(doc, s, depth + 1, '');
-    default:
-      return fc.constantFrom(v('x1'), v(1), v(true));
-  }
-}
-
-/** An object for a schema: its required fields (each may be missing), optional ones, maybe an unknown one. */
-function objectOf(doc: OpenApiDoc, schema: Json, depth: number, at: string): fc.Arbitrary<Valued> {
-  const { props, required } = propertiesOf(doc, schema);
-  const optional = Object.keys(props).filter((k) => !required.includes(k));
-  // Fields the spec gives examples for are the ones clients send (a port's `zone`, `proxy_type`): each
-  // comes half the time; of the rest, up to two.
-  const typical = optional.filter((k) => props[k]?.examples?.length || 'example' in (props[k] ?? {}));
-  const rest = optional.filter((k) => !typical.includes(k));
-  const prefix = at ? `${at}.` : '';
-  const field = (k: string) =>
-    fieldValue(doc, k, props[k], depth).map((x) => ({ k, value: x.value, classes: x.classes.map((c) => `${prefix}${k}:${c}`) }));
-  return fc
-    .record({
-      req: fc.tuple(...required.map((k) => fc.option(field(k), { freq: 12, nil: null }).map((f) => f ?? { k, missing: true as const }))),
-      opt: fc
-        .tuple(fc.subarray(typical), fc.subarray(rest, { maxLength: Math.min(2, rest.length) }))
-        .map(([a, b]) => [...a, ...b])
-        .chain(
-          (keys): fc.Arbitrary<Array<{ k: string; value: Json; classes: string[] }>> =>
-            keys.length ? fc.tuple(...keys.map(field)) : fc.constant([]),
-        ),
-      // One object in six carries a field the schema does not name.
-      unknown: fc.oneof(
-        { weight: 5, arbitrary: fc.constant(null) },
-        { weight: 1, arbitrary: fc.constant({ k: 'unknown_field', value: 'kept?', classes: [`${prefix}unknown-field`] }) },
-      ),
-    })
-    .map(({ req, opt, unknown }) => {
-      const out: Record<string, Json> = {};
-      const classes: string[] = [];
-      for (const f of [...req, ...opt, ...(unknown ? [unknown] : [])]) {
-        if ('missing' in f) {
-          classes.push(`${prefix}${f.k}:missing`);
-          continue;
-        }
-        out[f.k] = f.value;
-        classes.push(...f.classes);
-      }
-      return v(out, ...classes);
-    });
 }
 
 /** A body for an operation's JSON schema: mostly JSON, also form and text bodies, bad JSON and none. */
