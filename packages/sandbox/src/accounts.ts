@@ -144,6 +144,23 @@ export class Accounts {
     return entry;
   }
 
+  /**
+   * The account API's handlers for every account: a created account's requests run its own table over
+   * its own Store; the operations `shared` names (a test's overrides) answer every account alike.
+   */
+  dispatching(table: Record<string, Handler<AccountAuth>>, shared: (id: string) => boolean): Record<string, Handler<AccountAuth>> {
+    return Object.fromEntries(
+      Object.entries(table).map(([id, h]) => {
+        if (shared(id)) return [id, h];
+        const dispatch: Handler<AccountAuth> = (ctx) => {
+          const other = ctx.auth && ctx.auth.customer !== this.primary().account.customer ? this.entries.get(ctx.auth.customer) : undefined;
+          return (other?.handlers[id] ?? h)(ctx);
+        };
+        return [id, dispatch];
+      }),
+    );
+  }
+
   remove(customer: string): boolean {
     const entry = this.entries.get(customer);
     if (!entry) return false;

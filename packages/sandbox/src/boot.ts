@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { bundlePath, loadBundle } from '@zone-api/spec/model';
 import { defaultSeed } from './domain/seed.js';
 import { validateSeed } from './domain/seed-check.js';
 import type { Store } from './domain/state.js';
@@ -6,8 +7,24 @@ import type { StateData } from './domain/types.js';
 import type { ApiName, OpenApiDoc } from './router/spec.js';
 import { isSeedBuilder } from './seed-builder.js';
 
-// What startSandbox() reads before it builds anything: the seed (built in, a file or an object,
-// checked), and the credentials it reports from the state.
+// What startSandbox() reads before it builds anything: the bundles, the seed (built in, a file or an
+// object, checked), and the credentials it reports from the state.
+
+/**
+ * A bundle as read from disk, the same object again while the file is unchanged: the validators,
+ * compiled per bundle object, then serve every sandbox of the process (a warm start compiles nothing).
+ */
+const bundles = new Map<string, { mtimeMs: number; size: number; doc: OpenApiDoc }>();
+export function bundleOf(api: ApiName, dir: string | undefined): OpenApiDoc {
+  const file = bundlePath(api, { dir, ext: 'json' });
+  const { mtimeMs, size } = statSync(file);
+  const key = `${api}\n${file}`;
+  const hit = bundles.get(key);
+  if (hit && hit.mtimeMs === mtimeMs && hit.size === size) return hit.doc;
+  const doc = loadBundle(api, { dir });
+  bundles.set(key, { mtimeMs, size, doc });
+  return doc;
+}
 
 const builtInChecked = new WeakMap<OpenApiDoc, WeakSet<OpenApiDoc>>();
 

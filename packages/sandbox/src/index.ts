@@ -1,6 +1,7 @@
 // Where the bundles are and how they load: the operation model's, for a user checking the sandbox's spec.
 export { bundlePath, loadBundle } from '@zone-api/spec/model';
 export type { AccountAuth } from './account/auth.js';
+export type { SandboxCredentials } from './boot.js';
 export type { Call, CallFilter } from './calls.js';
 export type { FaultControl } from './control.js';
 export { defaultSeed, SEED } from './domain/seed.js';
@@ -11,19 +12,14 @@ export type { Override, OverrideAnswer, Overrides } from './overrides.js';
 export type { Fault, FaultAction, FaultMatch, FaultSpec, FaultStep } from './router/faults.js';
 export type { Answer, Ctx, Handler } from './router/http.js';
 export type { AccountOperationId, ManagerOperationId } from './router/spec.js';
-export {
-  type AccountSeed,
-  type CreateAccountOptions,
-  DEFAULT_ACCOUNT_PORT,
-  DEFAULT_HOST,
-  DEFAULT_MANAGER_PORT,
-  MANAGER_SUNSET,
-  type Sandbox,
-  type SandboxAccount,
-  type SandboxAccountManager,
-  type SandboxCredentials,
-  type SandboxOptions,
-  type SandboxPorts,
-  startSandbox,
-} from './sandbox.js';
+export { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, MANAGER_SUNSET, startSandbox } from './sandbox.js';
+export type {
+  AccountSeed,
+  CreateAccountOptions,
+  Sandbox,
+  SandboxAccount,
+  SandboxAccountManager,
+  SandboxOptions,
+  SandboxPorts,
+} from './sandbox-types.js';
 export { type DefaultZone, type PortFixture, SeedBuilder, seed, type ZoneFixture } from './seed-builder.js';

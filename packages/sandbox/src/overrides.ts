@@ -5,7 +5,14 @@ import type { AccountAuth } from './account/auth.js';
 import { HttpError } from './errors.js';
 import { defaultStatus } from './router/answers.js';
 import type { Answer, Ctx, Handler } from './router/http.js';
-import type { AccountOperationId, ApiName, ManagerOperationId, OpenApiDoc, OperationDef } from './router/spec.js';
+import {
+  type AccountOperationId,
+  type ApiName,
+  type ManagerOperationId,
+  type OpenApiDoc,
+  type OperationDef,
+  routesOf,
+} from './router/spec.js';
 
 // Overrides of single operations for a test (`startSandbox({ overrides: { account: { getBalance } } })`):
 // typed by operationId from the spec (the answer's body is one of the operation's declared bodies), and
@@ -82,6 +89,25 @@ export function checkedOverrides<A>(
       }
       return answer as Answer | undefined;
     };
+  }
+  return out;
+}
+
+/**
+ * An API's handlers as a test starts it: its own, then its typed `overrides` (checked against the spec),
+ * then its unchecked `handlers` (`null` removes one: tests of the start-up contract).
+ */
+export function withOverrides<A>(
+  api: ApiName,
+  doc: OpenApiDoc,
+  base: Record<string, Handler<A>>,
+  overrides: Record<string, unknown>,
+  handlers: Record<string, Handler<never> | null>,
+): Record<string, Handler<A>> {
+  const out = { ...base, ...checkedOverrides<A>(api, doc, overrides, routesOf(doc)) };
+  for (const [id, h] of Object.entries(handlers)) {
+    if (h === null) delete out[id];
+    else out[id] = h as Handler<A>;
   }
   return out;
 }
