@@ -62,10 +62,16 @@ export default defineConfig({
         test: { name: 'generators', include: ['packages/spec/test/generators/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000 },
       },
       // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it).
-      // Its files run one after another: each builds the pages and drives its own Chromium.
+      // Its files run one after another, each driving its own Chromium; the pages are built once, by its global setup.
       {
         extends: true,
-        test: { name: 'docs', include: ['packages/spec/test/docs/**/*.test.ts'], testTimeout: 60_000, fileParallelism: false },
+        test: {
+          name: 'docs',
+          include: ['packages/spec/test/docs/**/*.test.ts'],
+          globalSetup: ['packages/spec/test/docs/build.setup.ts'],
+          testTimeout: 60_000,
+          fileParallelism: false,
+        },
       },
       // The manager contract against the real local proxy manager: only inside the namespace that
       // `pnpm test:real-manager` makes (it sets ZONE_API_REAL_MANAGER), never in a plain `pnpm test`.

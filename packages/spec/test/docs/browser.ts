@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@zone-api/testkit';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { docsDir } from '../../scripts/docs.mjs';
 
 // The reference docs as a reader sees them, for each test file of the docs project (which runs its
-// files one after another): the pages built with `pnpm docs:build`, opened in headless Chromium with
+// files one after another): the pages built with `pnpm docs:build` (once, by the project's global
+// setup, build.setup.ts), opened in headless Chromium with
 // the network cut off. Every request that is not file: or loopback is aborted and recorded.
 
 // Debian's chromium, found on the PATH (or CHROMIUM_PATH); `bash scripts/setup.sh` installs it.
@@ -54,9 +55,9 @@ export function useBrowser(viewport = { width: 1400, height: 1000 }): Browser {
         throw new Error(
           `${CHROMIUM} not found: run \`bash scripts/setup.sh\` as root (it installs Debian's chromium), or set CHROMIUM_PATH`,
         );
-      // The command as the READMEs write it (a script named `docs` would run pnpm's own `docs` command).
-      const build = spawnSync('pnpm', ['docs:build'], { cwd: repoRoot, encoding: 'utf8' });
-      if (build.status !== 0) throw new Error(`pnpm docs:build failed (${build.status}): ${build.stdout}${build.stderr}`);
+      // Built once for the project's files by its global setup (build.setup.ts).
+      const buildError = inject('docsBuildError');
+      if (buildError) throw new Error(buildError);
       mkdirSync(shots, { recursive: true });
       profile = mkdtempSync(join(tmpdir(), 'zone-api-docs-chromium-'));
       browser.context = await chromium.launchPersistentContext(profile, {
@@ -102,6 +103,9 @@ export async function showOperation(page: Page, file: string, operationId: strin
 /** Picks a code sample by its label in an operation's sample dropdown (the renderer shows one at a time). */
 export async function pickSample(page: Page, section: ReturnType<Page['locator']>, labels: string[], label: string) {
   const picker = section.getByTestId('dropdown').filter({ hasText: new RegExp(`^(${labels.join('|')})$`) });
+  // As a reader scrolls to the samples before opening the list: opened at the window's lower edge
+  // (a long request body above it, in the one-column layout), its items fall below the window.
+  await picker.evaluate((el) => el.scrollIntoView({ block: 'center' }));
   await picker.click();
   await page
     .locator('[data-component-name="Dropdown/DropdownMenuItem"]')
