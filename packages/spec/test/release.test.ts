@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -6,7 +6,7 @@ import { type OpenApiDoc, repoRoot } from '@zone-api/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { setInfoVersion } from '../../../scripts/release-version.mjs';
-import { checkBreaking, summarize } from '../scripts/breaking.mjs';
+import { checkBreaking, majorChangesets, summarize } from '../scripts/breaking.mjs';
 
 // The breaking-change check (Optic's rules, last released bundle vs current) on deliberately changed
 // copies of the released account bundle, with and without a changeset that announces a major release;
@@ -22,6 +22,14 @@ const temp = (prefix: string) => {
 afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
+
+/** Runs a program; resolves its exit status and output (an answer, not a throw, on a non-zero exit). */
+const run = (file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(file, args, { ...opts, encoding: 'utf8' }, (err, stdout, stderr) =>
+      resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+    );
+  });
 
 /** A scenario: the released account bundle changed by `change`, and the given changesets. */
 function scenario(change: (doc: OpenApiDoc) => void, changesets: Record<string, string> = {}) {
@@ -47,11 +55,15 @@ const requireZoneOnUptimeSwitch = (doc: OpenApiDoc) => {
   doc.components.schemas.SwitchZoneUptimeRequest.required.push('zone');
 };
 
-// Each Optic run takes a few seconds of CPU; under a full parallel test run it can take several times that.
+// Each Optic run takes seconds of CPU (its start alone about three; under a full parallel test run
+// several times that), so each scenario here costs one run, and what needs no Optic (which changesets
+// count) is tested without it. The runs stay one after another: run together they only share the
+// same cores, each nearer its timeout.
 describe('breaking-change check', { timeout: 60_000 }, () => {
   it('catches a removed operation and names it', async () => {
     const res = await checkBreaking(scenario(removeCities));
     expect(res.ok).toBe(false);
+    expect(res.announcedBy).toEqual([]);
     expect(res.breaking.map((r: { name: string }) => r.name)).toEqual(['account']);
     const summary = summarize(res.breaking[0].report);
     expect(summary).toContain('GET /api/cities (removed)');
@@ -64,22 +76,14 @@ describe('breaking-change check', { timeout: 60_000 }, () => {
     expect(summarize(res.breaking[0].report)).toMatch(/POST \/api\/zone\/switch_100uptime\n\s+- cannot make a request property required/);
   });
 
-  it('lets a new optional response field through', async () => {
+  it('lets a new optional response field and a new optional request field through', async () => {
     const res = await checkBreaking(
       scenario((doc) => {
         doc.components.schemas.Balance.properties.currency = { type: 'string', maxLength: 3, description: 'ISO 4217 code.' };
-      }),
-    );
-    expect(res.breaking).toEqual([]);
-    expect(res.ok).toBe(true);
-  });
-
-  it('lets a new optional request field through', async () => {
-    const res = await checkBreaking(
-      scenario((doc) => {
         doc.components.schemas.SwitchZoneUptimeRequest.properties.note = { type: 'string', maxLength: 100 };
       }),
     );
+    expect(res.results.map((r: { name: string }) => r.name)).toEqual(['account']);
     expect(res.breaking).toEqual([]);
     expect(res.ok).toBe(true);
   });
@@ -93,52 +97,39 @@ describe('breaking-change check', { timeout: 60_000 }, () => {
     expect(res.ok).toBe(true);
   });
 
-  it('does not count a minor changeset, or a major one of another package', async () => {
-    const res = await checkBreaking(
-      scenario(removeCities, {
-        'calm-dogs-sing': changeset({ '@zone-api/spec': 'minor' }, 'Remove cities.'),
-        'tidy-owls-nap': changeset({ '@zone-api/account-client': 'major' }, 'Drop listCities.'),
-      }),
-    );
-    expect(res.announcedBy).toEqual([]);
-    expect(res.ok).toBe(false);
+  it('counts only a major changeset of @zone-api/spec, not a minor one or a major one of another package', async () => {
+    const only = (changesets: Record<string, string>) => majorChangesets(scenario(() => {}, changesets).changesets);
+    const minor = { 'calm-dogs-sing': changeset({ '@zone-api/spec': 'minor' }, 'Remove cities.') };
+    const other = { 'tidy-owls-nap': changeset({ '@zone-api/account-client': 'major' }, 'Drop listCities.') };
+    const major = { 'brave-cats-run': changeset({ '@zone-api/spec': 'major', '@zone-api/account-client': 'minor' }, 'Remove cities.') };
+    expect(await only(minor)).toEqual([]);
+    expect(await only(other)).toEqual([]);
+    expect(await only({ ...minor, ...other })).toEqual([]);
+    expect(await only({ ...minor, ...other, ...major })).toEqual(['brave-cats-run']);
   });
 
-  it('the CLI that CI runs exits 1 on an unannounced breaking change', () => {
+  it('the CLI that CI runs, under CI=true as CI runs it, exits 1 on an unannounced breaking change and leaves no file in the checkout (Optic writes ci-run-details.json)', async () => {
     const s = scenario(requireZoneOnUptimeSwitch);
     // Only the account bundle is changed; the manager one is compared with itself.
     cpSync(join(released, 'manager.openapi.json'), join(s.current, 'manager.openapi.json'));
-    const res = spawnSync(
+    const status = () => execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repoRoot, encoding: 'utf8' });
+    const before = status();
+    const res = await run(
       process.execPath,
       [join(repoRoot, 'packages/spec/scripts/breaking.mjs'), '--current', s.current, '--changesets', s.changesets],
       {
-        encoding: 'utf8',
+        cwd: repoRoot,
+        env: { ...process.env, CI: 'true' },
       },
     );
     expect(res.stdout).toContain('BREAKING account');
     expect(res.stdout).toContain('ok       manager');
     expect(res.stdout).toContain('breaking change without a major changeset');
     expect(res.status).toBe(1);
-  }, 60_000);
-
-  it('under CI=true, as CI runs it, it leaves no file in the checkout (Optic writes ci-run-details.json)', () => {
-    const s = scenario(requireZoneOnUptimeSwitch);
-    cpSync(join(released, 'manager.openapi.json'), join(s.current, 'manager.openapi.json'));
-    const before = execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repoRoot, encoding: 'utf8' });
-    const res = spawnSync(
-      process.execPath,
-      [join(repoRoot, 'packages/spec/scripts/breaking.mjs'), '--current', s.current, '--changesets', s.changesets],
-      {
-        cwd: repoRoot,
-        encoding: 'utf8',
-        env: { ...process.env, CI: 'true' },
-      },
-    );
-    expect(res.stdout).toContain('BREAKING account');
-    const after = execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repoRoot, encoding: 'utf8' });
+    const after = status();
     expect(after.split('\n').filter((l) => l.includes('ci-run-details'))).toEqual([]);
     expect(after).toBe(before);
-  }, 60_000);
+  });
 });
 
 describe('release:version', () => {
@@ -172,7 +163,7 @@ describe('release:version', () => {
 
     const before = JSON.parse(readFileSync(join(copy, 'packages/spec/package.json'), 'utf8')).version;
     expect(before).toBe('1.0.0');
-    const res = spawnSync(process.execPath, [join(copy, 'scripts/release-version.mjs')], { cwd: copy, encoding: 'utf8' });
+    const res = await run(process.execPath, [join(copy, 'scripts/release-version.mjs')], { cwd: copy, env: process.env });
     expect(res.status, res.stdout + res.stderr).toBe(0);
 
     const read = (f: string) => readFileSync(join(copy, f), 'utf8');
