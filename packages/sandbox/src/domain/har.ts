@@ -29,7 +29,10 @@ export interface Exchange {
   method: string;
   url: string;
   requestHeaders: Record<string, string | string[] | undefined>;
+  /** The request body's first bytes, as many as the log keeps of it (harKeep). */
   requestBody: Buffer;
+  /** The request body's bytes, all of them (requestBody's length when not given). */
+  requestSize?: number;
   /** `unknown` for a tunnel to port 443 (status and body, as the real manager logs it). */
   status: number | 'unknown';
   statusText: string;
@@ -125,7 +128,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
     ({ text, cut: contentCut } = kept(x.responseBody, x.responseSize ?? x.responseBody.length, x.harLimit));
   const reqType = x.requestHeaders['content-type'];
   // The request body too is kept up to har_limit: ten 50 MB uploads once kept 450 MB in the log.
-  const posted = kept(x.requestBody, x.requestBody.length, x.harLimit);
+  const posted = kept(x.requestBody, x.requestSize ?? x.requestBody.length, x.harLimit);
   return {
     uuid,
     details: {
@@ -166,7 +169,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       headers: headerList(x.requestHeaders),
       headersSize: -1,
       postData: { mimeType: String(reqType ?? ''), text: posted.text, ...(posted.cut ? { comment: posted.cut } : {}) },
-      bodySize: x.requestBody.length,
+      bodySize: x.requestSize ?? x.requestBody.length,
       queryString: [],
     },
     response: {

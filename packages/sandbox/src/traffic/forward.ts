@@ -3,8 +3,6 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { pipeline, type Readable, Transform, type Writable } from 'node:stream';
 import { rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls';
-import { RequestError } from 'proxy-chain';
-import { PORT_ERROR_HEADER } from '../brand.js';
 import { lookupFor } from './lookup.js';
 
 // One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
@@ -43,7 +41,8 @@ export interface ForwardOptions {
   url: URL;
   /** The client's headers (hop-by-hop ones are dropped here). */
   headers: IncomingMessage['headers'];
-  body: Buffer;
+  /** The body: whole (sent with its length), or a stream of it (sent with the client's length, else chunked). */
+  body: Buffer | Readable;
   /** An upstream HTTP proxy to send the request through, with its `Proxy-Authorization`. */
   via?: { host: string; port: number; authorization: string };
   /** CA certificates (PEM) trusted for an HTTPS target beside the system's. */
@@ -53,37 +52,6 @@ export interface ForwardOptions {
   timeoutMs?: number;
 }
 
-/** The largest request body a proxy reads (the network and the ports alike). */
-export const BODY_LIMIT = 64 * 1024 * 1024;
-/**
- * The client's request body, read whole. Past `limit` the rest is read and dropped (the connection stays
- * whole, so that the client gets the answer) and the read fails with a 413 that proxy-chain writes. A
- * client that goes away mid-body fails the read too; nothing of either is fatal.
- */
-export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      chunks.length = 0;
-      req.removeListener('data', onData);
-      req.resume();
-      reject(new RequestError(`The request body is larger than ${limit} bytes`, 413, { [PORT_ERROR_HEADER]: 'body_too_large' }));
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(Object.assign(new Error('the client went away before its body ended'), { code: 'ECONNRESET' }));
-    });
-  });
-}
-
 /** The bytes a request or response head takes on the wire (status or request line and headers). */
 function headBytes(firstLine: string, rawHeaders: readonly string[]): number {
   let n = firstLine.length + 2 + 2;
@@ -91,15 +59,15 @@ function headBytes(firstLine: string, rawHeaders: readonly string[]): number {
   return n;
 }
 
-/** Bytes of a request as sent: its request line, headers and body. */
-export function requestSize(method: string, url: string, headers: IncomingMessage['headers'], body: Buffer): number {
+/** Bytes of a request as sent: its request line, headers and `bodyBytes` of body. */
+export function requestSize(method: string, url: string, headers: IncomingMessage['headers'], bodyBytes: number): number {
   const raw = Object.entries(passHeaders(headers)).flatMap(([k, v]) => [v].flat().flatMap((x) => [k, String(x)]));
-  return headBytes(`${method} ${url} HTTP/1.1`, raw) + body.length;
+  return headBytes(`${method} ${url} HTTP/1.1`, raw) + bodyBytes;
 }
 
-/** Bytes the client sent: its request's head and body. */
-export const requestBytes = (req: IncomingMessage, body: Buffer): number =>
-  headBytes(`${req.method} ${req.url} HTTP/1.1`, req.rawHeaders) + body.length;
+/** Bytes the client sent: its request's head and `bodyBytes` of body. */
+export const requestBytes = (req: IncomingMessage, bodyBytes: number): number =>
+  headBytes(`${req.method} ${req.url} HTTP/1.1`, req.rawHeaders) + bodyBytes;
 
 /** Bytes of a forwarded answer's head (its status line and headers). */
 export const responseHeadBytes = (res: Pick<Forwarded, 'status' | 'statusText' | 'rawHeaders'>): number =>
@@ -218,7 +186,9 @@ export async function forward(o: ForwardOptions): Promise<Forwarded> {
   const socket = tunnelled?.tls;
   return new Promise((resolve, reject) => {
     const headers = passHeaders(o.headers);
-    headers['content-length'] = String(o.body.length);
+    const whole = Buffer.isBuffer(o.body) ? o.body : undefined;
+    if (whole) headers['content-length'] = String(whole.length);
+    else if (headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
     let req: ReturnType<typeof httpRequest>;
     if (socket) {
       headers.host = o.url.host;
@@ -257,6 +227,8 @@ export async function forward(o: ForwardOptions): Promise<Forwarded> {
         ...(tunnelled ? { connectHeaders: tunnelled.headers } : {}),
       });
     });
-    req.end(o.body);
+    if (whole) req.end(whole);
+    // A body that fails (its client went away) ends the request (pipeline destroys it).
+    else pipeline(o.body as Readable, req, () => {});
   });
 }

@@ -8,13 +8,13 @@ import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
+import { counted, PREREAD, StreamedBody } from './body.js';
 import {
   type Forwarded,
   type ForwardOptions,
   forward,
   metered,
   passOn,
-  readBody,
   requestBytes,
   requestSize,
   responseHeadBytes,
@@ -263,14 +263,15 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     return {
       customTag: respond(async (response) => {
         const url = new URL(request.url as string);
-        const body = await readBody(request);
-        const res = await exchange(
-          admitted,
-          { method: request.method as string, url, headers: request.headers, body },
-          requestBytes(request, body),
+        // Streamed on as it arrives (the network keeps none of it, and sends it once).
+        const body = new StreamedBody(request, 0, PREREAD);
+        await body.start();
+        const res = await exchange(admitted, { method: request.method as string, url, headers: request.headers, body: body.open() }, () =>
+          requestBytes(request, body.bytes),
         );
         writeAnswerHead(response, res);
         await passOn(res.body, response, 0);
+        body.finish();
       }),
     };
   }
@@ -279,7 +280,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
    * A plain request forwarded to its target through the exit peer, its answer naming the peer. The
    * answer's body is handed on as it arrives and billed, with its head, once it ended or was let go of.
    */
-  async function exchange(a: ReturnType<typeof admit>, req: Omit<ForwardOptions, 'ca'>, up: number): Promise<Forwarded> {
+  async function exchange(a: ReturnType<typeof admit>, req: Omit<ForwardOptions, 'ca'>, up: () => number): Promise<Forwarded> {
     // In flight until it is billed (sandbox.settled()).
     const settle = o.inflight?.start() ?? (() => {});
     let res: Forwarded;
@@ -294,7 +295,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     }
     const head = responseHeadBytes(res);
     const body = metered(res.body, (bytes) => {
-      const usage = { ...a.usage, url: req.url.href, status: res.status, message: res.statusText, up, down: head + bytes };
+      const usage = { ...a.usage, url: req.url.href, status: res.status, message: res.statusText, up: up(), down: head + bytes };
       bill(a.store, usage, a.store.clock.now());
       o.changed();
       settle();
@@ -319,7 +320,9 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
   /** A plain request as a port of this sandbox sends it, without the loopback hop: the network's answer. */
   async function request(r: Admission, req: Omit<ForwardOptions, 'ca' | 'via'>): Promise<Forwarded> {
     try {
-      return await exchange(admit(r), req, requestSize(req.method, req.url.href, req.headers, req.body));
+      const admitted = admit(r);
+      const body = counted(req.body);
+      return await exchange(admitted, { ...req, body: body.body }, () => requestSize(req.method, req.url.href, req.headers, body.bytes()));
     } catch (err) {
       if (!(err instanceof RequestError)) throw err;
       const { body, ...refused } = refusal(err);

@@ -5,7 +5,8 @@ import { PEER_IP_HEADERS, PORT_ERROR_HEADER } from '../brand.js';
 import { type Exchange, harKeep } from '../domain/har.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { forward, passHeaders, passOn, readBody, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
+import { StreamedBody } from './body.js';
+import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
 import type { ProxyNetwork } from './network.js';
 import { connectHead, connectVia, relay } from './tunnel.js';
 import type { Gate } from './upstream.js';
@@ -64,6 +65,8 @@ export async function throughUpstream<T>(
       try {
         return await (gate ? gate.run(() => send(current)) : send(current));
       } catch (err) {
+        // An answer already (a body that cannot be sent again): no retry.
+        if (err instanceof RequestError) throw err;
         const code = (err as NodeJS.ErrnoException).code ?? 'error';
         // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
         if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
@@ -117,7 +120,9 @@ export function peerOf(headers: Record<string, string | string[] | undefined> | 
  */
 export async function servePortRequest(ctx: PortRequest, request: IncomingMessage, url: URL, response: ServerResponse): Promise<void> {
   const { cfg, upstream, started, now, exchange, log } = ctx;
-  const body = await readBody(request);
+  // Streamed on as it arrives (body.ts): counted, and its first har_limit bytes kept for the log.
+  const body = new StreamedBody(request, harKeep(ctx.store.manager.settings.har_limit, undefined));
+  await body.start();
   const headers = { ...request.headers };
   for (const h of cfg.headers ?? []) {
     // A header no HTTP message can carry once failed as a misleading 502 about the upstream; the value is not shown.
@@ -139,13 +144,13 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
       ctx.network && url.protocol === 'http:'
         ? ctx.network.request(
             { ...ctx.login(session), clientIp: upstream.host, hostname: url.hostname, port: Number(url.port) || 80, ua: ctx.ua },
-            { method: request.method as string, url, headers, body },
+            { method: request.method as string, url, headers, body: body.open() },
           )
         : forward({
             method: request.method as string,
             url,
             headers,
-            body,
+            body: body.open(),
             via: { ...upstream, authorization: authorization(ctx, session) },
             ca: ctx.targetCa,
             insecure: cfg.insecure === true,
@@ -156,14 +161,12 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   );
   const x = exchange(request.method as string, url.href);
   x.requestHeaders = passHeaders(headers);
-  x.requestBody = body;
   x.status = res.status;
   x.statusText = res.statusText;
   x.responseHeaders = res.headers;
   x.peer = peer;
   x.session = session;
   x.username = upstreamUser(ctx, session);
-  x.outBw = requestBytes(request, body);
   x.answered = now() - started;
   // The client gets the network's answer with the peer's header, as from the real manager (proven in
   // the real-manager suite), as it arrives.
@@ -174,6 +177,10 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
     throw err;
   }
   const passed = await passOn(res.body, response, harKeep(x.harLimit, res.headers['content-type']));
+  body.finish();
+  x.requestBody = body.kept;
+  x.requestSize = body.bytes;
+  x.outBw = requestBytes(request, body.bytes);
   x.responseBody = passed.kept;
   x.responseSize = passed.bytes;
   x.inBw = responseHeadBytes(res) + passed.bytes;
@@ -224,7 +231,7 @@ export async function servePortTunnel(
   x.status = up.status === 200 && targetPort === 443 ? 'unknown' : up.status;
   x.statusText = up.statusText;
   x.responseHeaders = Object.fromEntries(Object.entries(passed).map(([k, v]) => [k, [v].flat().join(', ')]));
-  const connectBytes = requestBytes(request, Buffer.alloc(0));
+  const connectBytes = requestBytes(request, 0);
   if (up.socket) {
     const answer = connectHead(up.status, up.statusText, passed);
     socket.write(answer);

@@ -5,7 +5,9 @@ import { C, listenOnLoopback, RES, RES_PW, useTrafficSandbox } from '../helpers.
 
 // Traffic of any size through the network and through a port: no size and no client that goes away
 // mid-body ends the process (a body over 64 MB once did, with a TypeError on a null socket inside
-// proxy-chain's failure path); the sandbox answers on.
+// proxy-chain's failure path); the sandbox answers on. Bodies are streamed on as they arrive (as the
+// real manager passes them on), so a body larger than the old 64 MB limit reaches its target whole
+// while the process's memory grows by far less than the body.
 const t = useTrafficSandbox();
 
 let target: Server;
@@ -27,10 +29,17 @@ const MB = 1024 * 1024;
 
 /**
  * A POST of `mb` megabytes through `proxy` in absolute-URI form, written as fast as the proxy takes
- * it; `abortAfter` megabytes: the client goes away there. The answer's status (0: none) and text.
+ * it; `abortAfter` megabytes: the client goes away there. The answer's status (0: none) and text, and
+ * the largest growth of this process's RSS (the sandbox runs in it) seen every 16 MB written.
  */
-function upload(proxy: string, mb: number, abortAfter?: number): Promise<{ status: number; text: string }> {
+function upload(
+  proxy: string,
+  mb: number,
+  abortAfter?: number,
+): Promise<{ status: number; text: string; grew: number; peer?: string | undefined }> {
   const p = new URL(proxy);
+  const start = process.memoryUsage().rss;
+  let grew = 0;
   return new Promise((resolve) => {
     const req = httpRequest(
       {
@@ -46,21 +55,22 @@ function upload(proxy: string, mb: number, abortAfter?: number): Promise<{ statu
         res.on('data', (c) => {
           text += c;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, grew, peer: [res.headers['x-brd-ip']].flat()[0] }));
+        res.on('error', () => resolve({ status: res.statusCode ?? 0, text, grew }));
       },
     );
-    req.on('error', (err) => resolve({ status: 0, text: err.message }));
-    const chunk = Buffer.alloc(MB, 97);
+    req.on('error', (err) => resolve({ status: 0, text: err.message, grew }));
+    const chunk = Buffer.alloc(Math.min(MB, mb * MB), 97);
     let sent = 0;
     const write = () => {
-      while (sent < mb) {
-        if (abortAfter !== undefined && sent >= abortAfter) {
+      while (sent * chunk.length < mb * MB) {
+        if (abortAfter !== undefined && sent * chunk.length >= abortAfter * MB) {
           req.destroy();
-          setTimeout(() => resolve({ status: 0, text: 'aborted' }), 50);
+          setTimeout(() => resolve({ status: 0, text: 'aborted', grew }), 50);
           return;
         }
         sent++;
+        if (sent % 16 === 0) grew = Math.max(grew, process.memoryUsage().rss - start);
         if (!req.write(chunk)) {
           req.once('drain', write);
           return;
@@ -77,11 +87,18 @@ async function stillServes() {
   expect(r.status).toBe(200);
 }
 
+const BIG = 200;
+
 describe('a request body of any size through the network', () => {
-  it('70 MB: the process lives and the client gets a 413 naming the limit', async () => {
-    const r = await upload(t.sandbox.networkUrl as string, 70);
-    expect(r.status, r.text).toBe(413);
-    expect(r.text).toMatch(/larger than/);
+  it('200 MB reaches the target whole, billed for every byte, while the RSS grows by far less than the body', async () => {
+    const billed = () => t.sandbox.state().usage.reduce((n, d) => n + d.bw_up, 0);
+    const [before, billedBefore] = [received, billed()];
+    const r = await upload(t.sandbox.networkUrl as string, BIG);
+    expect(r.status, r.text).toBe(200);
+    expect(received - before).toBe(BIG * MB);
+    // Read whole, the body alone would be 200 MB of this process.
+    expect(r.grew).toBeLessThan(96 * MB);
+    await expect.poll(() => billed() - billedBefore, { timeout: 5000 }).toBeGreaterThan(BIG * MB);
     await stillServes();
   });
 
@@ -96,13 +113,19 @@ describe('a request body of any size through the network', () => {
 });
 
 describe('a request body of any size through a port', () => {
-  it('70 MB, and a client that goes away mid-body: the process lives, a 413 names the limit', async () => {
+  it('200 MB reaches the target whole and is logged with every byte counted; a client that goes away mid-body ends nothing', async () => {
     const port = await freePort();
     const created = await t.manager.createProxy({ body: { proxy: { port, zone: RES } } });
     expect(created.response.status).toBe(200);
     const proxy = `http://127.0.0.1:${port}`;
-    const big = await upload(proxy, 70);
-    expect(big.status, big.text).toBe(413);
+    const atStart = received;
+    const big = await upload(proxy, BIG);
+    expect(big.status, big.text).toBe(200);
+    expect(received - atStart).toBe(BIG * MB);
+    expect(big.grew).toBeLessThan(96 * MB);
+    const entry = t.sandbox.state().manager.har.find((e) => e.details?.port === port);
+    expect(entry?.request.bodySize).toBe(BIG * MB);
+    expect(entry?.details?.out_bw).toBeGreaterThan(BIG * MB);
     await upload(proxy, 70, 20);
     await new Promise((r) => setTimeout(r, 200));
     await stillServes();
@@ -110,6 +133,30 @@ describe('a request body of any size through a port', () => {
     const small = await upload(proxy, 2);
     expect(small.status, small.text).toBe(200);
     expect(received - before).toBe(2 * MB);
+  });
+});
+
+describe('a request a port sends again sends the same body', () => {
+  it('a banned peer: a body within the replay window is sent again whole; a larger one is a 502 saying why', async () => {
+    const port = await freePort();
+    expect((await t.manager.createProxy({ body: { proxy: { port, zone: RES } } })).response.status).toBe(200);
+    const proxy = `http://127.0.0.1:${port}`;
+    const first = await upload(proxy, 0);
+    expect(first.status, first.text).toBe(200);
+    expect(first.peer).toBeTruthy();
+    // The port's session keeps that peer: banned, the next request is sent again with a new session.
+    await t.manager.banIp({ params: { path: { port } }, body: { ip: first.peer as string } });
+    let before = received;
+    const half = await upload(proxy, 0.5);
+    expect(half.status, half.text).toBe(200);
+    expect(half.peer).not.toBe(first.peer);
+    expect(received - before).toBe(MB);
+    before = received;
+    const three = await upload(proxy, 3);
+    expect(three.status, three.text).toBe(502);
+    expect(three.text).toMatch(/^The request body \(\d+ bytes so far\) cannot be sent again: a port keeps 1048576 bytes/);
+    expect(received - before).toBe(3 * MB);
+    await stillServes();
   });
 });
 
