@@ -3,9 +3,9 @@
  * journal beside it (`FILE.journal`, JSON lines) that receives the changes between snapshots.
  *
  * Group commit: callers await `save()`; the changes made in one turn of the event loop become one
- * journal record, written before any of their answers is sent. A record holds the state's small
- * sections whole and its large ones (Store.sectionsJson) only when they changed, so a change costs
- * a few kilobytes whatever the size of the state. The write reaches the operating system before the
+ * journal record, written before any of their answers is sent. A record holds only the sections
+ * (Store.sectionsJson: each port's configuration is one) whose text differs from the last one
+ * written, so a change costs a few kilobytes whatever the size of the state. The write reaches the operating system before the
  * answer, so every acknowledged change survives the process being killed (`kill -9`). With `fsync:
  * 'always'` each record is also fsynced before the answers, which survives a power loss too, at the
  * disk's pace; by default the journal is fsynced once a second.
@@ -55,18 +55,45 @@ export function removeStaleTemps(file: string): string[] {
 
 type Data = Record<string, unknown> & { manager?: Record<string, unknown> };
 
-/** Puts one journal section into the state: `har` is the manager's, the rest are top-level keys. */
-function applySection(data: Data, name: string, value: unknown): void {
-  if (name === 'har') data.manager = { ...data.manager, har: value };
-  else if (name === 'manager') data.manager = { ...(value as object), har: data.manager?.har };
-  else data[name] = value;
+/**
+ * Sections put into a state, in order: `har` is the manager's HAR log, `manager` the rest of it,
+ * `port:N` one port's configuration and `port_order` the ports there are, in order (a `manager` with
+ * `ports`, as an older journal wrote it, holds them all); the rest are top-level keys.
+ */
+class Replay {
+  private ports: Map<number, unknown>;
+  private order: number[] | undefined;
+  constructor(readonly data: Data = {}) {
+    this.ports = Replay.byPort(data.manager?.ports);
+  }
+  private static byPort(list: unknown): Map<number, unknown> {
+    return new Map(Array.isArray(list) ? list.map((p: { port: number }) => [p.port, p]) : []);
+  }
+  apply(name: string, value: unknown): void {
+    const data = this.data;
+    if (name === 'har') data.manager = { ...data.manager, har: value };
+    else if (name === 'manager') {
+      const { ports, ...manager } = value as Record<string, unknown>;
+      if (ports) [this.ports, this.order] = [Replay.byPort(ports), undefined];
+      data.manager = { ...manager, har: data.manager?.har };
+    } else if (name.startsWith('port:')) this.ports.set(Number(name.slice(5)), value);
+    else if (name === 'port_order') this.order = value as number[];
+    else data[name] = value;
+  }
+  /** The state, its ports listed as `port_order` says. */
+  result(): Data {
+    if (!this.data.manager) return this.data;
+    const order = this.order ?? [...this.ports.keys()];
+    this.data.manager = { ...this.data.manager, ports: order.map((n) => this.ports.get(n)).filter((p) => p !== undefined) };
+    return this.data;
+  }
 }
 
 /** The state a list of sections (as Store.sectionsJson gives them) makes. */
 export function fromSections(sections: Iterable<[string, string]>): unknown {
-  const data: Data = {};
-  for (const [name, text] of sections) applySection(data, name, JSON.parse(text));
-  return data;
+  const replay = new Replay();
+  for (const [name, text] of sections) replay.apply(name, JSON.parse(text));
+  return replay.result();
 }
 
 /** A file's text, or undefined when there is none. */
@@ -103,6 +130,7 @@ export function readState(file: string): unknown {
   const folded = journal === undefined ? readIfThere(foldedOf(file), 'journal') : undefined;
   if (folded?.split('\n', 1)[0] === base) [name, journal] = [foldedOf(file), folded];
   if (journal === undefined) return data;
+  const replay = new Replay(data);
   const lines = journal.split('\n');
   if (lines.at(-1) === '') lines.pop();
   const header = lines.shift();
@@ -128,9 +156,9 @@ export function readState(file: string): unknown {
     const sections = (record as { sections?: unknown } | null)?.sections;
     if (typeof record !== 'object' || !sections || typeof sections !== 'object' || Array.isArray(sections))
       throw new Error(`${where}: ${line.slice(0, 40)} is not a record ({"seq":…,"sections":{…}}); ${away}`);
-    for (const [section, value] of Object.entries(sections)) applySection(data, section, value);
+    for (const [section, value] of Object.entries(sections)) replay.apply(section, value);
   });
-  return data;
+  return replay.result();
 }
 
 /** What the data file needs from the state. */
@@ -235,7 +263,9 @@ export class DataFile {
     if (this.compactNext || fd === undefined || this.size > limit) {
       return this.compact();
     }
-    const sections = this.state.sectionsJson(false);
+    // Only what changed since the last record: a section whose text is the acknowledged one is left out.
+    const sections = this.state.sectionsJson(false).filter(([k, v]) => this.acked.get(k) !== v);
+    if (!sections.length) return;
     const line = `{"seq":${++this.seq},"sections":{${sections.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}}\n`;
     const bytes = Buffer.from(line);
     try {

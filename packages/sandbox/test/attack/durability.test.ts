@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { freePort } from '@zone-api/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { journalOf, readState } from '../../src/domain/persist.js';
-import { startSandbox } from '../../src/index.js';
+import { defaultSeed, startSandbox } from '../../src/index.js';
 import { bearer, raw } from '../helpers.js';
 
 // Durability under a hostile or unlucky operator: a snapshot edited while its journal still holds
@@ -112,4 +112,53 @@ describe('a save that fails', () => {
       await s.close().catch(() => {});
     }
   });
+});
+
+describe('a journal record holds what changed, not the whole state', () => {
+  it('20 ports of 1.3 MB each: a whitelist change, an update and a delete of one port each write a record of kilobytes; a restart has them all', async () => {
+    const dir = join(work, 'large');
+    mkdirSync(dir);
+    const file = join(dir, 'state.json');
+    const seed = defaultSeed();
+    const rules = Array.from({ length: 500 }, (_, i) => ({ url: `example${i}.com`, action: { note: 'x'.repeat(2600) } }));
+    const base = 26_000;
+    seed.manager.ports = Array.from({ length: 20 }, (_, i) => ({ port: base + i, zone: 'static_zone', rules }) as never);
+    const s = await startSandbox({ ...free, dataFile: file, seed });
+    const records = () => readFileSync(journalOf(file), 'utf8').trimEnd().split('\n').slice(1);
+    const lastRecord = () => records().at(-1) ?? '';
+    try {
+      const m = s.managerUrl;
+      const before = records().length;
+      const wip = await raw(m, 'POST', '/api/add_whitelist_ip', { body: { ip: '10.9.8.7' } });
+      expect(wip.status, wip.text).toBe(200);
+      expect(records()).toHaveLength(before + 1);
+      // Written whole, the 20 ports alone were 26 MB in every record.
+      expect(lastRecord().length).toBeLessThan(64 * 1024);
+      expect(lastRecord()).toContain('10.9.8.7');
+      const updated = await raw(m, 'PUT', `/api/proxies/${base + 3}`, { body: { proxy: { country: 'us' } } });
+      expect(updated.status, updated.text).toBe(200);
+      // One port changed: that port's configuration, not the other 19.
+      expect(lastRecord().length).toBeGreaterThan(1_000_000);
+      expect(lastRecord().length).toBeLessThan(2_000_000);
+      expect(JSON.parse(lastRecord()).sections).toHaveProperty(`port:${base + 3}`);
+      const deleted = await raw(m, 'DELETE', `/api/proxies/${base + 7}`);
+      expect(deleted.status, deleted.text).toBe(204);
+      expect(lastRecord().length).toBeLessThan(64 * 1024);
+      const onDisk = readState(file) as { saved_at?: string; manager: { ports: { port: number }[] } };
+      delete onDisk.saved_at;
+      expect(onDisk.manager.ports.map((p) => p.port)).toEqual(s.state().manager.ports.map((p) => p.port));
+      expect(onDisk).toEqual(JSON.parse(JSON.stringify(s.state())));
+    } finally {
+      await s.close();
+    }
+    const again = await startSandbox({ ...free, dataFile: file });
+    try {
+      const ports = again.state().manager.ports;
+      expect(ports).toHaveLength(19);
+      expect(ports.find((p) => p.port === base + 3)?.country).toBe('us');
+      expect(again.state().manager.settings.www_whitelist_ips).toContain('10.9.8.7');
+    } finally {
+      await again.close();
+    }
+  }, 120_000);
 });
