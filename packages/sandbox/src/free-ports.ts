@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import type { StateData } from './domain/types.js';
 
 // Free ports for sandboxes that run side by side: a port the system gives on request (`0`), the
@@ -15,6 +16,18 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Where a port with this `iface` listens, as the real manager finds it (lib/util.js 382-400,
+ * lib/server.js 650-655): an IPv4 address as given, an interface's name as its first IPv4 address;
+ * anything else (none, `any`, an unknown name, no string) on every interface for the real manager,
+ * on loopback for the sandbox (its default: it does not open ports to the network unless told).
+ */
+export function listenHost(iface: unknown): string {
+  if (typeof iface !== 'string' || !iface) return '127.0.0.1';
+  if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(iface)) return iface;
+  return networkInterfaces()[iface]?.find((a) => a.family === 'IPv4')?.address ?? '127.0.0.1';
 }
 
 /** Whether `port` can be bound on `host` now. */

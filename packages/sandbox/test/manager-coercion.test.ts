@@ -111,6 +111,82 @@ describe('deleting and banning', () => {
     expect((await send('POST', '/api/proxies/abc/banips', { body: {} }, strict.sandbox)).text).toMatch(/path\.port/);
   });
 
+  it('a port created with a proxy_type other than persist runs without being stored', async () => {
+    expect((await send('POST', '/api/proxies', { body: { proxy: { port: 25360, proxy_type: 'x1', country: 'us' } } })).status).toBe(200);
+    // (raw: the ports earlier cases stored hold values outside the spec's types, as the real manager stores them)
+    const listed = (await raw(t.sandbox.managerUrl, 'GET', '/api/proxies')).json() as Array<{ port: number }>;
+    expect(listed.map((p) => p.port)).not.toContain(25360);
+    const running = ((await raw(t.sandbox.managerUrl, 'GET', '/api/proxies_running')).json() as Array<Record<string, unknown>>).find(
+      (p) => p.port === 25360,
+    );
+    // Only what the running port says of itself: no stored fields (country, password, whitelist).
+    expect(running).toEqual({
+      proxy_type: 'x1',
+      port: 25360,
+      dns: 'local',
+      zone: t.sandbox.state().manager.settings.zone,
+      tls_lib: 'open_ssl',
+      route_err: 'pass_dyn',
+      proxy_connection_type: 'http',
+    });
+    const update = await send('PUT', '/api/proxies/25360', { body: { proxy: { country: 'de' } } });
+    expect([update.status, update.json()]).toEqual([400, { errors: [{ msg: 'No proxy at port 25360' }] }]);
+    expect((await send('DELETE', '/api/proxies/25360')).status).toBe(204);
+    // One running as a duplicate cannot be deleted, as a multiplied port's duplicate.
+    expect((await send('POST', '/api/proxies', { body: { proxy: { port: 25361, proxy_type: 'duplicate' } } })).status).toBe(200);
+    const del = await send('DELETE', '/api/proxies/25361');
+    expect([del.status, del.text]).toEqual([500, 'Server error: cannot delete this port']);
+  });
+
+  it('a change of the default whitelist reaches every port: old default entries out, new ones first, its own kept', async () => {
+    await send('POST', '/api/proxies', { body: { proxy: { port: 25370, whitelist_ips: ['10.2.2.2'] } } });
+    const defaults = () => {
+      const st = t.sandbox.state().manager.settings;
+      return [...new Set([...(st.fixed_whitelist_ips ?? []), ...(st.www_whitelist_ips ?? []), ...(st.whitelist_ips ?? [])])];
+    };
+    expect(storedPort(25370)?.whitelist_ips).toEqual([...defaults(), '10.2.2.2']);
+    expect((await send('POST', '/api/add_whitelist_ip', { body: { ip: '192.0.2.7' } })).status).toBe(200);
+    expect(defaults()).toContain('192.0.2.7');
+    expect(storedPort(25370)?.whitelist_ips).toEqual([...defaults(), '10.2.2.2']);
+    expect((await send('PUT', '/api/settings', { body: { whitelist_ips: ['10.3.3.3'] } })).status).toBe(200);
+    expect(storedPort(25370)?.whitelist_ips).toEqual([...defaults(), '10.2.2.2']);
+    expect(storedPort(25370)?.whitelist_ips).toContain('10.3.3.3');
+  });
+
+  it('reverse_lookup_values that the real manager cannot start a port with are refused, naming the field; an unknown iface listens on loopback', async () => {
+    const refused = await send('POST', '/api/proxies', { body: { proxy: { port: 25390, reverse_lookup_values: [true] } } });
+    expect(refused.status).toBe(400);
+    expect(refused.json()).toMatchObject({
+      errors: [{ field: 'reverse_lookup_values', msg: expect.stringMatching(/^reverse_lookup_values\[0\] is no text line/) }],
+    });
+    expect(storedPort(25390)).toBeUndefined();
+    // Read as DNS instead, or as text lines, they are stored as given.
+    expect(
+      (await send('POST', '/api/proxies', { body: { proxy: { port: 25390, reverse_lookup_values: [7], reverse_lookup_dns: true } } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await send('POST', '/api/proxies', { body: { proxy: { port: 25391, reverse_lookup_values: ['10.1.1.1 a.example'] } } })).status,
+    ).toBe(200);
+    const update = await send('PUT', '/api/proxies/25391', { body: { proxy: { reverse_lookup_values: 7 } } });
+    expect([update.status, update.json()]).toMatchObject([400, { errors: [{ field: 'reverse_lookup_values' }] }]);
+    // An iface that names no address nor interface: the real manager listens on every interface, the sandbox on loopback.
+    expect((await send('POST', '/api/proxies', { body: { proxy: { port: 25392, iface: 'x1' } } })).status).toBe(200);
+    expect(storedPort(25392)).toMatchObject({ iface: 'x1' });
+  });
+
+  it('deleteProxy and getSessions read a port that is no number as an unknown port (500 and 400 text); strict refuses it', async () => {
+    const del = await send('DELETE', '/api/proxies/abc');
+    expect([del.status, del.text]).toEqual([500, 'Server error: this proxy does not exist']);
+    const sessions = await send('GET', '/api/sessions/abc');
+    expect([sessions.status, sessions.headers.get('content-type')?.split(';')[0], sessions.text]).toEqual([
+      400,
+      'text/html',
+      'server does not exist',
+    ]);
+    expect((await send('DELETE', '/api/proxies/abc', {}, strict.sandbox)).text).toMatch(/path\.port/);
+  });
+
   it('on a port: form bans, a subnet is no IP, unbanips ignores its body, an all-ports ban needs an ip', async () => {
     await send('POST', '/api/proxies', { body: { proxy: { port: 25350 } } });
     expect((await send('POST', '/api/proxies/25350/banip', { text: 'ip=10.1.1.1', headers: FORM })).status).toBe(204);

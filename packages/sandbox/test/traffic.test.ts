@@ -211,6 +211,21 @@ describe('the proxy network', () => {
 });
 
 describe('proxy ports that carry traffic', () => {
+  it('an iface that names no address nor interface listens on loopback (the real manager: every interface), with or without a port given', async () => {
+    const given = await freePort();
+    for (const proxy of [
+      { port: given, iface: 'x1', zone: RES },
+      { iface: 'x1', zone: RES },
+    ]) {
+      const created = await t.manager.createProxy({ body: { proxy } });
+      expect(created.response.status, JSON.stringify(created.error)).toBe(200);
+      const port = created.data?.data?.port as number;
+      expect(t.sandbox.listeningPorts()).toContain(port);
+      expect((await viaProxy(`http://127.0.0.1:${port}`, `${targetUrl}/iface`)).status).toBe(200);
+      await t.manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
+
   it('create -> requests -> HAR log, stats -> ban -> the next request avoids the peer -> refresh -> delete closes', async () => {
     const { manager } = t;
     const port = await freePort();

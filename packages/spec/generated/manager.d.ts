@@ -237,7 +237,9 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Delete a port
    *
    * Deletes the port. The response has no body (observed: `204`). For a port that does not exist the
-   * real manager answers `500` with the text `Server error: this proxy does not exist` (observed).
+   * real manager answers `500` with the text `Server error: this proxy does not exist` (observed), and
+   * the same for a `port` that is not a number: it reads the parameter as a number without checking it
+   * (`@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 516-525, observed).
    *
    * `DELETE /api/proxies/{port}` · operationId `deleteProxy` · reference: `@zone-api/spec/docs/manager.html#operation/deleteProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */

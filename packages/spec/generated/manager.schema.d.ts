@@ -273,7 +273,9 @@ export interface paths {
         /**
          * Delete a port
          * @description Deletes the port. The response has no body (observed: `204`). For a port that does not exist the
-         *     real manager answers `500` with the text `Server error: this proxy does not exist` (observed).
+         *     real manager answers `500` with the text `Server error: this proxy does not exist` (observed), and
+         *     the same for a `port` that is not a number: it reads the parameter as a number without checking it
+         *     (`@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 516-525, observed).
          */
         delete: operations["deleteProxy"];
         options?: never;
@@ -1228,7 +1230,7 @@ export interface components {
              */
             port?: number;
             /**
-             * @description `persist` saves the proxy into the configuration file. The real manager lists the duplicates of a port created with `multiply` as `duplicate` (observed). Other values are not documented.
+             * @description `persist` saves the proxy into the configuration file. The real manager lists the duplicates of a port created with `multiply` as `duplicate` (observed). Other values are not documented; with one, the real manager runs the port without storing it: `GET /api/proxies` leaves it out, `GET /api/proxies_running` shows only what the running port says of itself, an update answers `400` `No proxy at port N`, and a delete stops it (`500` `cannot delete this port` for `duplicate`) (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/mgr_proxy.js 271-282 and 303-324, lib/mixins/web_api.js 392-397 and 866-895).
              * @example persist
              */
             proxy_type?: string;
@@ -1317,7 +1319,13 @@ export interface components {
             reverse_lookup_dns?: boolean;
             /** @description Reverse lookup via file. */
             reverse_lookup_file?: string;
-            /** @description Reverse lookup via values. The type of the entries is not documented. */
+            /**
+             * @description Reverse lookup via values. The type of the entries is not documented. The real manager reads each
+             *     entry as a text line `IP name` (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/server.js
+             *     53-62, 157-165); with any other entry, unless `reverse_lookup_dns` is true or `reverse_lookup_file`
+             *     names a file, the port cannot start (`line.match is not a function`) and the real manager never
+             *     answers the create, nor any later create or delete (observed).
+             */
             reverse_lookup_values?: unknown[];
             /**
              * @description Session for all requests of the port. Must not contain `.` or `-`. In the configurations it

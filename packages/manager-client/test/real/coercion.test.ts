@@ -76,6 +76,33 @@ describe('createProxy stores what it is given', () => {
     expect(sbxRun).toEqual(realRun);
   });
 
+  it('a proxy_type other than persist: the port runs without being stored, cannot be updated, is deleted', async () => {
+    const port = 25315;
+    await same(
+      s,
+      (at) => ['POST', '/api/proxies', { proxy: { port: at(port), proxy_type: 'x1', country: 'us' } }],
+      { status: 200 },
+      created,
+    );
+    const [real, sbx] = await stored(port);
+    expect(real).toBeUndefined();
+    expect(sbx).toBeUndefined();
+    const [realRun, sbxRun] = await running(port);
+    // Only what the running port says of itself (web_api.js 866-895): no stored configuration to show.
+    expect(realRun).toMatchObject({ proxy_type: 'x1', port, dns: 'local' });
+    expect(realRun).not.toHaveProperty('country');
+    expect(sbxRun).toEqual(realRun);
+    await same(
+      s,
+      (at) => ['PUT', `/api/proxies/${at(port)}`, { proxy: { country: 'de' } }],
+      { status: 400 },
+      (r) => JSON.stringify(r.body).replace(/\d{5}/g, 'N'),
+    );
+    await same(s, (at) => ['DELETE', `/api/proxies/${at(port)}`], { status: 204 });
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port + 1), proxy_type: 'duplicate' } }], { status: 200 }, created);
+    await same(s, (at) => ['DELETE', `/api/proxies/${at(port + 1)}`], { status: 500, body: 'Server error: cannot delete this port' });
+  });
+
   it('a form body is read as its JSON; port 0 takes the next free port', async () => {
     const port = 25320;
     await same(
@@ -183,6 +210,9 @@ describe('deleting and banning read the port first and the body as the real mana
     );
     await same(s, () => ['POST', '/api/proxies/abc/banips', {}], { status: 400, body: 'No proxy at port abc' });
     await same(s, () => ['POST', '/api/proxies/0/banip', 'ip=10.1.1.1', FORM], { status: 400, body: 'No proxy at port 0' });
+    // A port that is no number: deleteProxy reads it as NaN, getSessions looks it up as given (web_api.js 508-525).
+    await same(s, () => ['DELETE', '/api/proxies/abc'], { status: 500, body: 'Server error: this proxy does not exist' });
+    await same(s, () => ['GET', '/api/sessions/abc'], { status: 400, media: 'text/html', body: 'server does not exist' });
   });
 
   it('on a port that exists: a subnet is no IP, unbanips ignores its body, a ban on all ports needs an ip, form bodies are read', async () => {
@@ -207,6 +237,18 @@ describe('the admin whitelist', () => {
     const www = (r: Reply) => (r.body as { www_whitelist_ips: string[] }).www_whitelist_ips;
     expect(www(real)).toEqual(['10.9.0.0']);
     expect(www(sbx)).toEqual(www(real));
+  });
+
+  it('a change of the default whitelist reaches the ports: stored and running', async () => {
+    const port = 25380;
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), whitelist_ips: ['10.2.2.2'] } }], { status: 200 }, created);
+    await same(s, () => ['POST', '/api/add_whitelist_ip', { ip: '192.0.2.7' }], { status: 200, body: 'OK' });
+    const [real, sbx] = await stored(port);
+    expect(real?.whitelist_ips).toContain('192.0.2.7');
+    expect(sbx?.whitelist_ips).toEqual(real?.whitelist_ips);
+    const [realRun, sbxRun] = await running(port);
+    expect(realRun?.whitelist_ips).toEqual(real?.whitelist_ips);
+    expect(sbxRun?.whitelist_ips).toEqual(realRun?.whitelist_ips);
   });
 });
 

@@ -124,10 +124,14 @@ async function realTarget(): Promise<Target> {
   const settings = await json(`${t.url}/api/settings`);
   const ctx = () => ({ wwwPort: t.wwwPort, targetPort: Number(new URL(targetUrl).port) });
   const clean = await fingerprint(t, ctx(), []);
-  t.reset = async () => {
-    const stored = ((await json(`${t.url}/api/proxies`)) ?? []) as Array<{ port: number }>;
-    for (const p of stored) await fetch(`${t.url}/api/proxies/${p.port}`, { method: 'DELETE' }).then((r) => r.arrayBuffer());
-    const now = await json(`${t.url}/api/settings`);
+  // Each call of the reset is bounded: a real manager that no longer answers its port calls (a port
+  // whose worker failed to start wedges every later create and delete) is started again.
+  const within = { signal: () => AbortSignal.timeout(10_000) };
+  const undo = async () => {
+    const stored = ((await json(`${t.url}/api/proxies`, { signal: within.signal() })) ?? []) as Array<{ port: number }>;
+    for (const p of stored)
+      await fetch(`${t.url}/api/proxies/${p.port}`, { method: 'DELETE', signal: within.signal() }).then((r) => r.arrayBuffer());
+    const now = await json(`${t.url}/api/settings`, { signal: within.signal() });
     const changed = Object.fromEntries(
       Object.keys(settings)
         .filter((k) => !isDeepStrictEqual(now[k], settings[k]))
@@ -138,9 +142,17 @@ async function realTarget(): Promise<Target> {
         method: 'PUT',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(changed),
+        signal: within.signal(),
       }).then((r) => r.arrayBuffer());
-    await fetch(`${t.url}/api/logs_reset`).then((r) => r.arrayBuffer());
-    if (!isDeepStrictEqual(await fingerprint(t, ctx(), []), clean)) {
+    await fetch(`${t.url}/api/logs_reset`, { signal: within.signal() }).then((r) => r.arrayBuffer());
+    return isDeepStrictEqual(await fingerprint(t, ctx(), []), clean);
+  };
+  t.reset = async () => {
+    const back = await undo().catch((err: Error) => {
+      console.log(`differential: the real manager did not answer its reset (${err.name}: ${err.message})`);
+      return false;
+    });
+    if (!back) {
       console.log('differential: the real manager did not come back to its start state; starting it again');
       await manager.stop();
       await attach();

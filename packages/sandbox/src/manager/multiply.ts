@@ -18,6 +18,14 @@ type Running = ProxyPortConfig & { master_port?: number; user?: string; users?: 
 export const isDuplicate = (cfg: ProxyPortConfig): boolean =>
   cfg.proxy_type === 'duplicate' && typeof (cfg as Running).master_port === 'number';
 
+/**
+ * Whether the manager stores a running port's configuration: only a `persist` one (a create without
+ * `proxy_type` is one; a port of the seed has none). A port created with another `proxy_type` runs
+ * without being stored (lib/mixins/mgr_proxy.js 271-282): `GET /api/proxies` leaves it out, an update
+ * finds no port (`No proxy at port N`), `proxies_running` shows only what the running port says of it.
+ */
+export const isStored = (cfg: ProxyPortConfig): boolean => cfg.proxy_type === undefined || cfg.proxy_type === 'persist';
+
 /** How many ports a configuration runs: `multiply`, at least one. */
 export function portCount(cfg: ProxyPortConfig): number {
   const n = Math.floor(Number((cfg as { multiply?: unknown }).multiply));
@@ -60,7 +68,7 @@ export function duplicatesOf(store: Store, master: number): ProxyPortConfig[] {
 /** The stored configurations (`GET /api/proxies`): no duplicates, and no `user` the master runs as. */
 export function storedConfigs(store: Store): ProxyPortConfig[] {
   return [...store.ports.values()]
-    .filter((c) => !isDuplicate(c))
+    .filter((c) => isStored(c))
     .map((c) => {
       if (!(c as Running).multiply_users || !('user' in c)) return c;
       const { user: _user, ...rest } = c as Running;
@@ -79,7 +87,8 @@ export function deletion(store: Store, ports: number[]): { ports: number[]; refu
   let refused: HttpError | undefined;
   for (const p of ports) {
     const cfg = store.ports.get(p);
-    if (cfg && isDuplicate(cfg)) {
+    // Any port running as `proxy_type: "duplicate"`, one given so at create too (mgr_proxy.js 308-309).
+    if (cfg?.proxy_type === 'duplicate') {
       refused = new HttpError(500, 'Server error: cannot delete this port', { text: true });
       continue;
     }
@@ -89,9 +98,9 @@ export function deletion(store: Store, ports: number[]): { ports: number[]; refu
   return { ports: [...out], ...(refused ? { refused } : {}) };
 }
 
-/** An update names a duplicate: the real manager has no such port to update (400 `{errors: [{msg}]}`). */
+/** An update names a duplicate or another port not stored: the real manager has no such port to update (400 `{errors: [{msg}]}`, web_api.js 392-397). */
 export function refuseDuplicateUpdate(cfg: ProxyPortConfig): void {
-  if (isDuplicate(cfg))
+  if (!isStored(cfg))
     throw new HttpError(400, `No proxy at port ${cfg.port}`, { body: { errors: [{ msg: `No proxy at port ${cfg.port}` }] } });
 }
 

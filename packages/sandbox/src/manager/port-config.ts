@@ -48,6 +48,26 @@ export function createBody(body: unknown): Record<string, Json> {
   return proxy;
 }
 
+/**
+ * A port's `reverse_lookup_values` that the real manager's port cannot start with: anything but text
+ * lines (`IP name`) when it reads them, i.e. unless `reverse_lookup_dns` is true or
+ * `reverse_lookup_file` names a file (lib/server.js 53-62 and 157-165: `line.match` of a number, or
+ * values that are no list). Its port worker then throws, and the real manager 1.570.247 never answers
+ * that create, nor any later create or delete (observed). The sandbox refuses the configuration
+ * instead (400, the field named), rather than leave its client waiting; parity.yaml lists it.
+ */
+export function unstartableLookup(proxy: Record<string, Json>, fileExists: (path: string) => boolean): string | undefined {
+  const values = proxy.reverse_lookup_values;
+  if (!values || proxy.reverse_lookup_dns === true) return undefined;
+  if (typeof proxy.reverse_lookup_file === 'string' && proxy.reverse_lookup_file && fileExists(proxy.reverse_lookup_file)) return undefined;
+  if (typeof values === 'string') return undefined;
+  const bad = Array.isArray(values) ? values.findIndex((x) => typeof x !== 'string') : -1;
+  if (Array.isArray(values) && bad === -1) return undefined;
+  return Array.isArray(values)
+    ? `reverse_lookup_values[${bad}] is no text line ("IP name"): the real manager's port cannot start with it (line.match is not a function) and the real manager answers nothing`
+    : 'reverse_lookup_values is no list of text lines ("IP name"): the real manager\'s port cannot start with it (values is not iterable) and the real manager answers nothing';
+}
+
 /** What the manager adds to a port it stores: its Zone's password and price, the whitelist every port has (mgr_proxy.js 171-180). */
 export interface PortFacts {
   password: string;
@@ -117,11 +137,12 @@ const RUNNING_DEFAULTS = { dns: 'local', tls_lib: 'open_ssl', route_err: 'pass_d
  * A port as `GET /api/proxies_running` lists it (web_api.js 866-895): its stored configuration, then
  * what the running port says of `proxy_type`, `port`, `ip`, `vip`, `user`, `dns`, `zone`, `tls_lib`,
  * `route_err` and `proxy_connection_type` (its own value, else the manager's default), and the status
- * of its last check, once it has been checked.
+ * of its last check, once it has been checked. A port not stored (`stored` false) shows only those.
  */
-export function runningView(cfg: ProxyPortConfig, defaultZone: string, checked?: object): Record<string, Json> {
+export function runningView(cfg: ProxyPortConfig, defaultZone: string, checked?: object, stored = true): Record<string, Json> {
   const c = cfg as Record<string, Json>;
-  const out: Record<string, Json> = { ...c };
+  // A port the manager runs without storing it (another `proxy_type`) has no stored configuration to show.
+  const out: Record<string, Json> = stored ? { ...c } : {};
   for (const k of ['proxy_type', 'port', 'ip', 'vip', 'user'] as const) if (c[k] !== undefined) out[k] = c[k];
   for (const [k, v] of Object.entries(RUNNING_DEFAULTS)) out[k] = c[k] ?? v;
   // An update in place sets the running port's Zone to the stored one, none when it has none.

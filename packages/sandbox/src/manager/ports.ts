@@ -1,11 +1,21 @@
+import { existsSync } from 'node:fs';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
-import { portFree } from '../free-ports.js';
+import { listenHost, portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 
-import { deletion, multiplied, rebuildDuplicates, refuseDuplicateUpdate, storedConfigs } from './multiply.js';
+import { deletion, isDuplicate, isStored, multiplied, rebuildDuplicates, refuseDuplicateUpdate, storedConfigs } from './multiply.js';
 
-import { coerceUpdate, createBody, runningConfig, runningView, serverError, storedConfig, updatedConfig } from './port-config.js';
+import {
+  coerceUpdate,
+  createBody,
+  runningConfig,
+  runningView,
+  serverError,
+  storedConfig,
+  unstartableLookup,
+  updatedConfig,
+} from './port-config.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
 
@@ -43,9 +53,9 @@ export function portsHandlers(c: ManagerContext) {
    * own ports and, when ports listen, ports this machine already uses (another sandbox's, another
    * program's), so that sandboxes side by side each get a port they can open.
    */
-  async function nextPort(iface: string | undefined): Promise<number> {
+  async function nextPort(iface: unknown): Promise<number> {
     let port = Math.max(FIRST_PORT - 1, ...store.ports.keys(), ...creating) + 1;
-    const host = iface && iface !== 'any' ? iface : '127.0.0.1';
+    const host = listenHost(iface);
     for (let tries = 0; tries < 1000 && port < 65535; port++) {
       if (options.reservedPorts().includes(port) || store.ports.has(port) || creating.has(port)) continue;
       // Reserved before the check of the machine yields, so that a create meanwhile skips it too.
@@ -82,7 +92,7 @@ export function portsHandlers(c: ManagerContext) {
       } catch (err) {
         await Promise.allSettled(opened.map((p) => traffic.close(p)));
         const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-        throw portErrors(`port ${cfg.port} cannot be opened on ${cfg.iface ?? '127.0.0.1'}: ${why}`, 'port');
+        throw portErrors(`port ${cfg.port} cannot be opened on ${listenHost(cfg.iface)}: ${why}`, 'port');
       }
     }
   }
@@ -100,7 +110,7 @@ export function portsHandlers(c: ManagerContext) {
     listRunningProxies: () => ({
       body: [...store.ports.values()]
         .sort((a, b) => a.port - b.port)
-        .map((cfg) => runningView(cfg, m().settings.zone, checked.get(cfg.port))),
+        .map((cfg) => runningView(cfg, m().settings.zone, checked.get(cfg.port), isStored(cfg) || isDuplicate(cfg))),
     }),
 
     listProxies: () => ({ body: storedConfigs(store) }),
@@ -114,6 +124,8 @@ export function portsHandlers(c: ManagerContext) {
       const mine = new Set<number>(picked === undefined ? [] : [picked]);
       try {
         if (!first || first < 1000 || !Number.isInteger(first)) throw portErrors('Invalid port. It must be a number >= 1000', 'port');
+        const unstartable = unstartableLookup(given, existsSync);
+        if (unstartable) throw portErrors(unstartable, 'reverse_lookup_values');
         const master = storedConfig(
           { ...structuredClone(given), ...(multiply === undefined ? {} : { multiply }) },
           first,
@@ -188,6 +200,8 @@ export function portsHandlers(c: ManagerContext) {
           body: { errors: [{ msg: "Request body should contain 'proxy' field", body: JSON.stringify(body ?? {}) }] },
         });
       const given = raw as ProxyPortConfig;
+      const unstartable = unstartableLookup({ ...old, ...given }, existsSync);
+      if (unstartable) throw portErrors(unstartable, 'reverse_lookup_values');
       const port = given.port ?? old.port;
       checkPort(port, old.port);
       checkZone(given);

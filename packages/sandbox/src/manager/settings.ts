@@ -2,6 +2,7 @@ import { HAR_LIMITS } from '../domain/har.js';
 import { isWhitelistEntry } from '../domain/net.js';
 import { badRequest, HttpError } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
+import { defaultWhitelistChanged } from './users-access.js';
 
 // Settings: the manager's own settings (default Zone, whitelists, logging).
 
@@ -61,8 +62,10 @@ export function settingsHandlers(c: ManagerContext) {
       }
       const s = m().settings;
       if (b.zone !== undefined) s.zone = b.zone;
+      const prev = c.portFacts({}).whitelist;
       if (b.www_whitelist_ips) s.www_whitelist_ips = [...new Set(b.www_whitelist_ips)];
       if (b.whitelist_ips) s.whitelist_ips = [...new Set(b.whitelist_ips)];
+      if (b.www_whitelist_ips || b.whitelist_ips) defaultWhitelistChanged(c, prev);
       // The manager keeps `logs` as the number of requests its HAR log keeps, 0 for none; a boolean
       // becomes a number as its settings coercion makes it (`Number(true)`: 1), lib/middleware.js 102-111.
       if (b.logs !== undefined) {

@@ -13,6 +13,20 @@ function addToList(list: string[], ip: string): void {
   if (!list.includes(ip)) list.push(ip);
 }
 
+/**
+ * The manager's default whitelist (command line, admin and all-ports whitelists) changed from `prev`
+ * to what it is now: every port's whitelist drops the old default entries and takes the new ones
+ * first, its own after them, stored and running alike (lib/manager.js 528-553 `set_whitelist_ips`,
+ * lib/proxy_port.js 214-222, lib/mixins/mgr_proxy.js 719-733).
+ */
+export function defaultWhitelistChanged(c: ManagerContext, prev: string[]): void {
+  const curr = c.portFacts({}).whitelist;
+  for (const cfg of [...c.store.ports.values()]) {
+    const own = (Array.isArray(cfg.whitelist_ips) ? cfg.whitelist_ips : []).filter((ip) => !prev.includes(ip));
+    c.store.ports.set(cfg.port, { ...cfg, whitelist_ips: [...new Set(curr.concat(own))] });
+  }
+}
+
 export function usersAccessHandlers(c: ManagerContext) {
   const { m, log, store } = c;
   return {
@@ -33,7 +47,9 @@ export function usersAccessHandlers(c: ManagerContext) {
     addWhitelistIp: (ctx) => {
       const ip = ctx.body.ip as string;
       if (ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format', { text: true });
+      const prev = c.portFacts({}).whitelist;
       addToList(m().settings.whitelist_ips, ip);
+      defaultWhitelistChanged(c, prev);
       log(`${ip} added to the whitelist of all ports`);
       return { text: 'OK' };
     },
@@ -44,7 +60,9 @@ export function usersAccessHandlers(c: ManagerContext) {
       // A subnet is stored as its network address, the mask dropped (`new Netmask(ip).base`, web_api.js 1061).
       const range = ip.includes('/') ? ipv4Range(ip) : undefined;
       const entry = range ? intToIpv4(range[0]) : ip;
+      const prev = c.portFacts({}).whitelist;
       addToList(m().settings.www_whitelist_ips, entry);
+      defaultWhitelistChanged(c, prev);
       log(`${entry} allowed into the admin UI`);
       return { text: 'OK' };
     },

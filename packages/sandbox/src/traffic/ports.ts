@@ -6,6 +6,7 @@ import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight } from '../domain/h
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { HarEntry, ProxyPortConfig } from '../domain/types.js';
+import { listenHost } from '../free-ports.js';
 import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
 import type { Inflight } from './inflight.js';
@@ -49,10 +50,9 @@ export class PortTraffic {
 
   constructor(private readonly o: PortTrafficOptions) {}
 
-  /** Where a port listens: its `iface`, loopback when it names none. */
+  /** Where a port listens: its `iface` as the real manager reads it, loopback when it names none (free-ports.ts). */
   private ifaceOf(cfg: ProxyPortConfig): string {
-    const iface = cfg.iface;
-    return iface && iface !== 'any' ? iface : '127.0.0.1';
+    return listenHost(cfg.iface);
   }
 
   /**

@@ -150,7 +150,8 @@ function fieldValue(doc: OpenApiDoc, name: string, schema: Json, depth: number):
     case 'object':
       return depth > 2 ? fc.constant(v({})) : objectOf(doc, s, depth + 1, '');
     default:
-      return fc.constantFrom(v('x1'), v(1), v(true));
+      // A field of no documented type: a string, else named by the type given (the real manager may read it as text).
+      return fc.constantFrom(v('x1'), v(1, 'untyped-number'), v(true, 'untyped-boolean'));
   }
 }
 
