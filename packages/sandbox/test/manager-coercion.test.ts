@@ -185,6 +185,11 @@ describe('deleting and banning', () => {
       'server does not exist',
     ]);
     expect((await send('DELETE', '/api/proxies/abc', {}, strict.sandbox)).text).toMatch(/path\.port/);
+    // deleteProxy reads the port as a number (`+port`: hexadecimal names it too).
+    await send('POST', '/api/proxies', { body: { proxy: { port: 25396 } } });
+    expect((await send('GET', '/api/sessions/25396')).json()).toEqual({});
+    expect((await send('DELETE', `/api/proxies/0x${(25396).toString(16)}`)).status).toBe(204);
+    expect(storedPort(25396)).toBeUndefined();
   });
 
   it('on a port: form bans, a subnet is no IP, unbanips ignores its body, an all-ports ban needs an ip', async () => {

@@ -213,6 +213,12 @@ describe('deleting and banning read the port first and the body as the real mana
     // A port that is no number: deleteProxy reads it as NaN, getSessions looks it up as given (web_api.js 508-525).
     await same(s, () => ['DELETE', '/api/proxies/abc'], { status: 500, body: 'Server error: this proxy does not exist' });
     await same(s, () => ['GET', '/api/sessions/abc'], { status: 400, media: 'text/html', body: 'server does not exist' });
+    // deleteProxy reads the port as a number (`+port`: hexadecimal names it too).
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(25396) } }], { status: 200 }, created);
+    await same(s, (at) => ['DELETE', `/api/proxies/0x${at(25396).toString(16)}`], { status: 204 });
+    const [real, sbx] = await stored(25396);
+    expect(real).toBeUndefined();
+    expect(sbx).toBeUndefined();
   });
 
   it('on a port that exists: a subnet is no IP, unbanips ignores its body, a ban on all ports needs an ip, form bodies are read', async () => {

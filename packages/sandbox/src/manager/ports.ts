@@ -176,7 +176,8 @@ export function portsHandlers(c: ManagerContext) {
     },
 
     deleteProxy: async (ctx) => {
-      const cfg = store.ports.get(ctx.params.port as number);
+      // `+req.params.port` (web_api.js 520): `0x5DC0`, `24000.0` or `2.4e4` name port 24000, `abc` none.
+      const cfg = store.ports.get(Number(ctx.params.port));
       if (!cfg) throw noSuchProxy();
       const { ports, refused } = deletion(store, [cfg.port]);
       if (refused) throw refused;

@@ -152,7 +152,9 @@ export function webUiHandlers(c: ManagerContext) {
     },
     getAllLocations: () => ({ body: locations() }),
     getSessions: (ctx) => {
-      if (!store.ports.has(ctx.params.port as number)) return { status: 400, text: 'server does not exist' };
+      // Looked up as a key (web_api.js 508-514): `abc` names none.
+      if (![...store.ports.keys()].some((k) => String(k) === String(ctx.params.port)))
+        return { status: 400, text: 'server does not exist' };
       return { body: {} };
     },
     changeProxyIps: (ctx) => {
