@@ -4,7 +4,16 @@ import { HttpError } from '../errors.js';
 import { listenHost, portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 
-import { deletion, isDuplicate, isStored, multiplied, rebuildDuplicates, refuseDuplicateUpdate, storedConfigs } from './multiply.js';
+import {
+  deletion,
+  isDuplicate,
+  isStored,
+  multiplied,
+  portCount,
+  rebuildDuplicates,
+  refuseDuplicateUpdate,
+  storedConfigs,
+} from './multiply.js';
 
 import {
   coerceUpdate,
@@ -131,10 +140,8 @@ export function portsHandlers(c: ManagerContext) {
           first,
           portFacts(given),
         );
-        // One stored configuration, `multiply` ports running (multiply.ts).
-        const configs = multiplied(master);
-        const ports = configs.map((c) => c.port);
-        const count = ports.length;
+        // One stored configuration, `multiply` ports running (multiply.ts), counted and weighed before any is made.
+        const count = portCount(master);
         if (store.ports.size + count > PORTS_LIMIT) throw portErrors(`number of many proxy ports exceeding the limit: ${PORTS_LIMIT}`);
         const size = Buffer.byteLength(JSON.stringify(given));
         if (count * size > MULTIPLY_BYTES_LIMIT)
@@ -142,6 +149,8 @@ export function portsHandlers(c: ManagerContext) {
             `multiply: ${count} copies of a ${size}-byte configuration would store ${count * size} bytes, more than ${MULTIPLY_BYTES_LIMIT}`,
             'multiply',
           );
+        const configs = multiplied(master);
+        const ports = configs.map((c) => c.port);
         for (const port of ports) {
           if (port > 65535) throw portErrors(`port ${port} is out of range`, 'port');
           checkPort(port);
