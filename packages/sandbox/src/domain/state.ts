@@ -153,6 +153,42 @@ export class Store {
     this.peers = this.peers.filter((p) => p.zone === undefined || p.zone !== zone.name);
   }
 
+  /** Stores a port's configuration, or replaces the one on its number (its bans and session counter stay). */
+  putPort(cfg: ProxyPortConfig): void {
+    this.ports.set(cfg.port, cfg);
+  }
+
+  /** Removes a port with its running state: its bans and its session counter. */
+  dropPort(port: number): void {
+    this.ports.delete(port);
+    this.bans.delete(port);
+    delete this.manager.sessions[String(port)];
+  }
+
+  /** Moves the port `from` to `cfg.port` with `cfg` as its configuration: its bans and session counter go with it. */
+  movePort(from: number, cfg: ProxyPortConfig): void {
+    const sessions = this.manager.sessions[String(from)];
+    const bans = this.activeBans(from);
+    this.dropPort(from);
+    for (const b of bans) this.addBan({ ...b, port: cfg.port });
+    if (sessions !== undefined) this.manager.sessions[String(cfg.port)] = sessions;
+    this.putPort(cfg);
+  }
+
+  /** The port's next session number (a refresh of its sessions), counted in the state. */
+  nextSession(port: number): number {
+    const n = (this.manager.sessions[String(port)] ?? 0) + 1;
+    this.manager.sessions[String(port)] = n;
+    return n;
+  }
+
+  /** A restart of the manager: the ports keep their configuration; their running state (bans, sessions) and the token rate start over. */
+  restartPorts(): void {
+    this.bans.clear();
+    this.manager.sessions = {};
+    this.manager.token_issued = [];
+  }
+
   /** Adds a ban, or replaces the one for the same IP and domain on that port. */
   addBan(ban: Ban): void {
     let map = this.bans.get(ban.port);
@@ -182,13 +218,6 @@ export class Store {
     }
     if (map.size === 0) this.bans.delete(port);
     return live;
-  }
-
-  /** Moves a port's bans to another port number (a port update that changes `port`). */
-  moveBans(from: number, to: number): void {
-    const live = this.activeBans(from);
-    this.bans.delete(from);
-    for (const b of live) this.addBan({ ...b, port: to });
   }
 
   /** A copy of the whole state, as a seed. */

@@ -149,9 +149,7 @@ export function managerContext(store: Store, options: ManagerOptions) {
 
   /** Restart semantics: the configuration stays, the running state (bans, sessions, token rate) starts over. */
   function resetRuntime(what: string): void {
-    store.bans.clear();
-    m().sessions = {};
-    m().token_issued = [];
+    store.restartPorts();
     log(`${what}: ports ${[...store.ports.keys()].join(', ') || '(none)'} restarted with their configuration`);
   }
 

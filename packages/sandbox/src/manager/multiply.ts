@@ -116,13 +116,18 @@ export async function rebuildDuplicates(
 ): Promise<void> {
   const old = duplicatesOf(store, oldPort);
   const [head, ...next] = multiplied(master);
-  store.ports.set(master.port, head as ProxyPortConfig);
-  for (const d of old) store.ports.delete(d.port);
+  store.putPort(head as ProxyPortConfig);
+  const was = new Set(old.map((d) => d.port));
   const keep = new Set(next.map((d) => d.port));
-  for (const d of old) if (!keep.has(d.port)) await listeners?.close(d.port);
+  // A duplicate that no longer runs goes with its running state; one that runs on takes the new configuration.
+  for (const d of old) {
+    if (keep.has(d.port)) continue;
+    store.dropPort(d.port);
+    await listeners?.close(d.port);
+  }
   for (const d of next) {
-    if (store.ports.has(d.port)) continue;
-    store.ports.set(d.port, d);
+    if (store.ports.has(d.port) && !was.has(d.port)) continue;
+    store.putPort(d);
     await listeners?.open(d).catch(() => undefined);
   }
 }

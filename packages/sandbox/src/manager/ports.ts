@@ -80,9 +80,7 @@ export function portsHandlers(c: ManagerContext) {
   const creating = new Set<number>();
 
   function dropPort(port: number): void {
-    store.ports.delete(port);
-    store.bans.delete(port);
-    delete m().sessions[String(port)];
+    store.dropPort(port);
     checked.delete(port);
   }
 
@@ -109,10 +107,7 @@ export function portsHandlers(c: ManagerContext) {
   function refreshSession(ctx: ManagerCtx) {
     const cfg = portOf(ctx);
     if (cfg.rotate_session === true) return { status: 204 };
-    const key = String(cfg.port);
-    const n = (m().sessions[key] ?? 0) + 1;
-    m().sessions[key] = n;
-    return { body: { session_id: `${cfg.port}_${n}` } };
+    return { body: { session_id: `${cfg.port}_${store.nextSession(cfg.port)}` } };
   }
 
   return {
@@ -162,7 +157,7 @@ export function portsHandlers(c: ManagerContext) {
           mine.add(port);
         }
         await listen(configs);
-        for (const cfg of configs) store.ports.set(cfg.port, cfg);
+        for (const cfg of configs) store.putPort(cfg);
         log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
         return { body: { data: effective(configs[0] as ProxyPortConfig) } };
       } finally {
@@ -232,13 +227,13 @@ export function portsHandlers(c: ManagerContext) {
       }
       if (port !== old.port) {
         // A move keeps the port's running state (bans, sessions) with it.
-        const sessions = m().sessions[String(old.port)];
-        store.moveBans(old.port, port);
-        dropPort(old.port);
-        if (sessions !== undefined) m().sessions[String(port)] = sessions;
+        store.movePort(old.port, cfg);
+        checked.delete(old.port);
         log(`port ${old.port} moved to ${port}`);
-      } else log(`port ${port} updated`);
-      store.ports.set(port, cfg);
+      } else {
+        store.putPort(cfg);
+        log(`port ${port} updated`);
+      }
       await rebuildDuplicates(store, old.port, cfg, options.ports);
       return { body: { data: effective(cfg) } };
     },
@@ -267,7 +262,7 @@ export function portsHandlers(c: ManagerContext) {
       const named = (ctx.body as { port?: unknown } | undefined)?.port;
       for (const cfg of [...store.ports.values()]) {
         if ((named && String(cfg.port) !== String(named)) || cfg.ssl) continue;
-        store.ports.set(cfg.port, updatedConfig(cfg, { ssl: true }, portFacts({ zone: cfg.zone }), types));
+        store.putPort(updatedConfig(cfg, { ssl: true }, portFacts({ zone: cfg.zone }), types));
       }
       log(named ? `SSL analyzing enabled on port ${named}` : 'SSL analyzing enabled on all ports');
       return { text: 'ok' };

@@ -162,7 +162,7 @@ export function webUiHandlers(c: ManagerContext) {
       const cfg = store.ports.get(port);
       if (!cfg) return { status: 400, text: `No proxy at port ${port}` };
       // Stored as the real manager stores them (fields its port schema keeps beside the documented ones).
-      store.ports.set(port, { ...cfg, ips: ips ?? [], vips: vips ?? [] } as ProxyPortConfig);
+      store.putPort({ ...cfg, ips: ips ?? [], vips: vips ?? [] } as ProxyPortConfig);
       log(`port ${port} uses ${ips?.length ?? 0} IPs and ${vips?.length ?? 0} gIPs`);
       return { text: 'ok' };
     },
