@@ -23,7 +23,7 @@ export function defaultWhitelistChanged(c: ManagerContext, prev: string[]): void
   const curr = c.portFacts({}).whitelist;
   for (const cfg of [...c.store.ports.values()]) {
     const own = (Array.isArray(cfg.whitelist_ips) ? cfg.whitelist_ips : []).filter((ip) => !prev.includes(ip));
-    c.store.ports.set(cfg.port, { ...cfg, whitelist_ips: [...new Set(curr.concat(own))] });
+    c.store.putPort({ ...cfg, whitelist_ips: [...new Set(curr.concat(own))] });
   }
 }
 
