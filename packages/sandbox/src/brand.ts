@@ -32,6 +32,9 @@ export const NETWORK_REALM = 'zone-api sandbox proxy network';
 /**
  * The provider's account API host as its own clients have it built in (`@brightdata/sdk` 0.2.0
  * dist/esm/utils/constants.mjs 9, `@brightdata/cli` 0.3.7 dist/utils/config.js 13, `@brightdata/mcp`
- * 2.11.3 server.js 137): the origins the MSW adapter answers for the account API by default.
+ * 2.11.3 server.js 137): what the real-clients harness forwards to a sandbox.
  */
-export const PROVIDER_API_ORIGINS = ['https://api.brightdata.com', 'http://api.brightdata.com'];
+export const PROVIDER_API_HOST = 'api.brightdata.com';
+
+/** The origins of PROVIDER_API_HOST that the MSW adapter answers for the account API by default. */
+export const PROVIDER_API_ORIGINS = [`https://${PROVIDER_API_HOST}`, `http://${PROVIDER_API_HOST}`];

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROVIDER_API_HOST } from '@zone-api/sandbox';
 import { type CompletedRequest, generateCACertificate, getLocal, type Mockttp } from 'mockttp';
 
 // The provider's own npm clients (SDK, MCP server, CLI), run unmodified against a sandbox: their fixed
@@ -19,9 +20,6 @@ export {
 
 /** The preload every client process gets: undici through the proxy, and the loopback guard. */
 export const PRELOAD = fileURLToPath(new URL('./preload.cjs', import.meta.url));
-
-/** The provider's account API host, as the clients have it built in. */
-export const PROVIDER_API_HOST = 'api.brightdata.com';
 
 /**
  * Refuses to go on unless this process sits in a network namespace whose only interface is loopback
