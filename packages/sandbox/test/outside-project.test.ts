@@ -93,6 +93,15 @@ function guideFiles(): { path: string; code: string }[] {
   }));
 }
 
+/** The testing guide's node:test file: the ```ts block of the sandbox README preceded by `<!-- node-test-file: PATH -->`. */
+function nodeTestFiles(): { path: string; code: string }[] {
+  const text = readFileSync(join(repoRoot, 'packages/sandbox/README.md'), 'utf8');
+  return [...text.matchAll(/<!-- node-test-file: ([\w./-]+) -->\s*```ts\n([\s\S]*?)```/g)].map((m) => ({
+    path: m[1] as string,
+    code: m[2] as string,
+  }));
+}
+
 /** How many times the guide's suite runs in a row: 2 in CI (ZONE_API_OUTSIDE_RUNS=10 for the issue's ten), at most 20. */
 const RUNS = Math.min(20, Math.max(1, Number(process.env.ZONE_API_OUTSIDE_RUNS ?? 2)));
 
@@ -235,6 +244,57 @@ describe('README examples in a project outside the repository, from packed tarba
       expect(run.status, `${file} exit status`).toBe(0);
     }
   }, 120_000); // tsc over a whole project, then each example in its own process: beyond the default on a loaded machine
+});
+
+describe("the sandbox README's node:test example, run with node --test in the outside project", () => {
+  const files = nodeTestFiles();
+
+  it('compiles (strict, NodeNext) and passes its test under node --test', () => {
+    expect(files.map((f) => f.path)).toEqual(['node-test/balance.test.ts']);
+    for (const f of files) {
+      mkdirSync(join(project, dirname(f.path)), { recursive: true });
+      writeFileSync(join(project, f.path), f.code);
+    }
+    writeFileSync(
+      join(project, 'tsconfig.node-test.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          outDir: 'node-test-out',
+          rootDir: 'node-test',
+          skipLibCheck: true,
+          typeRoots: [join(repoRoot, 'node_modules/@types')],
+          types: ['node'],
+        },
+        include: files.map((f) => f.path),
+      }),
+    );
+    const tsc = spawnSync(
+      process.execPath,
+      [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(project, 'tsconfig.node-test.json')],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(tsc.stdout + tsc.stderr, 'tsc').toBe('');
+    expect(tsc.status).toBe(0);
+    const js = files.map((f) => join('node-test-out', f.path.replace(/^node-test\//, '').replace(/\.ts$/, '.js')));
+    const run = spawnSync(process.execPath, ['--test', '--test-reporter=tap', ...js], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, NO_COLOR: '1' },
+      timeout: 120_000,
+    });
+    const report = `${run.stdout}\n${run.stderr}`;
+    expect(run.status, report.slice(-3000)).toBe(0);
+    // node:test's TAP summary: one test, passed (a test that threw or asserted wrong is `# fail 1`).
+    expect(report).toMatch(/^# tests 1$/m);
+    expect(report).toMatch(/^# pass 1$/m);
+    expect(report).toMatch(/^# fail 0$/m);
+  }, 180_000);
 });
 
 describe("the sandbox README's testing guide, run as a suite in parallel workers in the outside project", () => {
