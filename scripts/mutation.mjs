@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// `pnpm mutation [client-core|domain] [--mutate FILE]...`: StrykerJS mutation testing of the client core
-// and the sandbox's domain, with its vitest runner (not in CI: a run takes minutes to hours on 2 cores).
+// `pnpm mutation [client-core|domain] [--mutate FILE]... [--tests GLOB]...`: StrykerJS mutation testing
+// of the client core and the sandbox's domain, with its vitest runner (not in CI: a run takes minutes to
+// hours on 2 cores). `--tests` narrows the target's vitest project to those test files (its unit tests,
+// e.g. packages/sandbox/test/domain/**): far faster, and a lower bound of the whole project's score
+// (more tests only kill more mutants).
 // Incremental: each target keeps its last results in artifacts/mutation/<target>.incremental.json, so
 // a second run tests only the mutants of code or tests that changed. The domain is large: give one
 // file at a time with --mutate (packages/sandbox/src/domain/net.ts). Reports (HTML, JSON) go to
@@ -17,12 +20,14 @@ export const targets = {
   domain: { project: 'sandbox', mutate: ['packages/sandbox/src/domain/**/*.ts'], ignoreStatic: true },
 };
 
-export async function mutation(target, files = []) {
+export async function mutation(target, files = [], tests = []) {
   const t = targets[target];
   if (!t) throw new Error(`unknown target ${target}: one of ${Object.keys(targets).join(', ')}`);
   const out = join(root, 'artifacts/mutation');
   mkdirSync(out, { recursive: true });
   process.env.ZONE_API_MUTATION_PROJECT = t.project;
+  if (tests.length) process.env.ZONE_API_MUTATION_TESTS = JSON.stringify(tests);
+  else delete process.env.ZONE_API_MUTATION_TESTS;
   const stryker = new Stryker({
     testRunner: 'vitest',
     vitest: { configFile: 'vitest.stryker.config.ts' },
@@ -31,7 +36,8 @@ export async function mutation(target, files = []) {
     coverageAnalysis: 'perTest',
     ignoreStatic: t.ignoreStatic,
     incremental: true,
-    incrementalFile: join(out, `${target}.incremental.json`),
+    // A narrowed run keeps its results apart: its survivors are not the whole project's.
+    incrementalFile: join(out, `${target}${tests.length ? '.narrowed' : ''}.incremental.json`),
     reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
     htmlReporter: { fileName: join(out, target, 'index.html') },
     jsonReporter: { fileName: join(out, target, 'mutation.json') },
@@ -48,14 +54,18 @@ export async function mutation(target, files = []) {
   const detected = (counts.Killed ?? 0) + (counts.Timeout ?? 0);
   const valid = detected + (counts.Survived ?? 0) + (counts.NoCoverage ?? 0);
   const score = valid ? (100 * detected) / valid : 0;
-  console.log(`mutation score of ${target}: ${score.toFixed(1)} % (${detected} of ${valid} detected; ${JSON.stringify(counts)})`);
+  const by = tests.length ? ` with ${tests.join(', ')}` : '';
+  console.log(`mutation score of ${target}${by}: ${score.toFixed(1)} % (${detected} of ${valid} detected; ${JSON.stringify(counts)})`);
   return score;
 }
 
 if (isMain(import.meta.url)) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { mutate: { type: 'string', multiple: true } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { mutate: { type: 'string', multiple: true }, tests: { type: 'string', multiple: true } },
+  });
   try {
-    await mutation(positionals[0] ?? 'client-core', values.mutate ?? []);
+    await mutation(positionals[0] ?? 'client-core', values.mutate ?? [], values.tests ?? []);
   } catch (e) {
     console.error(e.message);
     process.exit(1);
