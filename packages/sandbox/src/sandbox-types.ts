@@ -159,7 +159,8 @@ export interface Sandbox {
    * A new customer on this sandbox, in milliseconds (as `POST /__sandbox/accounts`): from `seed` (a
    * seed builder or a seed; the built-in one by default) with a customer id and secrets of its own. Its
    * Zones, usage, logs, clock and faults are its own; its requests go to the same APIs and network,
-   * with its token and Zone passwords; another account's token is refused as a foreign customer's.
+   * with its token and Zone passwords; another account's customer named with its token gets the 401 of a
+   * customer that does not exist (parity-account.yaml, `listActiveZones.foreignCustomer`).
    */
   createAccount(seed?: AccountSeed, options?: CreateAccountOptions): Promise<SandboxAccount>;
   /**
