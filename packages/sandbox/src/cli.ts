@@ -33,7 +33,8 @@ Usage: zone-api-sandbox [options]
   --no-traffic       neither the network nor listening ports (env ZONE_API_SANDBOX_TRAFFIC=off)
   --egress-allow L   targets beyond loopback that traffic may reach, comma-separated: *, host names,
                      .domain suffixes, IPs, ranges, subnets (env ZONE_API_SANDBOX_EGRESS_ALLOW; default
-                     none: traffic stays on this machine's loopback)
+                     none: traffic stays on this machine's loopback); \`loopback\` also opens loopback
+                     targets to clients from beyond loopback (with --host), who are refused them otherwise
   --target-ca FILE   CA certificates (PEM) the network trusts for HTTPS targets beside the system's
                      (env ZONE_API_SANDBOX_TARGET_CA), e.g. a local HTTPS service's own CA
   --print-seed       print the built-in seed as JSON (a starting point for --seed) and exit
@@ -157,6 +158,13 @@ async function main(): Promise<void> {
         : []),
       `  ports        ${JSON.stringify(sandbox.ports)}`,
       `  egress       ${egressAllow.length ? `loopback and ${egressAllow.join(', ')}` : 'loopback only (--egress-allow widens it)'}`,
+      ...(beyondLoopback
+        ? [
+            egressAllow.some((e) => e.toLowerCase() === 'loopback')
+              ? "               loopback open to clients from beyond loopback too (--egress-allow names it): they reach this machine's own services"
+              : '               loopback, for clients on this machine only (a client from beyond loopback is refused loopback targets unless --egress-allow names loopback)',
+          ]
+        : []),
       `  basic        ${c.basic.map((b) => `${b.username}:${shown(b.password)}`).join('  ') || '(none)'}   (deprecated scheme)`,
       `  zones        ${zones}`,
       `  requests     ${values.strict ? 'strict: fields the documentation does not name are refused (400)' : 'lenient: fields the documentation does not name are ignored and listed in X-Sandbox-Ignored-Fields (--strict refuses them)'}`,

@@ -116,6 +116,31 @@ export function egressAllowed(host: string, allow: readonly string[]): boolean {
   );
 }
 
+/**
+ * Whether a loopback target is refused to this client. Loopback is this machine's own services: a
+ * client on this machine reaches them, one from beyond loopback (a sandbox listening on 0.0.0.0) only
+ * when `--egress-allow` names loopback (`loopback`, `localhost`, a loopback address or range).
+ */
+export function loopbackRefused(host: string, clientIp: string, allow: readonly string[]): boolean {
+  if (isIP(clientIp) && isLoopback(clientIp)) return false;
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (!(h === 'localhost' || h.endsWith('.localhost') || (isIP(h) && isLoopback(h)))) return false;
+  const named = allow.filter((e) => e !== '*').map((e) => e.toLowerCase());
+  return !(
+    named.includes('loopback') ||
+    named.includes(h) ||
+    (isIP(h) !== 0 &&
+      ipInList(
+        h,
+        named.filter((e) => e !== 'loopback'),
+      ))
+  );
+}
+
+/** The refusal of a loopback target to a client from beyond loopback. */
+export const remoteLoopbackMessage = (clientIp: string, host: string) =>
+  `A client from ${clientIp} may not reach ${host}: loopback targets are this machine's own services, open to clients on it only; name loopback in --egress-allow to open them to remote clients`;
+
 interface Exit {
   ip: string;
   country: string;
@@ -202,6 +227,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
       throw refuse(brand, 'domain_forbidden', `Domain ${host} is not allowed for Zone ${zone.name}`);
     if (!egressAllowed(host, o.egressAllow))
       throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback targets; allow ${host} with --egress-allow`);
+    if (loopbackRefused(host, clientIp, o.egressAllow)) throw refuse(brand, 'egress_refused', remoteLoopbackMessage(clientIp, host));
     const exit = pickExit(store, brand, zone, user.options);
     const usage = { zone, clientIp, session: user.options.session ?? '', ua: r.ua, host };
     return { store, brand, exit, usage, peerHeader: { [`x-${headerBrand(brand)}-ip`]: exit.ip } };

@@ -10,7 +10,7 @@ import { listenHost } from '../free-ports.js';
 import type { SandboxCa } from './ca.js';
 import { passHeaders } from './forward.js';
 import type { Inflight } from './inflight.js';
-import { egressAllowed, type ProxyNetwork } from './network.js';
+import { egressAllowed, loopbackRefused, type ProxyNetwork, remoteLoopbackMessage } from './network.js';
 import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
 import { connectHead, respond, TunnelServer, tunnel } from './tunnel.js';
 import { extProxy, Gate } from './upstream.js';
@@ -195,6 +195,8 @@ export class PortTraffic {
         'proxy-authenticate': `Basic realm="${PORT_REALM}"`,
         [PORT_ERROR_HEADER]: 'ip_forbidden',
       });
+    // A port on another interface is no gateway to this machine's loopback for the clients it lets in.
+    if (loopbackRefused(hostname, clientIp, this.o.egressAllow)) throw portError(403, remoteLoopbackMessage(clientIp, hostname));
     const loop = this.loopOf(cfg);
     if (loop) throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; name another proxy upstream`);
     const upstream = this.upstreamOf(cfg);
