@@ -115,7 +115,7 @@ describe('a save that fails', () => {
 });
 
 describe('a journal record holds what changed, not the whole state', () => {
-  it('20 ports of 1.3 MB each: a whitelist change, an update and a delete of one port each write a record of kilobytes; a restart has them all', async () => {
+  it('20 ports of 1.3 MB each: a settings change, a ban, an update and a delete of one port each write a record of kilobytes or one port; a restart has them all', async () => {
     const dir = join(work, 'large');
     mkdirSync(dir);
     const file = join(dir, 'state.json');
@@ -129,10 +129,14 @@ describe('a journal record holds what changed, not the whole state', () => {
     try {
       const m = s.managerUrl;
       const before = records().length;
-      const wip = await raw(m, 'POST', '/api/add_whitelist_ip', { body: { ip: '10.9.8.7' } });
-      expect(wip.status, wip.text).toBe(200);
+      const settings = await raw(m, 'PUT', '/api/settings', { body: { har_limit: 2048 } });
+      expect(settings.status, settings.text).toBe(200);
       expect(records()).toHaveLength(before + 1);
       // Written whole, the 20 ports alone were 26 MB in every record.
+      expect(lastRecord().length).toBeLessThan(64 * 1024);
+      expect(lastRecord()).toContain('"har_limit":2048');
+      const ban = await raw(m, 'POST', `/api/proxies/${base + 1}/banip`, { body: { ip: '10.9.8.7' } });
+      expect(ban.status, ban.text).toBe(204);
       expect(lastRecord().length).toBeLessThan(64 * 1024);
       expect(lastRecord()).toContain('10.9.8.7');
       const updated = await raw(m, 'PUT', `/api/proxies/${base + 3}`, { body: { proxy: { country: 'us' } } });
@@ -156,7 +160,8 @@ describe('a journal record holds what changed, not the whole state', () => {
       const ports = again.state().manager.ports;
       expect(ports).toHaveLength(19);
       expect(ports.find((p) => p.port === base + 3)?.country).toBe('us');
-      expect(again.state().manager.settings.www_whitelist_ips).toContain('10.9.8.7');
+      expect(again.state().manager.settings.har_limit).toBe(2048);
+      expect(again.state().manager.bans.map((b) => b.ip)).toContain('10.9.8.7');
     } finally {
       await again.close();
     }
