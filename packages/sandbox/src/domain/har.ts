@@ -56,6 +56,8 @@ export interface Exchange {
   clientIp: string;
   protocol: 'http' | 'https';
   harLimit: number;
+  /** The port's rules that ran for the request (traffic/rules.ts). */
+  rules?: Record<string, unknown>[];
 }
 
 const headerList = (h: Record<string, string | string[] | undefined>) =>
@@ -156,7 +158,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       super_proxy: x.upstream,
       username: x.username,
       remote_address: x.clientIp,
-      rules: [],
+      rules: x.rules ?? [],
     },
     startedDateTime: new Date(x.started).toISOString(),
     time: x.time,

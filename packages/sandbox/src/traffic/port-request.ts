@@ -8,6 +8,7 @@ import type { ProxyPortConfig } from '../domain/types.js';
 import { StreamedBody } from './body.js';
 import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
 import type { ProxyNetwork } from './network.js';
+import { answerByRule, withRules } from './rules.js';
 import { connectHead, connectVia, relay } from './tunnel.js';
 import type { Gate } from './upstream.js';
 
@@ -23,6 +24,8 @@ export interface PortRequest {
   /** The client's User-Agent (the network's request log records it). */
   ua: string;
   session: string;
+  /** The port's session for its next request (after a rule took a new one). */
+  nextSession?: () => string;
   upstream: { host: string; port: number; authorization?: string };
   /** The upstream username for a session, and the password beside it. */
   login: (session: string) => { username: string; password: string };
@@ -133,34 +136,46 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
       );
     headers[h.name.toLowerCase()] = h.value;
   }
-  const {
-    answer: res,
-    peer,
-    session,
-  } = await throughUpstream(
-    ctx,
-    { host: url.hostname, authority: url.host },
-    (session) =>
-      ctx.network && url.protocol === 'http:'
-        ? ctx.network.request(
-            { ...ctx.login(session), clientIp: upstream.host, hostname: url.hostname, port: Number(url.port) || 80, ua: ctx.ua },
-            { method: request.method as string, url, headers, body: body.open() },
-          )
-        : forward({
-            method: request.method as string,
-            url,
-            headers,
-            body: body.open(),
-            via: { ...upstream, authorization: authorization(ctx, session) },
-            ca: ctx.targetCa,
-            insecure: cfg.insecure === true,
-          }),
-    // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
-    (r) => peerOf(r.headers) ?? peerOf(r.connectHeaders),
-    (r) => r.body.destroy(),
+  // The port's rules (rules.ts) may send the request again, or answer in the upstream's place.
+  const ruled = await withRules(ctx, url.href, (attempt) =>
+    throughUpstream(
+      attempt,
+      { host: url.hostname, authority: url.host },
+      (session) =>
+        ctx.network && url.protocol === 'http:'
+          ? ctx.network.request(
+              { ...ctx.login(session), clientIp: upstream.host, hostname: url.hostname, port: Number(url.port) || 80, ua: ctx.ua },
+              { method: request.method as string, url, headers, body: body.open() },
+            )
+          : forward({
+              method: request.method as string,
+              url,
+              headers,
+              body: body.open(),
+              via: { ...upstream, authorization: authorization(ctx, session) },
+              ca: ctx.targetCa,
+              insecure: cfg.insecure === true,
+            }),
+      // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
+      (r) => peerOf(r.headers) ?? peerOf(r.connectHeaders),
+      (r) => r.body.destroy(),
+    ),
   );
   const x = exchange(request.method as string, url.href);
+  x.rules = ruled.rules;
   x.requestHeaders = passHeaders(headers);
+  if ('byRule' in ruled) {
+    // Answered without sending the body: what the client sends of it is read and dropped.
+    body.finish();
+    x.requestBody = body.kept;
+    x.requestSize = body.bytes;
+    x.outBw = requestBytes(request, body.bytes);
+    x.answered = now() - started;
+    answerByRule(ruled.byRule, response, x);
+    x.time = now() - started;
+    return log(x);
+  }
+  const { answer: res, peer, session } = ruled.sent;
   x.status = res.status;
   x.statusText = res.statusText;
   x.responseHeaders = res.headers;

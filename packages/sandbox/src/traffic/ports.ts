@@ -212,6 +212,7 @@ export class PortTraffic {
       port,
       clientIp,
       session,
+      nextSession: () => this.session(cfg, clientIp),
       ua: String(request.headers['user-agent'] ?? ''),
       upstream,
       login: (session) => ({ username: userFor(session), password }),

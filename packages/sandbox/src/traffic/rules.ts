@@ -1,0 +1,329 @@
+import type { ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import type { Exchange } from '../domain/har.js';
+import type { Store } from '../domain/state.js';
+import type { PortRequest } from './port-request.js';
+
+// A port's `rules` applied to its requests, as the real local proxy manager 1.570.247 applies them
+// (@luminati-io/luminati-proxy, lib/rules.js; the trigger a rule's fields stand for: util/rules_util.js
+// 99-160). A rule names a trigger (`trigger_type` with `status`, `body`, `url`, `min_req_time`,
+// `max_req_time`) and an action (`action: {ban_ip: ms, retry: true, …}`). Rules run in three places: before
+// the request is sent (a rule with no condition on the answer), once the answer's head arrived (status,
+// request time), once its body arrived (body). What the sandbox does not apply, and why, is listed in the
+// sandbox README ("Rules").
+
+type Json = Record<string, unknown>;
+
+/** When a rule runs (the real manager's `type`, util/rules_util.js 113-160). */
+export type RuleType = 'before_send' | 'timeout' | 'after_hdr' | 'after_body';
+
+/** What a trigger is tested on (the real manager's `opt`, lib/rules.js 63, 120, 163). */
+interface TriggerInput {
+  url: string;
+  domain?: string;
+  status?: number | string;
+  body?: string;
+  timePassed?: number;
+}
+
+export interface PortRule {
+  /** The rule as the port's configuration holds it (the log lists it so). */
+  rule: Json;
+  action: Json;
+  type: RuleType;
+  active: boolean;
+  test(input: TriggerInput): boolean;
+  /** Tested before a request was sent: the real manager then gives the rule an empty `url` when it had none (lib/rules.js 74), which its log shows. */
+  urlDefaulted?: boolean;
+}
+
+/** Actions a rule only runs before a request is sent, and triggers that can be tested then (util/rules_util.js 48-110). */
+const PRE_ACTIONS = new Set(['retry_same', 'retry', 'retry_port', 'null_response', 'timeout_response', 'bypass_proxy', 'cache', 'direct']);
+const PRE_TRIGGERS = new Set(['url', 'min_conn_time', 'min_req_time']);
+
+/**
+ * A regular expression of a rule's field, tested on a value as the real manager's generated trigger
+ * tests it (`new RegExp(String.raw`…`).test(value)`): unanchored, on the value as a string
+ * (`"undefined"` when there is none). An invalid expression never matches (the real trigger throws and
+ * counts as not matching: lib/rules.js 399-404).
+ */
+function matcher(pattern: unknown): (value: unknown) => boolean {
+  let re: RegExp | undefined;
+  try {
+    re = new RegExp(String(pattern));
+  } catch {
+    return () => false;
+  }
+  return (value) => (re as RegExp).test(String(value));
+}
+
+/** The condition and type the real manager derives from a rule's fields (util/rules_util.js 113-160). */
+function triggerOf(r: Json): { type: RuleType; test: (o: TriggerInput) => boolean } {
+  const pre = PRE_ACTIONS.has(String(r.action_type)) && PRE_TRIGGERS.has(String(r.trigger_type));
+  let type: RuleType = 'before_send';
+  let cond: (o: TriggerInput) => boolean = () => true;
+  if (pre && (r.min_req_time || r.min_conn_time)) type = 'timeout';
+  else if (!pre && r.status) {
+    const m = matcher(r.status);
+    cond = (o) => m(o.status);
+    type = 'after_hdr';
+  } else if (!pre && r.max_req_time) {
+    const max = Number(r.max_req_time);
+    cond = (o) => !((o.timePassed ?? 0) > max);
+    type = 'after_hdr';
+  } else if (!pre && r.min_req_time) {
+    const min = Number(r.min_req_time);
+    cond = (o) => !((o.timePassed ?? 0) < min);
+    type = 'after_hdr';
+  } else if (!pre && r.body) {
+    const m = matcher(r.body);
+    cond = (o) => m(o.body);
+    type = 'after_body';
+  }
+  if (r.url) {
+    const m = matcher(r.url);
+    const onDomain = Boolean(r.domain);
+    const before = cond;
+    cond = (o) => before(o) && m(onDomain ? o.domain : o.url);
+  }
+  return { type, test: cond };
+}
+
+/** Rules that retry run after the others, those that retry on another port last (lib/rules.js 34-44). */
+const priority = (action: Json) => (action.retry ? 1 : action.retry_port ? 2 : 0);
+
+const compiled = new WeakMap<object, PortRule[]>();
+
+/** A port's rules, ready to test (once per configuration). Anything but a list of objects is no rule (lib/config.js 193-198). */
+export function portRules(rules: unknown): PortRule[] {
+  if (!Array.isArray(rules) || rules.length === 0) return [];
+  const known = compiled.get(rules);
+  if (known) return known;
+  const out = rules
+    .filter((r): r is Json => typeof r === 'object' && r !== null && !Array.isArray(r))
+    .map((rule) => {
+      const action = typeof rule.action === 'object' && rule.action !== null ? (rule.action as Json) : {};
+      return { rule, action, active: rule.active !== false, ...triggerOf(rule) };
+    })
+    .sort((a, b) => priority(a.action) - priority(b.action));
+  compiled.set(rules, out);
+  return out;
+}
+
+/** Whether a port's rules need the whole body of an answer before it is handed on (lib/rules.js 181-186). */
+export const needsBody = (rules: PortRule[]) => rules.some((r) => r.active && r.type === 'after_body');
+
+/** What a rule decided: hand the answer on, send the request again (with a new session unless `same`), or answer in its place. */
+export type Outcome =
+  | { kind: 'pass' }
+  | { kind: 'retry'; same: boolean }
+  | { kind: 'answer'; status: number; statusText: string; headers: Record<string, string>; body: string };
+
+const PASS: Outcome = { kind: 'pass' };
+
+/** The body of a timeout rule's answer (lib/consts.js 12, lib/router.js 85-104). */
+const TIMEOUT_BODY = 'Timeout rule triggered';
+
+/** What a rule's action does to the port: ban an exit peer (for `ms`, 0 = until lifted; on a domain or all of them), take a new session. */
+export interface RuleEffects {
+  ban(ip: string, ms: number, domain: string | null): void;
+  newSession(): void;
+}
+
+/** The effects on a port of the sandbox's store: its ban list, its session counter (the real `refresh_sessions`, `replace_session`). */
+export function storeEffects(store: Store, port: number, now: () => number): RuleEffects {
+  return {
+    ban: (ip, ms, domain) => store.addBan({ port, ip, domain, to: ms > 0 ? now() + ms : 0 }),
+    newSession: () => {
+      const key = String(port);
+      store.manager.sessions[key] = (store.manager.sessions[key] ?? 0) + 1;
+    },
+  };
+}
+
+/** A domain as the real manager takes it from a URL for a per-domain ban (lib/util.js 290-294). */
+function domainOf(url: string): string {
+  return /^(?:https?:\/\/)?(?:[^@\n]+@)?(?:www\.)?([^:/\n?]+)/i.exec(url)?.[1] ?? '';
+}
+
+/** How many times an action lets a request be sent again (lib/rules.js 220-230). */
+function retries(action: Json): number {
+  const r = action.retry;
+  let n = Number(r === 'true' ? true : r === 'false' ? false : r) || 0;
+  if (n > 3) n = 3;
+  if (action.retry_port) n = 20;
+  if (action.retries) n = Number(action.retries) || 0;
+  return n;
+}
+
+/**
+ * The rules of one request, its retries included: which rules ran (the log lists them, without their
+ * trigger), how many times it was sent again.
+ */
+export class RuleRun {
+  readonly executed = new Set<PortRule>();
+  retried = 0;
+
+  constructor(
+    private readonly rules: PortRule[],
+    private readonly effects: RuleEffects,
+  ) {}
+
+  /** The rules that ran, as the request's log entry lists them (lib/context.js 269-276). */
+  logged(): Json[] {
+    return [...this.executed].map((r) => {
+      const { trigger_code, ...rule } = r.rule;
+      // A rule with its own code keeps its own type; another is given the one derived from its fields (lib/rules.js 28-33).
+      return { ...rule, ...(r.urlDefaulted && !rule.url ? { url: '' } : {}), type: rule.type && trigger_code ? rule.type : r.type };
+    });
+  }
+
+  /** Before the request is sent: the first rule of its kind whose trigger matches decides (lib/rules.js 59-109). */
+  before(url: string): Outcome {
+    for (const r of this.rules) {
+      if (!r.active || r.type !== 'before_send') continue;
+      r.urlDefaulted = true;
+      if (!r.test({ url, domain: url })) continue;
+      return this.act(r, { url }, undefined);
+    }
+    return PASS;
+  }
+
+  /** Once the answer's head arrived (lib/rules.js 110-130). */
+  afterHead(o: { url: string; status: number; timePassed: number; peer: string | null }): Outcome {
+    return this.after('after_hdr', o);
+  }
+
+  /** Once the answer's body arrived (lib/rules.js 131-173): the body as text, decoded as its `content-encoding` says. */
+  afterBody(o: { url: string; status: number; timePassed: number; peer: string | null; body: Buffer; encoding?: string }): Outcome {
+    let text: string;
+    try {
+      text = decode(o.body, o.encoding);
+    } catch {
+      return PASS;
+    }
+    return this.after('after_body', { ...o, body: text });
+  }
+
+  private after(type: RuleType, o: TriggerInput & { peer: string | null }): Outcome {
+    for (const r of this.rules) {
+      if (!r.active || r.type !== type) continue;
+      // A rule that ran once for this request does not run again on its retry, but for one that retries (lib/context.js 277-283).
+      if (this.executed.has(r) && !r.action.retry && !r.action.cache) continue;
+      if (!r.test(o)) continue;
+      const out = this.act(r, o, o.peer);
+      if (out.kind !== 'pass') return out;
+    }
+    return PASS;
+  }
+
+  /** A rule's action (lib/rules.js 258-360). `peer` is undefined before an answer. */
+  private act(r: PortRule, o: TriggerInput, peer: string | null | undefined): Outcome {
+    const a = r.action;
+    this.executed.add(r);
+    if (a.timeout_response)
+      return {
+        kind: 'answer',
+        status: 504,
+        statusText: 'Proxy manager tunnel timeout',
+        headers: { 'content-type': 'text/html', 'content-length': String(TIMEOUT_BODY.length) },
+        body: TIMEOUT_BODY,
+      };
+    if (a.null_response) return { kind: 'answer', status: 200, statusText: 'NULL', headers: {}, body: '' };
+    if (peer !== undefined) {
+      if (a.ban_ip !== undefined && a.ban_ip !== null && peer) {
+        this.effects.ban(peer, Number(a.ban_ip) || 0, null);
+        this.effects.newSession();
+      }
+      // The real manager bans a global ban on the ports it is given, and it is given none (lib/manager.js
+      // 605-611 called from lib/mixins/mgr_proxy.js 104-106 without ports): only the session is replaced.
+      if (a.ban_ip_global !== undefined && a.ban_ip_global !== null) this.effects.newSession();
+      if (a.ban_ip_domain !== undefined && a.ban_ip_domain !== null && peer) {
+        this.effects.ban(peer, Number(a.ban_ip_domain) || 0, domainOf(o.url));
+        this.effects.newSession();
+      }
+    }
+    // Not applied offline (see the README): another port's waterfall, a request to another URL.
+    if (a.request_url || a.retry_port) return PASS;
+    if (this.retried >= retries(a)) return PASS;
+    this.retried++;
+    const same = Boolean(a.retry_same);
+    if (!same) this.effects.newSession();
+    return { kind: 'retry', same };
+  }
+}
+
+function decode(body: Buffer, encoding: string | undefined): string {
+  const e = (encoding ?? '').trim().toLowerCase();
+  if (e === 'gzip' || e === 'x-gzip') return gunzipSync(body).toString('utf8');
+  if (e === 'deflate') return inflateSync(body).toString('utf8');
+  if (e === 'br') return brotliDecompressSync(body).toString('utf8');
+  return body.toString('utf8');
+}
+
+/** An upstream's answer as a rule reads it. */
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/** A request a rule sends again at most this often, whatever its `retries` (a rule matching every answer would otherwise loop a billion times). */
+const MAX_RULE_RETRIES = 100;
+
+/**
+ * A port's request with its rules applied around `send` (one attempt through the upstream, with the
+ * session of `attempt`): before it is sent, once the answer's head and (for body rules) its body arrived.
+ * The answer to hand on (its body whole when a rule read it), or the one a rule gives in its place; with
+ * the rules that ran, for the log.
+ */
+export async function withRules<T extends Answer, S extends { answer: T; peer: string | null; session: string }>(
+  ctx: PortRequest,
+  url: string,
+  send: (attempt: PortRequest) => Promise<S>,
+): Promise<{ sent: S; rules: Json[] } | { byRule: Extract<Outcome, { kind: 'answer' }>; rules: Json[] }> {
+  const rules = portRules(ctx.cfg.rules);
+  if (!rules.length) return { sent: await send(ctx), rules: [] };
+  const run = new RuleRun(rules, storeEffects(ctx.store, ctx.port, ctx.now));
+  let attempt = ctx;
+  const again = (o: { same: boolean }, session: string): PortRequest => ({
+    ...ctx,
+    session: o.same ? session : (ctx.nextSession?.() ?? `${session}_r${run.retried}`),
+  });
+  for (;;) {
+    const before = run.retried < MAX_RULE_RETRIES ? run.before(url) : PASS;
+    if (before.kind === 'answer') return { byRule: before, rules: run.logged() };
+    if (before.kind === 'retry') {
+      attempt = again(before, attempt.session);
+      continue;
+    }
+    const sent = await send(attempt);
+    const { answer, peer } = sent;
+    const seen = { url, status: answer.status, timePassed: ctx.now() - ctx.started, peer };
+    let out = run.retried < MAX_RULE_RETRIES ? run.afterHead(seen) : PASS;
+    if (out.kind === 'pass' && needsBody(rules) && run.retried < MAX_RULE_RETRIES) {
+      // The real manager reads the whole body too before such a rule (lib/mixins/server_handle.js 214-231).
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer.body) chunks.push(Buffer.from(chunk as Buffer));
+      const whole = Buffer.concat(chunks);
+      answer.body = Readable.from([whole]);
+      out = run.afterBody({ ...seen, body: whole, encoding: answer.headers['content-encoding'] });
+    }
+    if (out.kind === 'pass') return { sent, rules: run.logged() };
+    answer.body.destroy();
+    if (out.kind === 'answer') return { byRule: out, rules: run.logged() };
+    attempt = again(out, sent.session);
+  }
+}
+
+/** The answer a rule gives in the upstream's place (a null or timeout response: lib/router.js 16-24, 85-104), written and logged in `x`. */
+export function answerByRule(a: Extract<Outcome, { kind: 'answer' }>, response: ServerResponse, x: Exchange): void {
+  x.status = a.status;
+  x.statusText = a.statusText;
+  x.responseHeaders = a.headers;
+  x.responseBody = Buffer.from(a.body);
+  response.writeHead(a.status, a.statusText, a.headers);
+  response.end(a.body);
+  x.inBw = Buffer.byteLength(a.body);
+}
