@@ -17,12 +17,14 @@ export declare const operations: {
   readonly deleteProxies: { readonly method: "POST"; readonly path: "/api/proxies/delete"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
   readonly deleteProxy: { readonly method: "DELETE"; readonly path: "/api/proxies/{port}"; readonly idempotent: true; readonly changesState: true; readonly success: { readonly "204": readonly [] } };
   readonly enableSsl: { readonly method: "POST"; readonly path: "/api/enable_ssl"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly getAllCarriers: { readonly method: "GET"; readonly path: "/api/all_carriers"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getAllLocations: { readonly method: "GET"; readonly path: "/api/all_locations"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getBanList: { readonly method: "GET"; readonly path: "/api/banlist/{port}"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getConnection: { readonly method: "GET"; readonly path: "/api/conn"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getConsts: { readonly method: "GET"; readonly path: "/api/consts"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getDefaults: { readonly method: "GET"; readonly path: "/api/defaults"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getGeneralLogs: { readonly method: "GET"; readonly path: "/api/general_logs"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly getLanguageResources: { readonly method: "GET"; readonly path: "/api/i18n"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getLatestVersion: { readonly method: "GET"; readonly path: "/api/last_version"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getLogs: { readonly method: "GET"; readonly path: "/api/logs"; readonly idempotent: true; readonly changesState: false; readonly pagination: { readonly style: "offset"; readonly offset: "skip"; readonly limit: "limit"; readonly items: "/log/entries"; readonly total: "/total" }; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getLogsReset: { readonly method: "GET"; readonly path: "/api/logs_reset"; readonly idempotent: true; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
@@ -70,12 +72,14 @@ export type OperationId =
   | 'deleteProxies'
   | 'deleteProxy'
   | 'enableSsl'
+  | 'getAllCarriers'
   | 'getAllLocations'
   | 'getBanList'
   | 'getConnection'
   | 'getConsts'
   | 'getDefaults'
   | 'getGeneralLogs'
+  | 'getLanguageResources'
   | 'getLatestVersion'
   | 'getLogs'
   | 'getLogsReset'
@@ -253,6 +257,19 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    */
   enableSsl: M['enableSsl'];
   /**
+   * List the mobile carriers a port can target
+   *
+   * The carriers the port form offers for `carrier` targeting, each `{value, label}`; the real manager
+   * asks the provider's cloud for them and answers `[]` when the cloud answers with an error. Offline
+   * (no name resolution) the real manager answers `500` with the text `Server error: getaddrinfo …`
+   * (observed).
+   * The real manager's own web interface calls it when it starts; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 132 and 658-671; src/pub/app.js 164-168 and src/pub/proxy_edit/targeting.js 47-51 (the interface reads `value` and `label`).
+   *
+   * `GET /api/all_carriers` · operationId `getAllCarriers` · reference: `@zone-api/spec/docs/manager.html#operation/getAllCarriers` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
+   */
+  getAllCarriers: M['getAllCarriers'];
+  /**
    * Get the locations a port can target
    *
    * Countries, regions, cities, ASNs and carriers a port can target. The real manager answers them from a file of its package, so offline too.
@@ -313,6 +330,19 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `GET /api/general_logs` · operationId `getGeneralLogs` · reference: `@zone-api/spec/docs/manager.html#operation/getGeneralLogs` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getGeneralLogs: M['getGeneralLogs'];
+  /**
+   * Get the web interface's translations
+   *
+   * The translations of the web interface's texts, by language code (`ru`, `zh-hans`; the manager
+   * drops any other), each mapping an English text to its translation. The real manager fetches them
+   * from the provider's cloud and caches them; offline it answers `500` with the text
+   * `Server error: no_lpm_f_conn` (observed). The interface shows its English texts without them.
+   * The real manager's own web interface calls it when it starts; the provider's documentation does not list it (observed on 1.570.247).
+   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 154, lib/manager.js 197-211 and 1063-1068; src/pub/app.js 169-177 and src/pub/common/i18n.js 72-76.
+   *
+   * `GET /api/i18n` · operationId `getLanguageResources` · reference: `@zone-api/spec/docs/manager.html#operation/getLanguageResources` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
+   */
+  getLanguageResources: M['getLanguageResources'];
   /**
    * Get the latest published versions
    *

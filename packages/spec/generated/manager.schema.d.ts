@@ -1086,6 +1086,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/all_carriers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the mobile carriers a port can target
+         * @description The carriers the port form offers for `carrier` targeting, each `{value, label}`; the real manager
+         *     asks the provider's cloud for them and answers `[]` when the cloud answers with an error. Offline
+         *     (no name resolution) the real manager answers `500` with the text `Server error: getaddrinfo …`
+         *     (observed).
+         *     The real manager's own web interface calls it when it starts; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 132 and 658-671; src/pub/app.js 164-168 and src/pub/proxy_edit/targeting.js 47-51 (the interface reads `value` and `label`).
+         */
+        get: operations["getAllCarriers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/i18n": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the web interface's translations
+         * @description The translations of the web interface's texts, by language code (`ru`, `zh-hans`; the manager
+         *     drops any other), each mapping an English text to its translation. The real manager fetches them
+         *     from the provider's cloud and caches them; offline it answers `500` with the text
+         *     `Server error: no_lpm_f_conn` (observed). The interface shows its English texts without them.
+         *     The real manager's own web interface calls it when it starts; the provider's documentation does not list it (observed on 1.570.247).
+         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 154, lib/manager.js 197-211 and 1063-1068; src/pub/app.js 169-177 and src/pub/common/i18n.js 72-76.
+         */
+        get: operations["getLanguageResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2408,10 +2458,23 @@ export interface components {
             type?: string;
             /** @description The error's message. */
             message?: string;
-            /** @description The stack trace. */
-            stack?: string;
+            /** @description The stack trace; `null` when the error had none (the web interface sends it so for an answer it could not read, observed). */
+            stack?: string | null;
             /** @description Any JSON value the interface adds (not documented). */
             context?: unknown;
+        };
+        /** @description Mobile carriers a port can target (observed, `GET /api/all_carriers`). */
+        CarrierList: {
+            /** @description The carrier's id, as a port's `carrier` takes it. */
+            value?: string;
+            /** @description The carrier's name. */
+            label?: string;
+        }[];
+        /** @description The web interface's translations by language code, each an English text to its translation (observed, `GET /api/i18n`). */
+        LanguageResources: {
+            [key: string]: {
+                [key: string]: string;
+            };
         };
     };
     responses: {
@@ -4014,6 +4077,54 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getAllCarriers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The carriers (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CarrierList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getLanguageResources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The translations by language (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LanguageResources"];
                 };
             };
             400: components["responses"]["BadRequest"];

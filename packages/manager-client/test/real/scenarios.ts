@@ -219,6 +219,8 @@ export const scenarios: Scenario[] = [
   { id: 'getTlsWarning', operationId: 'getTlsWarning', run: ({ client }) => client.getTlsWarning() },
   { id: 'getLogsSuggestions', operationId: 'getLogsSuggestions', run: ({ client }) => client.getLogsSuggestions() },
   { id: 'getAllLocations', operationId: 'getAllLocations', run: ({ client }) => client.getAllLocations() },
+  { id: 'getAllCarriers', operationId: 'getAllCarriers', run: ({ client }) => client.getAllCarriers() },
+  { id: 'getLanguageResources', operationId: 'getLanguageResources', run: ({ client }) => client.getLanguageResources() },
   { id: 'getSessions', operationId: 'getSessions', run: ({ client }) => client.getSessions({ params: { path: { port: PORT } } }) },
   {
     id: 'getSessions.unknownPort',

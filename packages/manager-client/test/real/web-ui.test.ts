@@ -157,4 +157,23 @@ describe('ports, logs and reports as the web interface uses them', () => {
     });
     await pair.same(() => ['POST', '/api/perr'], { status: 200, body: 'OK' });
   });
+
+  it('perr: a report whose stack is null, as the interface sends one for an answer it could not read, is answered OK', async () => {
+    await pair.same(() => ['POST', '/api/perr', { type: 'fe_warn', message: 'Not Found', stack: null, context: 'app.App' }], {
+      status: 200,
+      media: 'text/html',
+      body: 'OK',
+    });
+  });
+
+  it('all_carriers and i18n: offline the real manager answers 500 (it asks its cloud); the sandbox answers as online, with none', async () => {
+    const [carriers, carriersSbx] = await pair.both(() => ['GET', '/api/all_carriers']);
+    expect(carriers).toMatchObject({ status: 500, media: 'text/html', body: expect.stringMatching(/^Server error: getaddrinfo/) });
+    expect(carriersSbx).toEqual({ status: 200, media: 'application/json', body: [] });
+    valid('/api/all_carriers', 'get', carriersSbx);
+    const [i18n, i18nSbx] = await pair.both(() => ['GET', '/api/i18n']);
+    expect(i18n).toEqual({ status: 500, media: 'text/html', body: 'Server error: no_lpm_f_conn' });
+    expect(i18nSbx).toEqual({ status: 200, media: 'application/json', body: {} });
+    valid('/api/i18n', 'get', i18nSbx);
+  });
 });

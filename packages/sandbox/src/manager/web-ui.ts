@@ -151,6 +151,10 @@ export function webUiHandlers(c: ManagerContext) {
       return { body: { ports: [...out.ports], status_codes: [...out.status_codes], protocols: [...out.protocols] } };
     },
     getAllLocations: () => ({ body: locations() }),
+    // The carriers the provider's cloud would list: the sandbox's seed names none (its locations have no carriers either).
+    getAllCarriers: () => ({ body: [] }),
+    // The provider's translations of the web interface: the sandbox has none, and the interface shows its English texts.
+    getLanguageResources: () => ({ body: {} }),
     getSessions: (ctx) => {
       // Looked up as a key (web_api.js 508-514): `abc` names none.
       if (![...store.ports.keys()].some((k) => String(k) === String(ctx.params.port)))
