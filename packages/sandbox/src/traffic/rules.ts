@@ -136,8 +136,7 @@ export function storeEffects(store: Store, port: number, now: () => number): Rul
   return {
     ban: (ip, ms, domain) => store.addBan({ port, ip, domain, to: ms > 0 ? now() + ms : 0 }),
     newSession: () => {
-      const key = String(port);
-      store.manager.sessions[key] = (store.manager.sessions[key] ?? 0) + 1;
+      store.nextSession(port);
     },
   };
 }
