@@ -205,3 +205,28 @@ describe('deleting and banning', () => {
     expect([bad.status, bad.text]).toEqual([500, 'Server Error']);
   });
 });
+
+describe('settings', () => {
+  it('converted as the real manager converts them, form and text bodies read, invalid whitelist entries dropped; values it would answer outside the spec refused', async () => {
+    const settings = () => t.sandbox.state().manager.settings as unknown as Record<string, unknown>;
+    expect(
+      (await send('PUT', '/api/settings', { body: { request_stats: 'false', logs: '5', har_limit: '100', unknown_field: 1 } })).status,
+    ).toBe(200);
+    expect(settings()).toMatchObject({ request_stats: false, logs: 5, har_limit: 100 });
+    expect((await send('PUT', '/api/settings', { text: 'har_limit=200&logs=3&request_stats=true', headers: FORM })).status).toBe(200);
+    expect(settings()).toMatchObject({ request_stats: true, logs: 3, har_limit: 200 });
+    expect((await send('PUT', '/api/settings', { body: { logs: true } })).json()).toMatchObject({ logs: 1 });
+    expect((await send('PUT', '/api/settings', { text: 'hello', headers: { 'content-type': 'text/plain' } })).status).toBe(200);
+    expect(settings()).toMatchObject({ logs: 1, har_limit: 200 });
+    const wl = await send('PUT', '/api/settings', { body: { whitelist_ips: ['300.1.1.1', '10.1.1.1', '127.0.0.1', '10.9.1.5/16'] } });
+    expect(wl.json()).toMatchObject({ whitelist_ips: ['10.1.1.1', '10.9.0.0/16'] });
+    expect((await send('PUT', '/api/settings', { body: { www_whitelist_ips: ['not-an-ip'] } })).json()).toMatchObject({
+      www_whitelist_ips: ['not-an-ip'],
+    });
+    for (const body of [{ zone: 7 }, { zone: '' }, { logs: 'abc' }, { har_limit: 'abc' }, { request_stats: 7 }]) {
+      const r = await send('PUT', '/api/settings', { body });
+      expect([r.status, r.text], JSON.stringify(body)).toEqual([400, expect.stringContaining(`body.${Object.keys(body)[0]}`)]);
+    }
+    await send('PUT', '/api/settings', { body: { www_whitelist_ips: [], whitelist_ips: [] } });
+  });
+});

@@ -258,6 +258,45 @@ describe('the admin whitelist', () => {
   });
 });
 
+describe('settings', () => {
+  const pick = (r: Reply) => {
+    const b = r.body as Record<string, unknown>;
+    return {
+      status: r.status,
+      logs: b.logs,
+      har_limit: b.har_limit,
+      request_stats: b.request_stats,
+      whitelist_ips: b.whitelist_ips,
+      www_whitelist_ips: b.www_whitelist_ips,
+    };
+  };
+  it('strings for numbers and booleans converted, form and text bodies read, invalid whitelist entries dropped, the admin whitelist as given', async () => {
+    await same(
+      s,
+      () => ['PUT', '/api/settings', { request_stats: 'false', logs: '5', har_limit: '100', unknown_field: 1 }],
+      { status: 200 },
+      pick,
+    );
+    await same(s, () => ['PUT', '/api/settings', 'har_limit=200&logs=3&request_stats=true', FORM], { status: 200 }, pick);
+    await same(s, () => ['PUT', '/api/settings', { logs: true }], { status: 200 }, pick);
+    await same(s, () => ['PUT', '/api/settings', 'hello', 'text/plain'], { status: 200 }, pick);
+    const real = await same(
+      s,
+      () => ['PUT', '/api/settings', { whitelist_ips: ['300.1.1.1', '10.1.1.1', '127.0.0.1', '10.9.1.5/16'] }],
+      { status: 200 },
+      pick,
+    );
+    expect(pick(real).whitelist_ips).toEqual(['10.1.1.1', '10.9.0.0/16']);
+    await same(s, () => ['PUT', '/api/settings', { www_whitelist_ips: ['not-an-ip'] }], { status: 200 }, pick);
+    await same(
+      s,
+      () => ['PUT', '/api/settings', { www_whitelist_ips: [], whitelist_ips: [], logs: 1000, har_limit: 1024 }],
+      { status: 200 },
+      pick,
+    );
+  });
+});
+
 /** A text answer with the sandbox's port number taken back to the real one's. */
 function portless(r: Reply): Reply {
   return typeof r.body === 'string' ? { ...r, body: r.body.replace(String(25999 + SHIFT), '25999') } : r;

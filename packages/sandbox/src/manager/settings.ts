@@ -1,10 +1,38 @@
 import { HAR_LIMITS } from '../domain/har.js';
-import { isWhitelistEntry } from '../domain/net.js';
+import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
 import { badRequest, HttpError } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
+import { coerceUpdate, type FieldTypes } from './port-config.js';
 import { defaultWhitelistChanged } from './users-access.js';
 
 // Settings: the manager's own settings (default Zone, whitelists, logging).
+
+/**
+ * The types the real manager converts settings to before it applies them (util/lpm_api_models.js
+ * 106-166, `manager_fields`, as lib/util.js 714-724 names them: arrays as `object`), for the fields the
+ * sandbox applies. `zone` is not among them: it is stored as given.
+ */
+const SETTINGS_FIELD_TYPES: FieldTypes = {
+  whitelist_ips: 'object',
+  www_whitelist_ips: 'object',
+  logs: 'number',
+  har_limit: 'number',
+  request_stats: 'boolean',
+  logs_settings: 'object',
+};
+
+/** `[...new Set(value)]`: a list's distinct entries; a string's distinct characters, as the real manager spreads it. */
+const listOf = (value: unknown): string[] =>
+  typeof value === 'string' || Array.isArray(value) ? [...new Set(value as Iterable<string>)] : [];
+
+/** A whitelist entry as its network address (`10.9.1.5/16` is `10.9.0.0/16`, a /32 without its mask); none for an invalid one. */
+function networkOf(entry: unknown): string | undefined {
+  if (typeof entry !== 'string' || !/^[0-9.]+(\/[0-9]{1,2})?$/.test(entry)) return undefined;
+  const range = ipv4Range(entry);
+  if (!range) return undefined;
+  const bits = entry.includes('/') ? Number(entry.split('/')[1]) : 32;
+  return bits === 32 ? intToIpv4(range[0]) : `${intToIpv4(range[0])}/${bits}`;
+}
 
 export function settingsHandlers(c: ManagerContext) {
   const { store, m, log, options } = c;
@@ -38,51 +66,78 @@ export function settingsHandlers(c: ManagerContext) {
     getSettings: () => ({ body: settingsView() }),
 
     updateSettings: (ctx) => {
-      const b = ctx.body as {
-        zone?: string;
-        www_whitelist_ips?: string[];
-        whitelist_ips?: string[];
-        logs?: boolean | number;
-        har_limit?: number;
-        request_stats?: boolean;
-        logs_settings?: object | null;
-      };
+      // The real manager reads the body without checking it (lib/mixins/web_api.js 767-809): no object
+      // (a text body) changes nothing; the fields it knows are converted to their types first
+      // (lib/middleware.js 132-139, the types of util/lpm_api_models.js 106-166); then each field it
+      // acts on is applied as given, and any other is ignored (lib/mixins/mgr_config.js 97-198).
+      const raw = ctx.body;
+      const b = (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
+      if (Object.keys(b).length) coerceUpdate(b, SETTINGS_FIELD_TYPES);
       // A Cloud Proxy Manager setting: the local manager refuses it before looking at anything else.
       if (b.logs_settings) throw new HttpError(400, 'Available only in Cloud Proxy Manager');
+      // Values the real manager would store and then answer outside the documented settings (a `zone` that
+      // is no name, a `logs` or `har_limit` still no number, a `request_stats` no boolean): refused, naming
+      // the field, rather than answered outside the spec (parity.yaml lists the difference).
+      const unanswerable: Array<[string, boolean]> = [
+        ['zone', b.zone !== undefined && (typeof b.zone !== 'string' || b.zone.length < 1 || b.zone.length > 64)],
+        ['logs', b.logs !== undefined && !(Number.isInteger(b.logs) && (b.logs as number) >= 0 && (b.logs as number) < 2 ** 31)],
+        [
+          'har_limit',
+          b.har_limit !== undefined &&
+            !(Number.isInteger(b.har_limit) && (b.har_limit as number) >= -1 && (b.har_limit as number) < 2 ** 31),
+        ],
+        ['request_stats', b.request_stats !== undefined && b.request_stats !== '' && typeof b.request_stats !== 'boolean'],
+      ];
+      for (const [field, bad] of unanswerable)
+        if (bad)
+          throw badRequest(
+            `body.${field}`,
+            `${JSON.stringify(b[field])} is no value of this setting (after the real manager's conversion)`,
+          );
       // The real manager stores a Zone it does not know (lib/mixins/mgr_config.js 116-129); `--strict` refuses it.
-      if (options.strict && b.zone !== undefined && !store.zones.has(b.zone))
+      if (options.strict && b.zone !== undefined && !store.zones.has(b.zone as string))
         throw badRequest('body.zone', `Zone ${b.zone} does not exist`);
-      for (const key of ['www_whitelist_ips', 'whitelist_ips'] as const) {
-        const details = (b[key] ?? [])
-          .map((ip, i) =>
-            ip !== 'any' && isWhitelistEntry(ip) ? undefined : { field: `body.${key}[${i}]`, reason: `${ip} is not an IP or subnet` },
-          )
-          .filter((d) => d !== undefined);
-        if (details.length) throw new HttpError(400, 'Invalid request', { details });
-      }
+      if (options.strict)
+        for (const key of ['www_whitelist_ips', 'whitelist_ips'] as const) {
+          const list = (Array.isArray(b[key]) ? b[key] : []) as string[];
+          const details = list
+            .map((ip, i) =>
+              ip !== 'any' && isWhitelistEntry(ip) ? undefined : { field: `body.${key}[${i}]`, reason: `${ip} is not an IP or subnet` },
+            )
+            .filter((d) => d !== undefined);
+          if (details.length) throw new HttpError(400, 'Invalid request', { details });
+        }
       const s = m().settings;
-      if (b.zone !== undefined) s.zone = b.zone;
+      if (b.zone !== undefined) s.zone = b.zone as string;
       const prev = c.portFacts({}).whitelist;
-      if (b.www_whitelist_ips) s.www_whitelist_ips = [...new Set(b.www_whitelist_ips)];
-      if (b.whitelist_ips) s.whitelist_ips = [...new Set(b.whitelist_ips)];
-      if (b.www_whitelist_ips || b.whitelist_ips) defaultWhitelistChanged(c, prev);
-      // The manager keeps `logs` as the number of requests its HAR log keeps, 0 for none; a boolean
-      // becomes a number as its settings coercion makes it (`Number(true)`: 1), lib/middleware.js 102-111.
+      // `[...new Set(ips)]` of what was given: the admin whitelist as given (lib/manager.js 517-527), the
+      // all-ports whitelist without the admin entries, each as its network address, no invalid entry and
+      // no 127.0.0.1 (lib/manager.js 528-547).
+      if (b.www_whitelist_ips !== undefined) s.www_whitelist_ips = listOf(b.www_whitelist_ips);
+      if (b.whitelist_ips !== undefined || b.www_whitelist_ips !== undefined) {
+        const fixed = [...(s.fixed_whitelist_ips ?? []), ...(s.www_whitelist_ips ?? [])];
+        s.whitelist_ips = listOf(b.whitelist_ips ?? s.whitelist_ips)
+          .filter((ip) => !fixed.includes(ip))
+          .map(networkOf)
+          .filter((ip): ip is string => ip !== undefined && ip !== '127.0.0.1');
+        defaultWhitelistChanged(c, prev);
+      }
+      // `logs`: the number of requests the HAR log keeps, as given after the conversion (`true` is 1).
       if (b.logs !== undefined) {
         // The log holds at most HAR_LIMITS.entries whatever is asked; `--strict` refuses more.
         if (options.strict && Number(b.logs) > HAR_LIMITS.entries)
           throw badRequest('body.logs', `is more than the ${HAR_LIMITS.entries} entries the sandbox's log keeps`);
-        s.logs = Number(b.logs);
+        s.logs = b.logs as number;
         // A smaller number trims the log to its newest entries at once; 0 keeps what is there (loki.js 91-99).
         const har = m().har;
-        if (s.logs > 0 && har.length > s.logs) {
+        if (typeof s.logs === 'number' && s.logs > 0 && har.length > s.logs) {
           har.splice(0, har.length - s.logs);
           store.touch('har');
         }
       }
       // The size of the response bodies the HAR log keeps, applied to every port's next request (mgr_config.js 130-134).
-      if (b.har_limit !== undefined) s.har_limit = b.har_limit;
-      if (b.request_stats !== undefined) s.request_stats = b.request_stats;
+      if (b.har_limit !== undefined) s.har_limit = b.har_limit as number;
+      if (b.request_stats !== undefined) s.request_stats = (b.request_stats === '' ? true : b.request_stats) as boolean;
       log(`settings changed: ${Object.keys(b).join(', ') || '(nothing)'}`);
       return { body: settingsView() };
     },
