@@ -1,6 +1,7 @@
 import { HAR_LIMITS } from '../domain/har.js';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
 import { badRequest, HttpError } from '../errors.js';
+import { leniencyHeaders } from '../router/lenient.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 import { coerceUpdate, type FieldTypes } from './port-config.js';
 import { defaultWhitelistChanged } from './users-access.js';
@@ -10,7 +11,7 @@ import { defaultWhitelistChanged } from './users-access.js';
 /**
  * The types the real manager converts settings to before it applies them (util/lpm_api_models.js
  * 106-166, `manager_fields`, as lib/util.js 714-724 names them: arrays as `object`), for the fields the
- * sandbox applies. `zone` is not among them: it is stored as given.
+ * sandbox applies (with `zone`, which is not among them: it is stored as given; any other is ignored).
  */
 const SETTINGS_FIELD_TYPES: FieldTypes = {
   whitelist_ips: 'object',
@@ -139,7 +140,11 @@ export function settingsHandlers(c: ManagerContext) {
       if (b.har_limit !== undefined) s.har_limit = b.har_limit as number;
       if (b.request_stats !== undefined) s.request_stats = (b.request_stats === '' ? true : b.request_stats) as boolean;
       log(`settings changed: ${Object.keys(b).join(', ') || '(nothing)'}`);
-      return { body: settingsView() };
+      // The fields the sandbox does not apply, listed as the lenient router lists ignored fields.
+      const ignored = Object.keys(b)
+        .filter((k) => !(k in SETTINGS_FIELD_TYPES || k === 'zone'))
+        .map((k) => `body.${k}`);
+      return { body: settingsView(), headers: leniencyHeaders([{ ignored, normalized: [] }]) };
     },
   } satisfies ManagerHandlers;
 }
