@@ -541,6 +541,13 @@ export interface paths {
          *     default Zone), `www_whitelist_ips`, `whitelist_ips`, `logs` (enables logs for all ports; a boolean
          *     per the documentation, the number that responses carry is accepted too) and `request_stats` (enables request
          *     statistics). Other fields are refused, to catch typos.
+         *
+         *     The real manager 1.570.247 reads the body without checking it (observed): it converts the fields it
+         *     knows to their types first (`"false"` becomes false, `"5"` 5, `true` for `logs` 1; lib/middleware.js
+         *     132-139), then stores each as given (`zone` of any type, a `logs` or `har_limit` that is still no
+         *     number), keeps the admin whitelist as given, drops invalid entries and `127.0.0.1` from the
+         *     all-ports whitelist, ignores other fields and answers `200`; a body that is no JSON object (a text
+         *     body) changes nothing (lib/mixins/mgr_config.js 97-198, lib/manager.js 517-547).
          */
         put: operations["updateSettings"];
         post?: never;
