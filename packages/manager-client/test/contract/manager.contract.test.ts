@@ -162,6 +162,16 @@ const cases: Record<OperationId, Case> = {
     return r;
   },
   getLogsSuggestions: (c) => c.getLogsSuggestions(),
+  getAllCarriers: async (c) => {
+    const r = await c.getAllCarriers();
+    expect(Array.isArray(r.data)).toBe(true);
+    return r;
+  },
+  getLanguageResources: async (c) => {
+    const r = await c.getLanguageResources();
+    expect(r.data).toBeTypeOf('object');
+    return r;
+  },
   getAllLocations: (c) => c.getAllLocations(),
   getSessions: async (c) => c.getSessions({ params: { path: { port: await scratchPort(c) } } }),
   changeProxyIps: async (c) => {
