@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import { freePort, viaProxy } from '@zone-api/testkit';
+import { freePort, type RulesTarget, startRulesTarget, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenOnLoopback, RES, type Rec, useTrafficSandbox } from './helpers.js';
+import { RES, type Rec, useTrafficSandbox } from './helpers.js';
 
 // A port's `rules` applied to its traffic (src/traffic/rules.ts), as the real manager applies them: a
 // rule's trigger (status, body, URL, request time) tested on each request, its action (ban the exit
@@ -10,22 +9,15 @@ import { listenOnLoopback, RES, type Rec, useTrafficSandbox } from './helpers.js
 
 const t = useTrafficSandbox();
 
-let target: Server;
+let target: RulesTarget;
 let targetUrl: string;
-/** How often the target was asked for each path (a retry asks again). */
-const asked = new Map<string, number>();
+let asked: Map<string, number>;
 
 beforeAll(async () => {
-  target = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0] as string;
-    asked.set(path, (asked.get(path) ?? 0) + 1);
-    res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
-    res.setHeader('content-type', 'text/plain');
-    res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}`);
-  });
-  targetUrl = `http://127.0.0.1:${await listenOnLoopback(target)}`;
+  target = await startRulesTarget();
+  ({ url: targetUrl, asked } = target);
 });
-afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
+afterAll(() => target?.close());
 
 async function portWith(rules: unknown[]): Promise<string> {
   const port = await freePort();

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ApiName, bundlePath, deref, esc, type OpenApiDoc, resolvePointer } from '@zone-api/spec/model';
@@ -230,4 +230,34 @@ export function tunnelThrough(
     });
     req.end();
   });
+}
+
+/** A loopback target for tests of a port's rules, and how often it was asked for each path. */
+export interface RulesTarget {
+  url: string;
+  /** How often the target was asked for each path (a retry asks again). */
+  asked: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * The target the rules suites (the sandbox's and the real manager's) send their requests to: it answers
+ * the status a `st=NNN` query names (200 otherwise), `please solve the captcha` when the query holds
+ * `captcha` (a body trigger), and `hello <url>` else, and counts what each path was asked.
+ */
+export async function startRulesTarget(): Promise<RulesTarget> {
+  const asked = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0] as string;
+    asked.set(path, (asked.get(path) ?? 0) + 1);
+    res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
+    res.setHeader('content-type', 'text/plain');
+    res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    asked,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -1,36 +1,26 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { viaProxy } from '@zone-api/testkit';
+import { type RulesTarget, startRulesTarget, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
 
 // A port's `rules` applied to its traffic, played against the real manager 1.570.247 and the sandbox
 // side by side (pair.ts; a sandbox port is the real one's number + SHIFT): the same rules, the same
-// requests through each side's port to a loopback target of this file, and what follows compared — the
+// requests through each side's port to one loopback target (the testkit's startRulesTarget), and what follows compared — the
 // answers, the ban lists, the next request's exit peer, how often the target was asked, and the rules
 // each log entry lists. Both sides' upstream is the sandbox's network, which gives each session its peer.
 
 let pair: Pair;
-let target: Server;
+let target: RulesTarget;
 let targetUrl: string;
-/** How often the target was asked for each path (a retry asks again). */
-const asked = new Map<string, number>();
+let asked: Map<string, number>;
 
 beforeAll(async () => {
-  target = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0] as string;
-    asked.set(path, (asked.get(path) ?? 0) + 1);
-    res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
-    res.setHeader('content-type', 'text/plain');
-    res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}`);
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  target = await startRulesTarget();
+  ({ url: targetUrl, asked } = target);
   pair = await startPair();
 }, 120_000);
 afterAll(async () => {
   await pair?.close();
-  await new Promise<void>((resolve) => (target ? target.close(() => resolve()) : resolve()));
+  await target?.close();
 });
 
 type Side = 'real' | 'sandbox';
