@@ -45,7 +45,12 @@ function inNamespace(args: string[], env: Record<string, string> = {}, untilOut?
 }
 
 type Got = { status: number; code?: string; text: string };
-async function play(egressAllow = ''): Promise<Record<string, Got> & { created: number }> {
+/** What the child in the namespace reports: each request's answer by name, and the port create's status. */
+type Played = Record<
+  'localNetwork' | 'remoteNetwork' | 'remoteNetworkLocalhost' | 'remoteConnect' | 'localPort' | 'remotePort' | 'remotePortConnect',
+  Got
+> & { created: number };
+async function play(egressAllow = ''): Promise<Played> {
   const out = await inNamespace([process.execPath, child], { EGRESS_ALLOW: egressAllow });
   return JSON.parse(out.trim().split('\n').at(-1) as string);
 }
