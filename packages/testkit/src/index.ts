@@ -232,7 +232,7 @@ export function tunnelThrough(
   });
 }
 
-/** A loopback target for tests of a port's rules, and how often it was asked for each path. */
+/** A loopback target for traffic through ports, and how often it was asked for each path. */
 export interface RulesTarget {
   url: string;
   /** How often the target was asked for each path (a retry asks again). */
@@ -241,7 +241,7 @@ export interface RulesTarget {
 }
 
 /**
- * The target the rules suites (the sandbox's and the real manager's) send their requests to: it answers
+ * The target of the side-by-side suites (pair.ts) and the sandbox's rules suite: it answers
  * the status a `st=NNN` query names (200 otherwise), `please solve the captcha` when the query holds
  * `captcha` (a body trigger), and `hello <url>` else, and counts what each path was asked.
  */

@@ -1,7 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
-import { freePort, viaProxy } from '@zone-api/testkit';
+import { freePort, startRulesTarget, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { expect } from 'vitest';
 import { ACCOUNT } from './account.js';
@@ -9,8 +7,8 @@ import { type Call, call, type Reply, SHIFT } from './side-by-side.js';
 
 // The real manager and the sandbox side by side, for suites that play the same calls against both and
 // compare the answers value by value (run by `pnpm test:real-manager`, inside a network namespace with
-// only loopback). The real manager's upstream is the sandbox's network; a loopback target answers the
-// status a request asks for in `st=`. A proxy port of the sandbox is the real one's number + SHIFT.
+// only loopback). The real manager's upstream is the sandbox's network; a loopback target (the testkit's
+// startRulesTarget) answers the status a request asks for in `st=`. A proxy port of the sandbox is the real one's number + SHIFT.
 
 export { type At, type Call, call, type Reply, SHIFT } from './side-by-side.js';
 
@@ -18,6 +16,8 @@ export interface Pair {
   sandbox: Sandbox;
   manager: RunningRealManager;
   targetUrl: string;
+  /** How often the target was asked for each path (a retry asks again). */
+  asked: Map<string, number>;
   /** The same call to both; their answers, the real one first. */
   both(req: Call): Promise<[Reply, Reply]>;
   /** Both answer alike (after `norm`), and the real one is `expected` (a partial match). */
@@ -30,13 +30,8 @@ export interface Pair {
 }
 
 export async function startPair(extraArgs: string[] = []): Promise<Pair> {
-  const target: Server = createServer((req, res) => {
-    res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
-    res.setHeader('content-type', 'text/plain');
-    res.end(`hello ${req.url}`);
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  const target = await startRulesTarget();
+  const { url: targetUrl, asked } = target;
   const seed = defaultSeed();
   seed.manager.ports = [];
   seed.manager.har = [];
@@ -52,7 +47,7 @@ export async function startPair(extraArgs: string[] = []): Promise<Pair> {
     });
   } catch (err) {
     await sandbox.close();
-    await new Promise<void>((resolve) => target.close(() => resolve()));
+    await target.close();
     throw err;
   }
   const both = async (req: Call): Promise<[Reply, Reply]> => [
@@ -63,6 +58,7 @@ export async function startPair(extraArgs: string[] = []): Promise<Pair> {
     sandbox,
     manager,
     targetUrl,
+    asked,
     both,
     async same(req, expected, norm = (r) => r) {
       const [real, sbx] = await both(req);
@@ -84,7 +80,7 @@ export async function startPair(extraArgs: string[] = []): Promise<Pair> {
     async close() {
       await manager.stop();
       await sandbox.close();
-      await new Promise<void>((resolve) => target.close(() => resolve()));
+      await target.close();
     },
   };
 }

@@ -1,28 +1,20 @@
-import { type RulesTarget, startRulesTarget, viaProxy } from '@zone-api/testkit';
+import { viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
 
 // A port's `rules` applied to its traffic, played against the real manager 1.570.247 and the sandbox
 // side by side (pair.ts; a sandbox port is the real one's number + SHIFT): the same rules, the same
-// requests through each side's port to one loopback target (the testkit's startRulesTarget), and what follows compared — the
+// requests through each side's port to the pair's loopback target, and what follows compared — the
 // answers, the ban lists, the next request's exit peer, how often the target was asked, and the rules
 // each log entry lists. Both sides' upstream is the sandbox's network, which gives each session its peer.
 
 let pair: Pair;
-let target: RulesTarget;
-let targetUrl: string;
-let asked: Map<string, number>;
-
 beforeAll(async () => {
-  target = await startRulesTarget();
-  ({ url: targetUrl, asked } = target);
   pair = await startPair();
 }, 120_000);
 afterAll(async () => {
   await pair?.close();
-  await target?.close();
 });
-
 type Side = 'real' | 'sandbox';
 const SIDES: Side[] = ['real', 'sandbox'];
 const portOf = (side: Side, port: number) => (side === 'real' ? port : port + SHIFT);
@@ -32,7 +24,7 @@ const managerOf = (side: Side) => (side === 'real' ? pair.manager.url : pair.san
 async function through(port: number, path: string) {
   const out = {} as Record<Side, { status: number; text: string; peer: string | undefined }>;
   for (const side of SIDES) {
-    const res = await viaProxy(`http://127.0.0.1:${portOf(side, port)}`, `${targetUrl}/${side}${path}`);
+    const res = await viaProxy(`http://127.0.0.1:${portOf(side, port)}`, `${pair.targetUrl}/${side}${path}`);
     out[side] = { status: res.status, text: res.text.replaceAll(`/${side}`, ''), peer: res.headers['x-brd-ip'] as string | undefined };
   }
   return out;
@@ -129,8 +121,8 @@ describe('rules on both, side by side', () => {
     const res = await through(port, '/retry-a?st=502');
     expect(res.real.status).toBe(502);
     expect(res.sandbox).toEqual({ ...res.real, peer: res.sandbox.peer });
-    expect(asked.get('/real/retry-a')).toBe(3);
-    expect(asked.get('/sandbox/retry-a')).toBe(asked.get('/real/retry-a'));
+    expect(pair.asked.get('/real/retry-a')).toBe(3);
+    expect(pair.asked.get('/sandbox/retry-a')).toBe(pair.asked.get('/real/retry-a'));
     const logged = await loggedRules(port, '/retry-a');
     expect(logged.sandbox).toEqual(logged.real);
   });
@@ -158,8 +150,8 @@ describe('rules on both, side by side', () => {
     const res = await through(port, '/blocked-a');
     expect(res.real).toMatchObject({ status: 200, text: '' });
     expect(res.sandbox).toEqual(res.real);
-    expect(asked.get('/real/blocked-a')).toBeUndefined();
-    expect(asked.get('/sandbox/blocked-a')).toBeUndefined();
+    expect(pair.asked.get('/real/blocked-a')).toBeUndefined();
+    expect(pair.asked.get('/sandbox/blocked-a')).toBeUndefined();
     const open = await through(port, '/open-a');
     expect(open.sandbox).toEqual({ ...open.real, peer: open.sandbox.peer });
     const logged = await loggedRules(port, '/blocked-a');
