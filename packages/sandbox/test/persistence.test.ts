@@ -9,7 +9,8 @@ import { createAccountClient } from '@zone-api/account-client';
 import { createManagerClient } from '@zone-api/manager-client';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { DataFile, foldedOf, journalOf, readState, writeFileAtomic } from '../src/domain/persist.js';
+import { DataFile, foldedOf, fromSections, journalOf, readState, writeFileAtomic } from '../src/domain/persist.js';
+import { Store } from '../src/domain/state.js';
 import { defaultSeed, startSandbox } from '../src/index.js';
 
 const free = { accountPort: 0, managerPort: 0 } as const;
@@ -260,6 +261,55 @@ describe('DataFile (group commit into a journal)', () => {
     lines.push(record({ manager: { settings: { a: 3 }, ports: [{ port: 9 }], bans: [] } }, 3));
     writeFileSync(journalOf(file), `${lines.join('\n')}\n`);
     expect(readState(file)).toEqual({ manager: { settings: { a: 3 }, bans: [], har: [], ports: [{ port: 9 }] } });
+  });
+
+  it("port fields: a record holds the fields that changed and each port's list of fields; a port re-made on its number takes the fields its list names", () => {
+    const file = join(freshDir(), 'state.json');
+    const snapshot = JSON.stringify({
+      manager: { settings: {}, ports: [{ port: 1, zone: 'a', rules: [1, 2] }, { port: 2 }], bans: [], har: [] },
+    });
+    writeFileSync(file, snapshot);
+    const base = JSON.stringify({ base: createHash('sha256').update(snapshot).digest('hex') });
+    const record = (sections: object, seq: number) => JSON.stringify({ seq, sections });
+    const lines = [
+      base,
+      record({ 'port:1:zone': 'b', 'port:1:country': 'us', 'port:1': ['port', 'zone', 'rules', 'country'] }, 1),
+      record({ 'port:2': ['port', 'ssl'], 'port:2:ssl': true }, 2),
+      // Port 1 deleted, then made again without rules: its old rules are no field of it any more.
+      record({ port_order: [2] }, 3),
+      record({ 'port:1': ['port', 'zone'], port_order: [2, 1] }, 4),
+    ];
+    writeFileSync(journalOf(file), `${lines.join('\n')}\n`);
+    expect(readState(file)).toEqual({
+      manager: {
+        settings: {},
+        bans: [],
+        har: [],
+        ports: [
+          { port: 2, ssl: true },
+          { port: 1, zone: 'b' },
+        ],
+      },
+    });
+  });
+
+  it("a Store's sections: each port field its own, made again only when its value is another; they put the state together again", () => {
+    const store = new Store(defaultSeed());
+    const rules = [{ url: 'a.com' }];
+    store.putPort({ port: 24100, zone: 'static_zone', rules } as never);
+    store.putPort({ port: 24101, zone: 'static_zone', rules } as never);
+    const first = new Map(store.sectionsJson(true));
+    expect(first.get('port:24100')).toBe(JSON.stringify(['port', 'zone', 'rules']));
+    expect(first.get('port:24100:rules')).toBe(JSON.stringify(rules));
+    const cfg = store.ports.get(24101) as Record<string, unknown>;
+    store.putPort({ ...cfg, whitelist_ips: ['10.0.0.1'], zone: undefined } as never);
+    const next = new Map(store.sectionsJson(false));
+    // The same rules are the same text (not made again); the new field is there, the undefined one is not.
+    expect(next.get('port:24101:rules')).toBe(first.get('port:24101:rules'));
+    expect(next.get('port:24101')).toBe(JSON.stringify(['port', 'rules', 'whitelist_ips']));
+    expect(next.has('port:24101:zone')).toBe(false);
+    const state = fromSections(next) as { manager: { ports: unknown[] } };
+    expect(state.manager.ports).toEqual(JSON.parse(JSON.stringify([...store.ports.values()])));
   });
 });
 

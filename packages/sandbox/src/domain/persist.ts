@@ -4,8 +4,8 @@
  *
  * Group commit: callers await `save()`; the changes made in one turn of the event loop become one
  * journal record, written before any of their answers is sent. A record holds only the sections
- * (Store.sectionsJson: each port's configuration is one) whose text differs from the last one
- * written, so a change costs a few kilobytes whatever the size of the state. The write reaches the operating system before the
+ * (Store.sectionsJson: each field of each port's configuration is one) whose text differs from the
+ * last one written, so a change costs what it changed, whatever the size of the state. The write reaches the operating system before the
  * answer, so every acknowledged change survives the process being killed (`kill -9`). With `fsync:
  * 'always'` each record is also fsynced before the answers, which survives a power loss too, at the
  * disk's pace; by default the journal is fsynced once a second.
@@ -25,9 +25,11 @@ import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import { commitTemp, tempPrefix, writeTemp } from './atomic.js';
+import { fromSections, Replay } from './replay.js';
 
 export { writeFileAtomic } from './atomic.js';
 export { lockDataFile } from './lock.js';
+export { fromSections } from './replay.js';
 
 export const journalOf = (file: string) => `${file}.journal`;
 /** The journal a compaction set aside until the new snapshot is in place (see DataFile.compact). */
@@ -54,47 +56,6 @@ export function removeStaleTemps(file: string): string[] {
 }
 
 type Data = Record<string, unknown> & { manager?: Record<string, unknown> };
-
-/**
- * Sections put into a state, in order: `har` is the manager's HAR log, `manager` the rest of it,
- * `port:N` one port's configuration and `port_order` the ports there are, in order (a `manager` with
- * `ports`, as an older journal wrote it, holds them all); the rest are top-level keys.
- */
-class Replay {
-  private ports: Map<number, unknown>;
-  private order: number[] | undefined;
-  constructor(readonly data: Data = {}) {
-    this.ports = Replay.byPort(data.manager?.ports);
-  }
-  private static byPort(list: unknown): Map<number, unknown> {
-    return new Map(Array.isArray(list) ? list.map((p: { port: number }) => [p.port, p]) : []);
-  }
-  apply(name: string, value: unknown): void {
-    const data = this.data;
-    if (name === 'har') data.manager = { ...data.manager, har: value };
-    else if (name === 'manager') {
-      const { ports, ...manager } = value as Record<string, unknown>;
-      if (ports) [this.ports, this.order] = [Replay.byPort(ports), undefined];
-      data.manager = { ...manager, har: data.manager?.har };
-    } else if (name.startsWith('port:')) this.ports.set(Number(name.slice(5)), value);
-    else if (name === 'port_order') this.order = value as number[];
-    else data[name] = value;
-  }
-  /** The state, its ports listed as `port_order` says. */
-  result(): Data {
-    if (!this.data.manager) return this.data;
-    const order = this.order ?? [...this.ports.keys()];
-    this.data.manager = { ...this.data.manager, ports: order.map((n) => this.ports.get(n)).filter((p) => p !== undefined) };
-    return this.data;
-  }
-}
-
-/** The state a list of sections (as Store.sectionsJson gives them) makes. */
-export function fromSections(sections: Iterable<[string, string]>): unknown {
-  const replay = new Replay();
-  for (const [name, text] of sections) replay.apply(name, JSON.parse(text));
-  return replay.result();
-}
 
 /** A file's text, or undefined when there is none. */
 function readIfThere(file: string, what: string): string | undefined {

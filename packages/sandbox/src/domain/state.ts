@@ -53,6 +53,13 @@ export class Store {
   readonly clock = new Clock();
   /** Large sections changed since the data file last wrote them (sectionsJson); every one after a load. */
   private unsaved = new Set<TouchedSection>(TOUCHED_SECTIONS);
+  /**
+   * Each port field's JSON text as sectionsJson last made it, made again only when the field holds
+   * another value (for a list or object, another identity): configurations are replaced or changed at
+   * their top level (port-config.ts, multiply.ts), never deep in place; persistence.test.ts checks the
+   * disk against memory after every kind of change.
+   */
+  private fieldTexts = new Map<string, { value: unknown; text: string }>();
 
   /** `adopt`: the store takes `data` itself instead of a copy (the caller made it for this store alone). */
   constructor(data: StateData, adopt = false) {
@@ -103,7 +110,8 @@ export class Store {
   /**
    * The state as [section, JSON text] for the data file's journal: every section outside
    * TOUCHED_SECTIONS, and those touched since the last call, or all with `all`. `har` is the
-   * manager's HAR log, apart from the rest of `manager`.
+   * manager's HAR log, apart from the rest of `manager`; each port field is a section (domain/replay.ts
+   * puts them together).
    */
   sectionsJson(all: boolean): [string, string][] {
     const { har, ...manager } = this.manager;
@@ -126,9 +134,24 @@ export class Store {
     for (const [name, value] of Object.entries(sections)) {
       if (all || !TOUCHED.has(name) || this.unsaved.has(name as TouchedSection)) out.push([name, JSON.stringify(value())]);
     }
-    // Each port's configuration is a section of its own, its text kept while its fields are the same
-    // ones (portJson): a change elsewhere costs no port's JSON, and the journal writes only the ports that changed.
-    for (const [port, cfg] of this.ports) out.push([`port:${port}`, portJson(cfg)]);
+    // Each field of each port is a section of its own (`port:N:field`), its text kept while its value is
+    // the same one, and `port:N` lists the port's fields: a change of one field (a whitelist every port
+    // follows) writes that field alone, whatever the size of the rest of the configuration.
+    const texts = new Map<string, { value: unknown; text: string }>();
+    for (const [port, cfg] of this.ports) {
+      const fields: string[] = [];
+      for (const [field, value] of Object.entries(cfg)) {
+        if (value === undefined) continue; // as JSON.stringify leaves it out
+        const name = `port:${port}:${field}`;
+        const known = this.fieldTexts.get(name);
+        const entry = known && Object.is(known.value, value) ? known : { value, text: JSON.stringify(value) };
+        texts.set(name, entry);
+        fields.push(field);
+        out.push([name, entry.text]);
+      }
+      out.push([`port:${port}`, JSON.stringify(fields)]);
+    }
+    this.fieldTexts = texts;
     this.unsaved.clear();
     return out;
   }
@@ -260,23 +283,6 @@ export class Store {
     for (const port of [...this.bans.keys()]) bans.push(...this.activeBans(port));
     return bans;
   }
-}
-
-const portTexts = new WeakMap<object, { fields: unknown[]; text: string }>();
-/**
- * A port's configuration as JSON, made again only when one of its own fields changed (its value, or
- * for a list or object the identity of its value): configurations are replaced or changed at their
- * top level (port-config.ts, multiply.ts), never deep in place; persistence.test.ts checks the disk
- * against memory after every kind of change. With 20 ports of 1.3 MB, a change of a setting
- * once wrote all 26 MB of them again.
- */
-function portJson(cfg: object): string {
-  const fields = Object.entries(cfg).flat();
-  const known = portTexts.get(cfg);
-  if (known && known.fields.length === fields.length && known.fields.every((v, i) => Object.is(v, fields[i]))) return known.text;
-  const text = JSON.stringify(cfg);
-  portTexts.set(cfg, { fields, text });
-  return text;
 }
 
 /**

@@ -115,7 +115,7 @@ describe('a save that fails', () => {
 });
 
 describe('a journal record holds what changed, not the whole state', () => {
-  it('20 ports of 1.3 MB each: a settings change, a ban, an update and a delete of one port each write a record of kilobytes or one port; a restart has them all', async () => {
+  it('20 ports of 1.3 MB each: a settings change, a whitelist every port follows, a ban, an update and a delete of one port each write a record of kilobytes; a restart has them all', async () => {
     const dir = join(work, 'large');
     mkdirSync(dir);
     const file = join(dir, 'state.json');
@@ -135,16 +135,28 @@ describe('a journal record holds what changed, not the whole state', () => {
       // Written whole, the 20 ports alone were 26 MB in every record.
       expect(lastRecord().length).toBeLessThan(64 * 1024);
       expect(lastRecord()).toContain('"har_limit":2048');
+      // The default whitelist reaches every port's whitelist_ips: each port's field, not its rules.
+      const whitelist = await raw(m, 'PUT', '/api/settings', { body: { whitelist_ips: ['10.1.2.3'] } });
+      expect(whitelist.status, whitelist.text).toBe(200);
+      expect(lastRecord().length).toBeLessThan(64 * 1024);
+      const followed = Object.keys(JSON.parse(lastRecord()).sections).filter((k) => k.endsWith(':whitelist_ips'));
+      expect(followed).toHaveLength(20);
+      const added = await raw(m, 'POST', '/api/add_whitelist_ip', { body: { ip: '10.4.5.6' } });
+      expect(added.status, added.text).toBe(200);
+      expect(lastRecord().length).toBeLessThan(64 * 1024);
+      expect(lastRecord()).toContain('10.4.5.6');
       const ban = await raw(m, 'POST', `/api/proxies/${base + 1}/banip`, { body: { ip: '10.9.8.7' } });
       expect(ban.status, ban.text).toBe(204);
       expect(lastRecord().length).toBeLessThan(64 * 1024);
       expect(lastRecord()).toContain('10.9.8.7');
       const updated = await raw(m, 'PUT', `/api/proxies/${base + 3}`, { body: { proxy: { country: 'us' } } });
       expect(updated.status, updated.text).toBe(200);
-      // One port changed: that port's configuration, not the other 19.
-      expect(lastRecord().length).toBeGreaterThan(1_000_000);
-      expect(lastRecord().length).toBeLessThan(2_000_000);
-      expect(JSON.parse(lastRecord()).sections).toHaveProperty(`port:${base + 3}`);
+      // One field of one port changed: that field (and the port's list of fields), not its 1.3 MB of rules.
+      expect(lastRecord().length).toBeLessThan(64 * 1024);
+      expect(JSON.parse(lastRecord()).sections).toHaveProperty([`port:${base + 3}:country`], 'us');
+      const rewritten = await raw(m, 'PUT', `/api/proxies/${base + 4}`, { body: { proxy: { rules: rules.slice(0, 2) } } });
+      expect(rewritten.status, rewritten.text).toBe(200);
+      expect(JSON.parse(lastRecord()).sections[`port:${base + 4}:rules`]).toHaveLength(2);
       const deleted = await raw(m, 'DELETE', `/api/proxies/${base + 7}`);
       expect(deleted.status, deleted.text).toBe(204);
       expect(lastRecord().length).toBeLessThan(64 * 1024);
@@ -160,6 +172,8 @@ describe('a journal record holds what changed, not the whole state', () => {
       const ports = again.state().manager.ports;
       expect(ports).toHaveLength(19);
       expect(ports.find((p) => p.port === base + 3)?.country).toBe('us');
+      expect(ports.find((p) => p.port === base + 4)?.rules).toHaveLength(2);
+      expect(ports.every((p) => p.whitelist_ips?.includes('10.1.2.3') && p.whitelist_ips.includes('10.4.5.6'))).toBe(true);
       expect(again.state().manager.settings.har_limit).toBe(2048);
       expect(again.state().manager.bans.map((b) => b.ip)).toContain('10.9.8.7');
     } finally {
