@@ -16,8 +16,10 @@ import type { Sandbox } from './sandbox-types.js';
 //   server.listen({ onUnhandledRequest: 'error' });
 //
 // MSW 2 sees `fetch`, `node:http`/`node:https` (axios, got, …) and XMLHttpRequest; it does not see
-// undici's own `request()` (mswjs/msw#2165), which the provider's JS SDK uses: point that at the
-// sandbox's URL with undici's dispatcher instead (the sandbox README shows how).
+// undici's own `request()` (mswjs/msw#2165), which the provider's JS SDK uses: `interceptUndici(server)`
+// has the same handlers answer those too (msw-undici.ts).
+
+export { type HandlerSource, interceptUndici, mswDispatcher, type UndiciDispatcher } from './msw-undici.js';
 
 export interface SandboxHandlersOptions {
   /**

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@zone-api/testkit';
+import { PRELOAD } from '@zone-api/testkit/real-clients';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_ENV } from '../../spec/scripts/samples.mjs';
@@ -130,8 +131,13 @@ beforeAll(async () => {
       private: true,
       type: 'module',
       dependencies: runtimeDeps,
-      // The testing guide's suite runs with vitest and MSW, at the versions this repository tests with.
-      devDependencies: { '@zone-api/sandbox': sandboxDep, vitest: versionOf('vitest'), msw: versionOf('msw', 'packages/sandbox') },
+      // The testing guide's suite runs with vitest, MSW and the provider's SDK, at the versions this repository tests with.
+      devDependencies: {
+        '@zone-api/sandbox': sandboxDep,
+        vitest: versionOf('vitest'),
+        msw: versionOf('msw', 'packages/sandbox'),
+        '@brightdata/sdk': versionOf('@brightdata/sdk', 'packages/sandbox'),
+      },
     }),
   );
   // The packed packages name each other by version; until they are on a registry, point those at the tarballs.
@@ -321,17 +327,42 @@ describe("the sandbox README's testing guide, run as a suite in parallel workers
   }, 120_000);
 
   it(
-    `passes ${RUNS} times in a row: one sandbox in globalSetup, an account per test, parallel workers`,
+    `passes ${RUNS} times in a row: one sandbox in globalSetup, an account per test, parallel workers, behind the loopback guard`,
     () => {
       const vitest = join(project, 'node_modules/vitest/vitest.mjs');
+      // The real-clients guard in every process of the suite (its workers inherit NODE_OPTIONS): the
+      // provider's SDK runs there, and any DNS lookup or connection that is not loopback is refused and logged.
+      const guardLog = join(work, 'guard.jsonl');
+      writeFileSync(guardLog, '');
+      // A clean environment: nothing of this vitest's own (its worker variables) reaches the suite.
+      const env = {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: work,
+        NO_COLOR: '1',
+        NODE_OPTIONS: `--require ${JSON.stringify(PRELOAD)}`,
+        ZONE_API_GUARD_LOG: guardLog,
+      };
+      // The guard is live under that environment: a connection off loopback (TEST-NET, never routed) is refused.
+      const probe = spawnSync(
+        process.execPath,
+        ['-e', "require('node:net').connect(443, '192.0.2.1').on('error', (e) => console.log(e.code))"],
+        {
+          env,
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
+      );
+      expect(probe.stdout.trim()).toBe('ECONNREFUSED');
+      expect(readFileSync(guardLog, 'utf8')).toContain('a connection to 192.0.2.1:443');
+      writeFileSync(guardLog, '');
+
       const results: string[] = [];
       for (let run = 1; run <= RUNS; run++) {
         const report = join(work, `guide-run-${run}.json`);
-        // A clean environment: nothing of this vitest's own (its worker variables) reaches the suite.
         const res = spawnSync(process.execPath, [vitest, 'run', '--reporter=json', `--outputFile=${report}`], {
           cwd: project,
           encoding: 'utf8',
-          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, NO_COLOR: '1' },
+          env,
           timeout: 180_000,
         });
         const json = JSON.parse(readFileSync(report, 'utf8')) as {
@@ -345,8 +376,9 @@ describe("the sandbox README's testing guide, run as a suite in parallel workers
         expect(failed, `run ${run}: ${res.stderr.slice(-2000)}`).toEqual([]);
         expect(res.status, `run ${run}`).toBe(0);
         expect(json.testResults).toHaveLength(4);
-        expect(json.numTotalTests).toBe(5);
-        expect(json.numPassedTests).toBe(5);
+        expect(json.numTotalTests).toBe(6);
+        expect(json.numPassedTests).toBe(6);
+        expect(readFileSync(guardLog, 'utf8'), `run ${run}: the guard refused`).toBe('');
         results.push(`run ${run}: ${json.numPassedTests}/${json.numTotalTests}`);
       }
       expect(results).toHaveLength(RUNS);
