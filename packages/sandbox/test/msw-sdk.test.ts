@@ -2,6 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { bdclient } from '@brightdata/sdk';
 import { PRELOAD } from '@zone-api/testkit/real-clients';
 import { HttpResponse, http, passthrough } from 'msw';
@@ -178,7 +179,7 @@ describe('mswDispatcher(): undici requests through MSW handlers', () => {
     }
     const streamed = await request('https://echo.test/', {
       method: 'POST',
-      body: chunks(),
+      body: Readable.from(chunks()),
       headers: ['content-type', 'text/plain'],
       dispatcher,
     });
@@ -194,7 +195,9 @@ describe('mswDispatcher(): undici requests through MSW handlers', () => {
       yield 'read by the handlers, ';
       yield 'still sent';
     }
-    await expect(request('https://other.test/', { method: 'POST', body: chunks(), dispatcher })).rejects.toThrow(/fallback: not sent/);
+    await expect(request('https://other.test/', { method: 'POST', body: Readable.from(chunks()), dispatcher })).rejects.toThrow(
+      /fallback: not sent/,
+    );
     expect(fallback.seen).toEqual([
       'GET https://pass.test/',
       'GET https://other.test/x?y=1',
