@@ -4,7 +4,8 @@ import { Inflight } from './inflight.js';
 import { type ProxyNetwork, startNetwork } from './network.js';
 import { PortTraffic } from './ports.js';
 
-export { DEFAULT_NETWORK_PORT, egressAllowed } from './network.js';
+export { egressAllowed } from './egress.js';
+export { DEFAULT_NETWORK_PORT } from './network.js';
 export { PortTraffic } from './ports.js';
 
 export interface TrafficOptions {

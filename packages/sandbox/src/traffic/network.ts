@@ -1,14 +1,14 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { headerBrand, NETWORK_REALM } from '../brand.js';
-import { ipInList, isLoopback } from '../domain/net.js';
+import { ipInList } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
 import { counted, PREREAD, StreamedBody } from './body.js';
+import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import {
   type Forwarded,
   type ForwardOptions,
@@ -98,48 +98,6 @@ function refuse(brand: string, code: RefusalCode, message: string): RequestError
 }
 
 const matchesDomain = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);
-
-/** Whether traffic may go to `host`: loopback always, anything else only when `--egress-allow` names it. */
-export function egressAllowed(host: string, allow: readonly string[]): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || (isIP(h) && isLoopback(h))) return true;
-  for (const entry of allow) {
-    if (entry === '*' || entry.toLowerCase() === h) return true;
-    if (entry.startsWith('.') && h.endsWith(entry.toLowerCase())) return true;
-  }
-  return (
-    isIP(h) !== 0 &&
-    ipInList(
-      h,
-      allow.filter((e) => e !== '*'),
-    )
-  );
-}
-
-/**
- * Whether a loopback target is refused to this client. Loopback is this machine's own services: a
- * client on this machine reaches them, one from beyond loopback (a sandbox listening on 0.0.0.0) only
- * when `--egress-allow` names loopback (`loopback`, `localhost`, a loopback address or range).
- */
-export function loopbackRefused(host: string, clientIp: string, allow: readonly string[]): boolean {
-  if (isIP(clientIp) && isLoopback(clientIp)) return false;
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (!(h === 'localhost' || h.endsWith('.localhost') || (isIP(h) && isLoopback(h)))) return false;
-  const named = allow.filter((e) => e !== '*').map((e) => e.toLowerCase());
-  return !(
-    named.includes('loopback') ||
-    named.includes(h) ||
-    (isIP(h) !== 0 &&
-      ipInList(
-        h,
-        named.filter((e) => e !== 'loopback'),
-      ))
-  );
-}
-
-/** The refusal of a loopback target to a client from beyond loopback. */
-export const remoteLoopbackMessage = (clientIp: string, host: string) =>
-  `A client from ${clientIp} may not reach ${host}: loopback targets are this machine's own services, open to clients on it only; name loopback in --egress-allow to open them to remote clients`;
 
 interface Exit {
   ip: string;
