@@ -72,6 +72,13 @@ describe('what the web interface reads when it starts', () => {
     ).toEqual([]);
     const typed = described.filter((k) => r[k]?.desc.type !== s[k]?.desc.type);
     expect(typed.map((k) => `${k}: real ${r[k]?.desc.type}, sandbox ${s[k]?.desc.type}`)).toEqual([]);
+    // The choices its port editor offers (its General tab fails to render without them): the same
+    // interfaces here, where both run in one namespace.
+    type Choices = Record<string, { values?: unknown[] }>;
+    for (const field of ['iface', 'dns']) {
+      expect((real.body as { proxy: Choices }).proxy[field]?.values?.length, field).toBeGreaterThan(1);
+      expect((sbx.body as { proxy: Choices }).proxy[field]?.values, field).toEqual((real.body as { proxy: Choices }).proxy[field]?.values);
+    }
   });
 
   it('all_locations: the sandbox lists its own countries in the real manager shape, each a country the real one knows', async () => {

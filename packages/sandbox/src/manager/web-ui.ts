@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import { deref } from '@zone-api/spec/model';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { type ManagerContext, type ManagerHandlers, PORT_DEFAULTS } from './context.js';
@@ -29,6 +30,16 @@ export function webUiHandlers(c: ManagerContext) {
       out[name] = { desc, ...(p.default !== undefined ? { def: p.default } : {}) };
     }
     if (out.zone) out.zone.def = m().settings.zone;
+    // The choices the port editor offers for these two (lib/mixins/web_api.js 247-253): its `iface`
+    // list (the machine's interfaces, after "dynamic" and "All") and its `dns` list; without them its
+    // General tab fails to render.
+    if (out.dns) out.dns.values = ['', 'local', 'remote'];
+    if (out.iface)
+      out.iface.values = [
+        { key: 'dynamic (default)', value: '' },
+        { key: 'All', value: '0.0.0.0' },
+        ...Object.keys(networkInterfaces()).map((name) => ({ key: name, value: name })),
+      ];
     return out;
   }
 
