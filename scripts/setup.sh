@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 if ! command -v pnpm >/dev/null 2>&1; then
   npm install -g pnpm@12.21.0
 fi
-# System tools of three test suites, from Debian: chromium for the reference-docs browser test, Go and
+# System tools of three test suites, from Debian: chromium for the reference-docs browser test (and the
+# real-manager suite's test of the real manager's web interface), Go and
 # the x/oauth2 sources for the generated Go client (built offline), the modules the generated Python
 # client imports (when python3 lacks them), what builds its wheel offline (a python3 with setuptools,
 # wheel and pip: Debian's, when none on the PATH has them) and makes a virtual environment, curl for
@@ -29,10 +30,10 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } ||
-      echo "setup: could not install ${need[*]} with apt-get; the docs, generator and code-sample tests will fail" >&2
+      echo "setup: could not install ${need[*]} with apt-get; the docs, web-interface, generator and code-sample tests will fail" >&2
   else
     echo "setup: missing ${need[*]}. As root run: apt-get update && apt-get install -y --no-install-recommends ${need[*]}" >&2
-    echo "       (or point CHROMIUM_PATH at a Chromium). Without them the docs, generator and code-sample tests fail." >&2
+    echo "       (or point CHROMIUM_PATH at a Chromium). Without them the docs, web-interface, generator and code-sample tests fail." >&2
   fi
 fi
 pnpm install --frozen-lockfile
