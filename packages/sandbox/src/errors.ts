@@ -1,3 +1,5 @@
+import { DomainError } from './domain/errors.js';
+
 /** One problem of a request, as in the specs' `ErrorDetail`: where (`body.zone.name`, `query.plan`) and why. */
 export interface ErrorDetail {
   field: string;
@@ -29,6 +31,30 @@ export class HttpError extends Error {
     this.text = options.text === true;
     this.headers = options.headers;
     this.body = options.body;
+  }
+}
+
+/**
+ * Runs a change of the domain on behalf of a request (or awaits it): a DomainError it raises becomes
+ * the 400 that names the request field each problem came from, `field` or its item `field[i]`.
+ */
+export function onField<T>(field: string, change: () => T): T {
+  const named = (e: unknown) => {
+    if (!(e instanceof DomainError)) return e;
+    const details = e.problems.map((p) => ({ field: p.item === undefined ? field : `${field}[${p.item}]`, reason: p.reason }));
+    return new HttpError(400, 'Invalid request', { details });
+  };
+  try {
+    const out = change();
+    return (
+      out instanceof Promise
+        ? out.catch((e: unknown) => {
+            throw named(e);
+          })
+        : out
+    ) as T;
+  } catch (e) {
+    throw named(e);
   }
 }
 

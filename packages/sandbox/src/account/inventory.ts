@@ -1,21 +1,7 @@
 import type { components } from '@zone-api/spec/account';
-import {
-  allocate,
-  assertHeld,
-  currentPlan,
-  freeGips,
-  freeIps,
-  type IpFilter,
-  ipRange,
-  ipRecord,
-  planShared,
-  release,
-  releaseGips,
-  replaceGips,
-  replaceIps,
-} from '../domain/ips.js';
+import { currentPlan, type IpFilter, ipRange, ipRecord, planShared } from '../domain/ips.js';
 import type { ZoneState } from '../domain/types.js';
-import { badRequest } from '../errors.js';
+import { badRequest, onField } from '../errors.js';
 import type { AccountOperations, OperationCtx } from '../router/handlers.js';
 import type { AccountAuth } from './auth.js';
 import type { AccountContext, AccountHandlers } from './context.js';
@@ -34,8 +20,8 @@ export function inventoryHandlers(c: AccountContext) {
     // has parsed the JSON and validated it against the parameter's schema, AvailableIpPlanFilter.
     const filter = ctx.query.plan as Schemas['AvailableIpPlanFilter'] | undefined;
     if (!filter) {
-      if (plan.type === 'resident') return { body: { count: freeGips(store, plan.vip_country).length } };
-      return { body: { count: freeIps(store, { shared: planShared(plan), notCountry: plan.not_country }).length } };
+      if (plan.type === 'resident') return { body: { count: store.pools.freeGips(plan.vip_country).length } };
+      return { body: { count: store.pools.free({ shared: planShared(plan), notCountry: plan.not_country }).length } };
     }
     const f: IpFilter = {};
     if (filter.ips_type !== undefined) f.shared = filter.ips_type === 'shared';
@@ -52,24 +38,17 @@ export function inventoryHandlers(c: AccountContext) {
       f.geoDb = Object.entries(filter.geo_db)
         .filter(([, on]) => on)
         .map(([db]) => db);
-    return { body: { count: freeIps(store, f).length } };
+    return { body: { count: store.pools.free(f).length } };
   }
 
   function refreshGips(zone: ZoneState, vips: string[]) {
-    assertHeld(zone.gips, vips, 'body.vips', zone.name, 'a gIP');
-    replaceGips(store, zone, vips, 'body.vips');
+    onField('body.vips', () => store.pools.replaceGips(zone, vips));
     return { body: { vips: zone.gips.map((vip) => ({ vip, country: store.gipPool.get(vip)?.country ?? vip.slice(0, 2) })) } };
   }
 
   function refreshDatacenter(b: Schemas['RefreshDatacenterIpsRequest'], zone: ZoneState) {
-    if (b.ips) assertHeld(zone.ips, b.ips, 'body.ips', zone.name, 'an IP');
-    const newIps = replaceIps(
-      store,
-      zone,
-      b.ips ? [...new Set(b.ips)] : [...zone.ips],
-      { country: b.country, countryCity: b.country_city },
-      b.ips ? 'body.ips' : 'body',
-    );
+    const where = { country: b.country, countryCity: b.country_city };
+    const newIps = onField(b.ips ? 'body.ips' : 'body', () => store.pools.replaceIps(zone, b.ips ?? [...zone.ips], where));
     return { body: { ips: zone.ips, new_ips: newIps } };
   }
 
@@ -111,7 +90,7 @@ export function inventoryHandlers(c: AccountContext) {
       if (b.country && b.country_city && !b.country_city.toLowerCase().startsWith(`${b.country.toLowerCase()}-`)) {
         throw badRequest('body.country_city', `is not in country ${b.country}`);
       }
-      const free = freeIps(store, {
+      const free = store.pools.free({
         shared: planShared(plan),
         country: b.country,
         countryCity: b.country_city,
@@ -119,23 +98,21 @@ export function inventoryHandlers(c: AccountContext) {
       });
       if (free.length < b.count) throw badRequest('body.count', `only ${free.length} IPs are available for this request`);
       const fresh = free.slice(0, b.count);
-      allocate(store, zone, fresh);
+      store.pools.allocate(zone, fresh);
       return { body: { ips: zone.ips, new_ips: fresh.map((p) => p.ip) } };
     },
 
     removeZoneIps: (ctx) => {
       const zone = zoneOf(ctx);
+      onField('body.ips', () => store.pools.release(zone, ctx.body.ips));
       const ips = [...new Set(ctx.body.ips)];
-      assertHeld(zone.ips, ips, 'body.ips', zone.name, 'an IP');
-      release(store, zone, ips);
       return { body: { ips } };
     },
 
     removeZoneVips: (ctx) => {
       const zone = zoneOf(ctx);
+      onField('body.vips', () => store.pools.releaseGips(zone, ctx.body.vips));
       const vips = [...new Set(ctx.body.vips)];
-      assertHeld(zone.gips, vips, 'body.vips', zone.name, 'a gIP');
-      releaseGips(store, zone, vips);
       return { body: { vips } };
     },
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { allocate, allocateGips, currentPlan, freeGips, freeIps, planShared } from '../domain/ips.js';
+import { currentPlan, planShared } from '../domain/ips.js';
 import { pricePerGb } from '../domain/money.js';
 import { isWhitelistEntry } from '../domain/net.js';
 import type { StoredPlan, ZoneState } from '../domain/types.js';
@@ -117,14 +117,14 @@ export function zonesHandlers(c: AccountContext) {
       };
       // Everything is checked before anything is allocated: a refused create leaves the pools as they were.
       const wantIps = plan.type === 'static' ? (plan.ips ?? 0) : 0;
-      const ips = wantIps ? freeIps(store, { shared: planShared(plan), notCountry: plan.not_country }).slice(0, wantIps) : [];
+      const ips = wantIps ? store.pools.free({ shared: planShared(plan), notCountry: plan.not_country }).slice(0, wantIps) : [];
       if (ips.length < wantIps) throw badRequest('body.plan.ips', `only ${ips.length} IPs are available for this plan`);
       const wantGips = plan.type === 'resident' && plan.vip ? (plan.vips ?? 0) : 0;
-      const gips = wantGips ? freeGips(store, plan.vip_country).slice(0, wantGips) : [];
+      const gips = wantGips ? store.pools.freeGips(plan.vip_country).slice(0, wantGips) : [];
       if (gips.length < wantGips) throw badRequest('body.plan.vips', `only ${gips.length} gIPs are available for this plan`);
       store.zones.set(name, zone);
-      allocate(store, zone, ips);
-      allocateGips(store, zone, gips);
+      store.pools.allocate(zone, ips);
+      store.pools.allocateGips(zone, gips);
       const { start: _start, ...shown } = plan;
       return {
         body: {

@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { DomainError } from './errors.js';
 import { GIP_REFRESH_COST } from './money.js';
 import { intToIpv4, ipv4ToInt } from './net.js';
 import type { PoolGip, PoolIp, PoolState, StoredPlan, ZoneState } from './types.js';
@@ -25,7 +25,7 @@ export function countryOf(p: PoolIp, db: string): string {
   return p.ext?.[db as 'dbip' | 'ip2location' | 'google'] ?? p.country;
 }
 
-export function freeIps(store: PoolState, f: IpFilter, now = store.clock.now()): PoolIp[] {
+function freeIps(store: PoolState, f: IpFilter, now = store.clock.now()): PoolIp[] {
   const out: PoolIp[] = [];
   const dbs = f.geoDb?.length ? f.geoDb : ['maxmind'];
   let cityCountry: string | undefined;
@@ -49,7 +49,7 @@ export function freeIps(store: PoolState, f: IpFilter, now = store.clock.now()):
   return out;
 }
 
-export function freeGips(store: PoolState, country?: string, exclude?: ReadonlySet<string>): PoolGip[] {
+function freeGips(store: PoolState, country?: string, exclude?: ReadonlySet<string>): PoolGip[] {
   const out: PoolGip[] = [];
   const cc = country && country !== 'any' ? country.toLowerCase() : undefined;
   for (const g of store.gipPool.values()) {
@@ -65,89 +65,152 @@ export const currentPlan = (zone: ZoneState): StoredPlan => zone.plans[zone.plan
 /** Plans other than `shared` draw on the pool's dedicated IPs. */
 export const planShared = (plan: StoredPlan) => (plan.ips_type ?? 'shared') === 'shared';
 
-export function allocate(store: PoolState, zone: ZoneState, ips: PoolIp[]): void {
-  for (const p of ips) {
-    store.allocated.set(p.ip, zone.name);
-    zone.ips.push(p.ip);
-  }
-  syncPlanIps(zone);
-}
+/** The Zone's own list of the kind named: its datacenter IPs or its gIPs. */
+type Held = 'ips' | 'gips';
+const WHAT: Record<Held, string> = { ips: 'an IP', gips: 'a gIP' };
 
-export function release(store: PoolState, zone: ZoneState, ips: readonly string[], now = store.clock.now()): void {
-  const gone = new Set(ips);
-  zone.ips = zone.ips.filter((ip) => !gone.has(ip));
-  const at = new Date(now).toISOString();
-  store.touch('pools');
-  for (const ip of ips) {
-    store.allocated.delete(ip);
-    const p = store.pool.get(ip);
-    if (p) p.released_at = at;
+/**
+ * The IP and gIP pools' changes: every allocation, release and refresh goes through here (the Store
+ * holds one, `store.pools`). A refusal is a DomainError raised before anything changes; each problem
+ * names the item of the list it was given (`item`), and the handler names the request field.
+ */
+export class Pools {
+  constructor(private readonly s: PoolState) {}
+
+  /** Free datacenter IPs that match the filter. */
+  free(f: IpFilter): PoolIp[] {
+    return freeIps(this.s, f);
   }
-  syncPlanIps(zone);
+
+  /** Free gIPs, of a country (`any` or none: all). */
+  freeGips(country?: string): PoolGip[] {
+    return freeGips(this.s, country);
+  }
+
+  /** Gives the Zone these free IPs. */
+  allocate(zone: ZoneState, ips: readonly PoolIp[]): void {
+    for (const p of ips) {
+      this.s.allocated.set(p.ip, zone.name);
+      zone.ips.push(p.ip);
+    }
+    syncPlanIps(zone);
+  }
+
+  /** Gives the Zone these free gIPs. */
+  allocateGips(zone: ZoneState, gips: readonly PoolGip[]): void {
+    for (const g of gips) {
+      zone.gips.push(g.vip);
+      this.s.gipAllocated.set(g.vip, zone.name);
+    }
+  }
+
+  /** Takes these IPs (each held by the Zone; a repeat counts once) back into the pool, marked released now. */
+  release(zone: ZoneState, ips: readonly string[]): void {
+    this.assertHeld(zone, 'ips', ips);
+    this.unhold(zone, [...new Set(ips)]);
+  }
+
+  /** Takes these gIPs (each held by the Zone) back into the pool. */
+  releaseGips(zone: ZoneState, vips: readonly string[]): void {
+    this.assertHeld(zone, 'gips', vips);
+    const gone = new Set(vips);
+    zone.gips = zone.gips.filter((v) => !gone.has(v));
+    for (const v of gone) this.s.gipAllocated.delete(v);
+  }
+
+  /** Everything the Zone holds back into the pools (the Zone is being deleted). */
+  releaseAll(zone: ZoneState): void {
+    this.release(zone, [...zone.ips]);
+    this.releaseGips(zone, [...zone.gips]);
+  }
+
+  /**
+   * Replaces each of `targets` (IPs the Zone holds; a repeat counts once) by a free IP of the same
+   * kind: in `country` or `countryCity` when given, else in the country of the IP it replaces. All
+   * replacements are found before anything changes, so a refusal leaves the Zone and the pool as they
+   * were. The new IPs.
+   */
+  replaceIps(zone: ZoneState, wanted: readonly string[], where: { country?: string; countryCity?: string } = {}): string[] {
+    this.assertHeld(zone, 'ips', wanted);
+    const targets = [...new Set(wanted)];
+    const shared = planShared(currentPlan(zone));
+    const taken = new Set<string>();
+    const replacement = new Map<string, string>();
+    for (const old of targets) {
+      const country = where.country ?? (where.countryCity ? undefined : this.s.pool.get(old)?.country);
+      const pick = freeIps(this.s, { shared, country, countryCity: where.countryCity, exclude: taken })[0];
+      if (!pick) throw new DomainError([{ reason: `no free IP left to replace ${old}` }]);
+      taken.add(pick.ip);
+      replacement.set(old, pick.ip);
+    }
+    const order = zone.ips.map((ip) => replacement.get(ip) ?? ip);
+    this.unhold(zone, targets);
+    for (const ip of replacement.values()) this.s.allocated.set(ip, zone.name);
+    zone.ips = order;
+    syncPlanIps(zone);
+    return [...replacement.values()];
+  }
+
+  /**
+   * Replaces each of `targets` (gIPs the Zone holds; a repeat counts once) by a free gIP of the same
+   * country, preferring the same region prefix, and charges the refresh (`GIP_REFRESH_COST` each, into `pending_costs`). All
+   * replacements are found before anything changes, so a refusal leaves the Zone and the pool as they were.
+   */
+  replaceGips(zone: ZoneState, targets: readonly string[]): void {
+    this.assertHeld(zone, 'gips', targets);
+    const unique = [...new Set(targets)];
+    const taken = new Set<string>();
+    const replacement = new Map<string, string>();
+    for (const old of unique) {
+      const country = this.s.gipPool.get(old)?.country;
+      const prefix = old.replace(/_\d+$/, '_');
+      const candidates = freeGips(this.s, country, taken);
+      const pick = candidates.find((g) => g.vip.startsWith(prefix)) ?? candidates[0];
+      if (!pick) throw new DomainError([{ reason: `no free gIP left in ${country ?? 'the pool'} to replace ${old}` }]);
+      taken.add(pick.vip);
+      replacement.set(old, pick.vip);
+    }
+    zone.gips = zone.gips.map((v) => replacement.get(v) ?? v);
+    for (const [old, fresh] of replacement) {
+      this.s.gipAllocated.delete(old);
+      this.s.gipAllocated.set(fresh, zone.name);
+    }
+    const cost = unique.length * GIP_REFRESH_COST;
+    this.s.account.pending_costs += cost;
+    this.s.charges.push({
+      zone: zone.name,
+      at: new Date(this.s.clock.now()).toISOString(),
+      amount: cost,
+      reason: `gip_refresh x${unique.length}`,
+    });
+  }
+
+  /** Refuses, naming each, the items of `wanted` that the Zone does not hold. */
+  private assertHeld(zone: ZoneState, kind: Held, wanted: readonly string[]): void {
+    const have = new Set(zone[kind]);
+    const problems = wanted.flatMap((ip, item) =>
+      have.has(ip) ? [] : [{ item, reason: `${ip} is not ${WHAT[kind]} of Zone ${zone.name}` }],
+    );
+    if (problems.length) throw new DomainError(problems);
+  }
+
+  private unhold(zone: ZoneState, ips: readonly string[]): void {
+    const gone = new Set(ips);
+    zone.ips = zone.ips.filter((ip) => !gone.has(ip));
+    const at = new Date(this.s.clock.now()).toISOString();
+    this.s.touch('pools');
+    for (const ip of ips) {
+      this.s.allocated.delete(ip);
+      const p = this.s.pool.get(ip);
+      if (p) p.released_at = at;
+    }
+    syncPlanIps(zone);
+  }
 }
 
 function syncPlanIps(zone: ZoneState): void {
   const plan = currentPlan(zone);
   if (plan.type !== 'resident') plan.ips = zone.ips.length;
-}
-
-/** Gives the Zone these free gIPs. */
-export function allocateGips(store: PoolState, zone: ZoneState, gips: readonly PoolGip[]): void {
-  for (const g of gips) {
-    zone.gips.push(g.vip);
-    store.gipAllocated.set(g.vip, zone.name);
-  }
-}
-
-/**
- * Replaces each of `targets` (gIPs the Zone holds) by a free gIP of the same country, preferring the
- * same region prefix, and charges the refresh (`GIP_REFRESH_COST` each, into `pending_costs`). All
- * replacements are found before anything changes, so a refusal leaves the Zone and the pool as they were.
- */
-export function replaceGips(store: PoolState, zone: ZoneState, targets: readonly string[], field: string): void {
-  const unique = [...new Set(targets)];
-  const taken = new Set<string>();
-  const replacement = new Map<string, string>();
-  for (const old of unique) {
-    const country = store.gipPool.get(old)?.country;
-    const prefix = old.replace(/_\d+$/, '_');
-    const candidates = freeGips(store, country, taken);
-    const pick = candidates.find((g) => g.vip.startsWith(prefix)) ?? candidates[0];
-    if (!pick)
-      throw new HttpError(400, 'Invalid request', {
-        details: [{ field, reason: `no free gIP left in ${country ?? 'the pool'} to replace ${old}` }],
-      });
-    taken.add(pick.vip);
-    replacement.set(old, pick.vip);
-  }
-  zone.gips = zone.gips.map((v) => replacement.get(v) ?? v);
-  for (const [old, fresh] of replacement) {
-    store.gipAllocated.delete(old);
-    store.gipAllocated.set(fresh, zone.name);
-  }
-  const cost = unique.length * GIP_REFRESH_COST;
-  store.account.pending_costs += cost;
-  store.charges.push({
-    zone: zone.name,
-    at: new Date(store.clock.now()).toISOString(),
-    amount: cost,
-    reason: `gip_refresh x${unique.length}`,
-  });
-}
-
-export function releaseGips(store: PoolState, zone: ZoneState, vips: readonly string[]): void {
-  const gone = new Set(vips);
-  zone.gips = zone.gips.filter((v) => !gone.has(v));
-  for (const v of vips) store.gipAllocated.delete(v);
-}
-
-/** The IPs the body names that the Zone does not hold, as a 400; nothing otherwise. */
-export function assertHeld(held: readonly string[], wanted: readonly string[], field: string, zone: string, what: string): void {
-  const have = new Set(held);
-  const details = wanted
-    .map((ip, i) => (have.has(ip) ? undefined : { field: `${field}[${i}]`, reason: `${ip} is not ${what} of Zone ${zone}` }))
-    .filter((d) => d !== undefined);
-  if (details.length) throw new HttpError(400, 'Invalid request', { details });
 }
 
 /** A sorted IP list as one range: `a/n` when it is exactly a subnet, else `first-last`. */
@@ -171,34 +234,4 @@ export function ipRecord(store: PoolState, ip: string) {
     maxmind: country,
     ext: { dbip: p?.ext?.dbip ?? country, ip2location: p?.ext?.ip2location ?? country, google: p?.ext?.google ?? country },
   };
-}
-
-/**
- * Replaces each of `targets` (IPs the Zone holds) by a free IP of the same kind: in `country` or
- * `countryCity` when given, else in the country of the IP it replaces. All replacements are found
- * before anything changes, so a refusal leaves the Zone and the pool as they were.
- */
-export function replaceIps(
-  store: PoolState,
-  zone: ZoneState,
-  targets: readonly string[],
-  where: { country?: string; countryCity?: string },
-  field: string,
-): string[] {
-  const shared = planShared(currentPlan(zone));
-  const taken = new Set<string>();
-  const replacement = new Map<string, string>();
-  for (const old of targets) {
-    const country = where.country ?? (where.countryCity ? undefined : store.pool.get(old)?.country);
-    const pick = freeIps(store, { shared, country, countryCity: where.countryCity, exclude: taken })[0];
-    if (!pick) throw new HttpError(400, 'Invalid request', { details: [{ field, reason: `no free IP left to replace ${old}` }] });
-    taken.add(pick.ip);
-    replacement.set(old, pick.ip);
-  }
-  const order = zone.ips.map((ip) => replacement.get(ip) ?? ip);
-  release(store, zone, targets);
-  for (const ip of replacement.values()) store.allocated.set(ip, zone.name);
-  zone.ips = order;
-  syncPlanIps(zone);
-  return [...replacement.values()];
 }

@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js';
-import { badRequest } from '../errors.js';
+import { DomainError } from './errors.js';
 
 // The HAR log's `search`: a regular expression (RE2 syntax, matched in linear time, so backreferences
 // and lookaround are refused) within bounds. RE2 is linear in the text, but its cost per character
@@ -20,9 +20,10 @@ export const SEARCH_LIMITS = {
   slice: 500_000,
 } as const;
 
-const refuse = (reason: string) => badRequest('query.search', reason);
+/** A refused pattern: the handler names its field (the manager's `query.search`). */
+const refuse = (reason: string) => new DomainError([{ reason }]);
 
-/** `pattern` compiled, or a 400 naming `query.search` that says why not. */
+/** `pattern` compiled, or a DomainError that says why not (the handler names the field). */
 export function compileSearch(pattern: string): RE2JS {
   if (pattern.length > SEARCH_LIMITS.length) throw refuse(`is longer than ${SEARCH_LIMITS.length} characters`);
   let re: RE2JS;

@@ -1,5 +1,5 @@
 import { Clock } from './clock.js';
-import { release, releaseGips } from './ips.js';
+import { Pools } from './ips.js';
 import type {
   AccountState,
   Ban,
@@ -51,6 +51,8 @@ export class Store {
   bans = new Map<number, Map<string, Ban>>();
   /** The sandbox's time (tests move it); not part of the state. */
   readonly clock = new Clock();
+  /** Every change of the IP and gIP pools goes through here. */
+  readonly pools = new Pools(this);
   /** Large sections changed since the data file last wrote them (sectionsJson); every one after a load. */
   private unsaved = new Set<TouchedSection>(TOUCHED_SECTIONS);
   /**
@@ -163,8 +165,7 @@ export class Store {
    * always loads (validateSeed).
    */
   deleteZone(zone: ZoneState): void {
-    release(this, zone, [...zone.ips]);
-    releaseGips(this, zone, [...zone.gips]);
+    this.pools.releaseAll(zone);
     this.zones.delete(zone.name);
     this.touch('usage');
     this.touch('req_logs');

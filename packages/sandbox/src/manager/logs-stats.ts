@@ -2,7 +2,7 @@ import { RE2JS } from 're2js';
 import { loggedUrl, rootDomain, successful } from '../domain/har.js';
 import { searchAll } from '../domain/search.js';
 import type { HarEntry } from '../domain/types.js';
-import { HttpError } from '../errors.js';
+import { HttpError, onField } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Logs and stats: the HAR log of requests, recent stats, the general log.
@@ -41,8 +41,8 @@ async function searchLog(har: readonly HarEntry[], search: string | undefined): 
     return [...har];
   }
   // Both searches within the bounds of domain/search.ts (a 400 naming query.search past them).
-  const byUrl = await searchAll(har, search, (e) => e.request.url);
-  const byUser = await searchAll(har, `session-[^-]*${search}`, usernameOf);
+  const byUrl = await onField('query.search', () => searchAll(har, search, (e) => e.request.url));
+  const byUser = await onField('query.search', () => searchAll(har, `session-[^-]*${search}`, usernameOf));
   const hit = new Set([...byUrl, ...byUser]);
   return har.filter((e) => hit.has(e));
 }

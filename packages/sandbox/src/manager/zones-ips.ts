@@ -1,6 +1,6 @@
-import { assertHeld, ipRecord, replaceIps } from '../domain/ips.js';
+import { ipRecord } from '../domain/ips.js';
 import { GIP_REFRESH_COST } from '../domain/money.js';
-import { badRequest } from '../errors.js';
+import { badRequest, onField } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Zones and IPs: the account's Zones as the manager sees them, and the IPs and gIPs allocated to them.
@@ -48,9 +48,9 @@ export function zonesIpsHandlers(c: ManagerContext) {
     refreshIps: (ctx) => {
       const zone = store.zones.get(ctx.body.zone);
       if (!zone) throw badRequest('body.zone', `Zone ${ctx.body.zone} does not exist`);
-      const ips = [...new Set(ctx.body.ips as string[])];
-      assertHeld(zone.ips, ips, 'body.ips', zone.name, 'an IP');
-      replaceIps(store, zone, ips, {}, 'body.ips');
+      const wanted = ctx.body.ips as string[];
+      onField('body.ips', () => store.pools.replaceIps(zone, wanted));
+      const ips = [...new Set(wanted)];
       log(`refreshed ${ips.length} IPs of Zone ${zone.name}`);
       return {
         body: {

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Clock } from '../../src/domain/clock.js';
+import { DomainError } from '../../src/domain/errors.js';
 import { compileSearch, SEARCH_LIMITS, searchAll } from '../../src/domain/search.js';
-import { HttpError } from '../../src/errors.js';
+import { HttpError, onField } from '../../src/errors.js';
 
 // The sandbox's clock (src/domain/clock.ts) and the HAR log's bounded search (src/domain/search.ts).
 
@@ -60,13 +61,22 @@ describe('Clock', () => {
   });
 });
 
-/** The 400 a refused search throws: its field and reason. */
+/** A refused search: the domain raises a DomainError, which the handler's onField makes the 400 naming query.search. */
 async function refusal(run: () => unknown): Promise<{ status: number; field?: string; reason?: string }> {
   try {
     await run();
   } catch (err) {
-    expect(err).toBeInstanceOf(HttpError);
-    const e = err as HttpError;
+    expect(err).toBeInstanceOf(DomainError);
+    let named: unknown;
+    try {
+      onField('query.search', () => {
+        throw err;
+      });
+    } catch (e) {
+      named = e;
+    }
+    expect(named).toBeInstanceOf(HttpError);
+    const e = named as HttpError;
     return { status: e.status, field: e.details?.[0]?.field, reason: e.details?.[0]?.reason };
   }
   throw new Error('the search was not refused');
