@@ -192,6 +192,32 @@ describe('deleting and banning', () => {
     expect(storedPort(25396)).toBeUndefined();
   });
 
+  it('a port with a leading zero: looked up as a key (none) by most, found by updateProxy (==); strict reads it as the number', async () => {
+    await send('POST', '/api/proxies', { body: { proxy: { port: 25397 } } });
+    const text = async (method: string, path: string, o: Parameters<typeof raw>[3] = {}) => {
+      const r = await send(method, path, o);
+      return [r.status, r.text];
+    };
+    expect(await text('GET', '/api/sessions/025397')).toEqual([400, 'server does not exist']);
+    expect(await text('GET', '/api/banlist/025397')).toEqual([400, 'server does not exist']);
+    expect(await text('GET', '/api/proxy_status/025397')).toEqual([200, '{"status":"Unknown proxy"}']);
+    expect(await text('POST', '/api/refresh_sessions/025397')).toEqual([400, '']);
+    expect(await text('POST', '/api/proxies/025397/banip', { body: { ip: '10.1.1.1' } })).toEqual([400, 'No proxy at port 025397']);
+    expect(await text('POST', '/api/proxies/025397/unbanips')).toEqual([500, 'Server error: No proxy at port 025397']);
+    expect((await sendEchoing('PUT', '/api/proxies/025397', { body: { proxy: { country: 'us' } } })).status).toBe(200);
+    expect(storedPort(25397)).toMatchObject({ country: 'us' });
+    expect((await send('GET', '/api/sessions/25397')).json()).toEqual({});
+    await send('POST', '/api/proxies', { body: { proxy: { port: 25397 } } }, strict.sandbox);
+    expect((await send('GET', '/api/sessions/025397', {}, strict.sandbox)).json()).toEqual({});
+  });
+
+  it('proxies_running shows the running port: a number field given as no number runs as NaN (null)', async () => {
+    await sendEchoing('POST', '/api/proxies', { body: { proxy: { port: 25398, vip: 'abc' } } });
+    expect(storedPort(25398)).toMatchObject({ vip: 'abc' });
+    const running = (await raw(t.sandbox.managerUrl, 'GET', '/api/proxies_running')).json() as unknown as Array<Record<string, unknown>>;
+    expect(running.find((p) => p.port === 25398)).toHaveProperty('vip', null);
+  });
+
   it('on a port: form bans, a subnet is no IP, unbanips ignores its body, an all-ports ban needs an ip', async () => {
     await send('POST', '/api/proxies', { body: { proxy: { port: 25350 } } });
     expect((await send('POST', '/api/proxies/25350/banip', { text: 'ip=10.1.1.1', headers: FORM })).status).toBe(204);

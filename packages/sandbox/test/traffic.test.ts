@@ -461,15 +461,43 @@ describe("a port's upstream settings", () => {
     }
   });
 
+  it("a port's own customer names it upstream: the network refuses a customer it does not know (407), as the real manager's upstream", async () => {
+    const port = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port, zone: RES, customer: 'Someone Else' } } });
+    try {
+      const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/customer`);
+      expect(res.status, res.text).toBe(407);
+      await t.manager.updateProxy({ params: { path: { port } }, body: { proxy: { customer: C } } });
+      expect((await via(`http://127.0.0.1:${port}`, `${targetUrl}/customer`)).status).toBe(200);
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
+
   it('ext_proxies: requests go through the external proxies in turn, with their credentials', async () => {
     const port = await freePort();
     const network = new URL(t.sandbox.networkUrl as string);
     const ext = `${user(DC)}:${DC_PW}@127.0.0.1:${network.port}`;
-    const created = await t.manager.createProxy({ body: { proxy: { port, zone: RES, ext_proxies: [{ proxy: ext }] } } });
+    const created = await t.manager.createProxy({ body: { proxy: { port, zone: RES, ext_proxies: [ext] } } });
     expect(created.response.status, JSON.stringify(created.error)).toBe(200);
     try {
       // The external proxy's credential, not the port's Zone: the exit is a dc_zone_2 IP.
       expect(['192.0.2.121', '192.0.2.122']).toContain(await peerThroughPort(`http://127.0.0.1:${port}`, '/ext', 'x-luminati-ip'));
+      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toMatchObject({ status: 'ok' });
+      // The documented `{proxy}` form: stored, and each request its turn falls on fails as the real manager's reading of it.
+      await t.manager.updateProxy({ params: { path: { port } }, body: { proxy: { ext_proxies: [{ proxy: ext }] } } });
+      const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/ext`);
+      expect([res.status, res.headers['x-lpm-error']]).toEqual([502, '_url.match is not a function']);
+      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({
+        status: '_url.match is not a function',
+        status_details: [],
+      });
+      // An external proxy that refuses the connection: the real manager's status says so.
+      await t.manager.updateProxy({ params: { path: { port } }, body: { proxy: { ext_proxies: ['127.0.0.1:1'] } } });
+      expect((await via(`http://127.0.0.1:${port}`, `${targetUrl}/ext`)).status).toBe(502);
+      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toMatchObject({
+        status: 'connection refused (may have been caused due to firewall settings)',
+      });
     } finally {
       await t.manager.deleteProxy({ params: { path: { port } } });
     }

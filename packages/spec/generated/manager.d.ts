@@ -286,7 +286,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (observed on 1.570.247; `@luminati-io/luminati-proxy` lib/mixins/web_api.js line 98 and 498-506,
    * lib/manager.js 613-619). Without `full` the list holds the ban keys (`<ip>` or `<ip>|<domain>`);
    * with `full` it holds `{ip, domain, to?}` items as `unbanIp` answers them. An unknown port gets
-   * `400` with a text.
+   * `400` with a text. The port is looked up as given, unchecked: `abc` or `024000` name no port.
    *
    * `GET /api/banlist/{port}` · operationId `getBanList` · reference: `@zone-api/spec/docs/manager.html#operation/getBanList` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -419,6 +419,8 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the status of the port: `ok` for a healthy port. The real manager always answers `200`,
    * also for a port it does not know (`Unknown proxy`), a port whose Zone is disabled
    * (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
+   * The port is looked up as given, unchecked: `abc` or `024000` name no port and are answered
+   * `Unknown proxy` (observed on 1.570.247; lib/mixins/web_api.js 553-556).
    *
    * `GET /api/proxy_status/{port}` · operationId `getProxyStatus` · reference: `@zone-api/spec/docs/manager.html#operation/getProxyStatus` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -438,7 +440,8 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Refreshes the sessions of the port. The documentation lists this GET form beside the POST form; it has the
    * same effect (it is not a safe method, despite GET). The response is the new session
    * `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
-   * `400` with no body and no `Content-Type` (observed).
+   * `400` with no body and no `Content-Type` (observed). The port is looked up as given, unchecked:
+   * `abc` or `024000` name no port (lib/mixins/web_api.js 539-543).
    *
    * `GET /api/refresh_sessions/{port}` · operationId `getRefreshSessions` · reference: `@zone-api/spec/docs/manager.html#operation/getRefreshSessions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -549,7 +552,8 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Refreshes the sessions of the port. Takes no body. The response is the new session
    * `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
-   * `400` with no body and no `Content-Type` (observed).
+   * `400` with no body and no `Content-Type` (observed). The port is looked up as given, unchecked:
+   * `abc` or `024000` name no port (lib/mixins/web_api.js 539-543).
    *
    * `POST /api/refresh_sessions/{port}` · operationId `refreshSessions` · reference: `@zone-api/spec/docs/manager.html#operation/refreshSessions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */

@@ -302,6 +302,8 @@ export interface paths {
          * @description Returns the status of the port: `ok` for a healthy port. The real manager always answers `200`,
          *     also for a port it does not know (`Unknown proxy`), a port whose Zone is disabled
          *     (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
+         *     The port is looked up as given, unchecked: `abc` or `024000` name no port and are answered
+         *     `Unknown proxy` (observed on 1.570.247; lib/mixins/web_api.js 553-556).
          */
         get: operations["getProxyStatus"];
         put?: never;
@@ -476,7 +478,7 @@ export interface paths {
          *     (observed on 1.570.247; `@luminati-io/luminati-proxy` lib/mixins/web_api.js line 98 and 498-506,
          *     lib/manager.js 613-619). Without `full` the list holds the ban keys (`<ip>` or `<ip>|<domain>`);
          *     with `full` it holds `{ip, domain, to?}` items as `unbanIp` answers them. An unknown port gets
-         *     `400` with a text.
+         *     `400` with a text. The port is looked up as given, unchecked: `abc` or `024000` name no port.
          */
         get: operations["getBanList"];
         put?: never;
@@ -506,7 +508,8 @@ export interface paths {
          * @description Refreshes the sessions of the port. The documentation lists this GET form beside the POST form; it has the
          *     same effect (it is not a safe method, despite GET). The response is the new session
          *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
-         *     `400` with no body and no `Content-Type` (observed).
+         *     `400` with no body and no `Content-Type` (observed). The port is looked up as given, unchecked:
+         *     `abc` or `024000` name no port (lib/mixins/web_api.js 539-543).
          */
         get: operations["getRefreshSessions"];
         put?: never;
@@ -514,7 +517,8 @@ export interface paths {
          * Refresh the sessions of a port
          * @description Refreshes the sessions of the port. Takes no body. The response is the new session
          *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
-         *     `400` with no body and no `Content-Type` (observed).
+         *     `400` with no body and no `Content-Type` (observed). The port is looked up as given, unchecked:
+         *     `abc` or `024000` name no port (lib/mixins/web_api.js 539-543).
          */
         post: operations["refreshSessions"];
         delete?: never;
@@ -1257,11 +1261,19 @@ export interface components {
          * @example static_zone
          */
         ZoneName: string;
-        /** @description An external proxy (an entry of `ext_proxies`). */
+        /**
+         * @description An external proxy (an entry of `ext_proxies`). The documentation gives `{proxy: "[username:password@]ip[:port]"}`.
+         *     The real manager reads each entry as the text itself, `[username:password@]ip[:port]` (optionally with
+         *     `http://`, `https://`, `socks://` or `socks5://` in front), and sends the port's requests in turn through
+         *     each. It stores an entry of the documented form, but then answers each request that entry's turn falls on
+         *     with `502` and the header `x-lpm-error: _url.match is not a function`, and its status check reports that
+         *     text (observed on 1.570.247; `@luminati-io/luminati-proxy` lib/session.js 82-90 and 215-233). Both forms
+         *     are accepted.
+         */
         ExtProxy: {
             /** @description The external proxy in the form `[username:password@]ip[:port]`. */
             proxy: string;
-        };
+        } | string;
         /** @description A request header set by a port (an entry of `headers`). */
         ProxyHeader: {
             /** @description Header name. */
@@ -1356,7 +1368,7 @@ export interface components {
              * @description gIP (exclusive residential IP).
              */
             vip?: number;
-            /** @description External proxies, each in the form `[username:password@]ip[:port]`. */
+            /** @description External proxies, each in the form `[username:password@]ip[:port]` (see `ExtProxy` for the two forms of an entry). */
             ext_proxies?: components["schemas"]["ExtProxy"][];
             /** @description Default username for external IPs. */
             ext_proxy_username?: string;

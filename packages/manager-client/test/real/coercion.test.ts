@@ -1,3 +1,6 @@
+import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer } from 'node:net';
+import { viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type At, both, type Reply, SHIFT, type SideBySide, same, startSideBySide } from './side-by-side.js';
 
@@ -221,6 +224,37 @@ describe('deleting and banning read the port first and the body as the real mana
     expect(sbx).toBeUndefined();
   });
 
+  it('a port named with a leading zero: a key most handlers look up as given, updateProxy by ==, deleteProxy by +port', async () => {
+    const port = 25397;
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    const zero = (at: At) => `0${at(port)}`;
+    // `this.proxy_ports[port]` (web_api.js 437-514, 553-556): `025397` is no key of the running ports.
+    await same(s, (at) => ['GET', `/api/sessions/${zero(at)}`], { status: 400, media: 'text/html', body: 'server does not exist' });
+    await same(s, (at) => ['GET', `/api/proxy_status/${zero(at)}`], { status: 200, body: { status: 'Unknown proxy' } });
+    await same(s, () => ['GET', '/api/proxy_status/abc'], { status: 200, body: { status: 'Unknown proxy' } });
+    await same(s, (at) => ['GET', `/api/banlist/${zero(at)}`], { status: 400, media: 'text/html', body: 'server does not exist' });
+    await same(s, (at) => ['POST', `/api/refresh_sessions/${zero(at)}`], { status: 400, media: null, body: '' });
+    await same(s, (at) => ['GET', `/api/refresh_sessions/${zero(at)}`], { status: 400, media: null, body: '' });
+    const zeroless = (r: Reply) => (typeof r.body === 'string' ? { ...r, body: r.body.replace(String(port + SHIFT), String(port)) } : r);
+    await same(
+      s,
+      (at) => ['POST', `/api/proxies/${zero(at)}/banip`, { ip: '10.1.1.1' }],
+      { status: 400, body: `No proxy at port 0${port}` },
+      zeroless,
+    );
+    await same(
+      s,
+      (at) => ['POST', `/api/proxies/${zero(at)}/unbanips`],
+      { status: 500, body: `Server error: No proxy at port 0${port}` },
+      zeroless,
+    );
+    // `p.port==old_port` (web_api.js 391-392): the update finds the port.
+    await same(s, (at) => ['PUT', `/api/proxies/${zero(at)}`, { proxy: { country: 'us' } }], { status: 200 }, created);
+    const [real, sbx] = await stored(port);
+    expect(real?.country).toBe('us');
+    expect(sbx).toEqual(real);
+  });
+
   it('on a port that exists: a subnet is no IP, unbanips ignores its body, a ban on all ports needs an ip, form bodies are read', async () => {
     const port = 25350;
     await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
@@ -233,6 +267,74 @@ describe('deleting and banning read the port first and the body as the real mana
     await same(s, (at) => ['POST', `/api/proxies/${at(port)}/unbanips`, { ip: 'not-an-ip' }], { status: 200, body: 'OK' });
     await same(s, (at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: [] } });
     await same(s, (at) => ['POST', `/api/proxies/${at(port)}/banips`, '{bad', 'application/json'], { status: 500, body: 'Server Error' });
+  });
+});
+
+describe('what a port runs and sends upstream', () => {
+  it('a number field given as no number runs as NaN: proxies_running shows null where the stored config keeps the string', async () => {
+    const port = 25360;
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', vip: 'abc' } }], { status: 200 }, created);
+    const [real, sbx] = await stored(port);
+    expect(real?.vip).toBe('abc');
+    expect(sbx).toEqual(real);
+    const [realRun, sbxRun] = await running(port);
+    expect(realRun).toHaveProperty('vip', null);
+    expect(sbxRun).toEqual(realRun);
+  });
+
+  it("a port's own customer goes upstream in its username: a customer the network does not know is refused there (407)", async () => {
+    const port = 25362;
+    await same(
+      s,
+      (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', customer: 'Someone Else' } }],
+      { status: 200 },
+      created,
+    );
+    const real = await viaProxy(`http://127.0.0.1:${port}`, `${s.targetUrl}/t/1`);
+    const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${s.targetUrl}/t/1`);
+    expect(real.status, real.text).toBe(407);
+    expect(sbx.status, sbx.text).toBe(real.status);
+  });
+
+  it('ext_proxies: a text entry is an external proxy; the documented {proxy} form fails each request (502); one that refuses is reported so', async () => {
+    // A stand-in external proxy on loopback: answers any request 200 `ext`.
+    const ext = createNetServer((c) =>
+      c.once('data', () => c.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 3\r\nconnection: close\r\n\r\next')),
+    );
+    await new Promise<void>((resolve) => ext.listen(0, '127.0.0.1', resolve));
+    const extAt = `127.0.0.1:${(ext.address() as AddressInfo).port}`;
+    try {
+      const cases: Array<[number, unknown[], number, string | undefined, string]> = [
+        [25364, [extAt], 200, undefined, 'ok'],
+        [25365, [{ proxy: extAt }], 502, '_url.match is not a function', '_url.match is not a function'],
+        [25366, [7], 502, '_url.match is not a function', '_url.match is not a function'],
+        [
+          25367,
+          ['127.0.0.1:1'],
+          502,
+          'connect ECONNREFUSED 127.0.0.1:1',
+          'connection refused (may have been caused due to firewall settings)',
+        ],
+      ];
+      for (const [port, ext_proxies, status, error, checked] of cases) {
+        const label = JSON.stringify(ext_proxies);
+        await same(
+          s,
+          (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', ext_proxies } }],
+          { status: 200 },
+          created,
+        );
+        const real = await viaProxy(`http://127.0.0.1:${port}`, `${s.targetUrl}/t/ext`);
+        const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${s.targetUrl}/t/ext`);
+        expect([real.status, real.headers['x-lpm-error']], label).toEqual([status, error]);
+        expect(sbx.status, `${label}: ${sbx.text}`).toBe(real.status);
+        // The sandbox names its own reason for a refused connection; the reading error is the real one's.
+        if (status === 200 || typeof ext_proxies[0] !== 'string') expect(sbx.headers['x-lpm-error'], label).toBe(error);
+        await same(s, (at) => ['GET', `/api/proxy_status/${at(port)}`], { status: 200, body: { status: checked, status_details: [] } });
+      }
+    } finally {
+      ext.close();
+    }
   });
 });
 

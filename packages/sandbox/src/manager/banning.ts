@@ -27,12 +27,12 @@ const duration = (ms: unknown): number => {
 const domainOf = (domain: unknown): string | null => (typeof domain === 'string' && domain !== '' ? domain : null);
 
 export function banningHandlers(c: ManagerContext) {
-  const { store, log, portOf } = c;
+  const { store, log, portByKey, portOf } = c;
   /** The port of an unban: the real handler throws on an unknown one, `500` (web_api.js 477-478, 492-493, 63-68). */
   function unbanPort(ctx: ManagerCtx): number {
-    const port = ctx.params.port as number;
-    if (!store.ports.has(port)) throw new HttpError(500, `Server error: No proxy at port ${port}`, { text: true });
-    return port;
+    const cfg = portByKey(ctx.params.port);
+    if (!cfg) throw new HttpError(500, `Server error: No proxy at port ${ctx.params.port}`, { text: true });
+    return cfg.port;
   }
   function ban(ports: number[], ips: string[], domain: string | null, ms: number): void {
     if (!ports.length || !ips.length) return;
@@ -114,8 +114,8 @@ export function banningHandlers(c: ManagerContext) {
     },
 
     getBanList: (ctx) => {
-      const port = ctx.params.port as number;
-      if (!store.ports.has(port)) throw new HttpError(400, 'server does not exist', { text: true });
+      const port = portByKey(ctx.params.port)?.port;
+      if (port === undefined) throw new HttpError(400, 'server does not exist', { text: true });
       const full = ctx.query.full;
       return { body: banList(port, full !== undefined && full !== '') };
     },

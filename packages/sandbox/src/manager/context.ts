@@ -43,8 +43,8 @@ export interface ManagerOptions {
   ports?: {
     open(cfg: ProxyPortConfig): Promise<unknown>;
     close(port: number): Promise<void>;
-    /** Whether the port's upstream answers, checked for real. */
-    upstreamAnswers(cfg: ProxyPortConfig): Promise<boolean>;
+    /** Whether the port's upstream answers, checked for real: `true`, else the status the real manager's check reports. */
+    upstreamAnswers(cfg: ProxyPortConfig): Promise<true | string>;
   };
 }
 
@@ -96,13 +96,24 @@ export function managerContext(store: Store, options: ManagerOptions) {
   }
 
   /**
-   * The port of the path. An unknown one is refused as the real manager refuses it: `400 No proxy at
-   * port N`, sent in the form the operation declares for 400 (text, `{errors}`, or the status alone).
+   * A port named in a path as the real manager looks most of them up: as a key of its running ports
+   * (`this.proxy_ports[port]`, web_api.js 437-493, 508-555), so that `024000`, `0x5DC0` or `abc` name
+   * none. The path parameter comes as the request gave it where the spec marks it unchecked, else as
+   * the number it was validated to.
+   */
+  function portByKey(raw: unknown): ProxyPortConfig | undefined {
+    const port = Number(raw);
+    return String(port) === String(raw) ? store.ports.get(port) : undefined;
+  }
+
+  /**
+   * The port of the path (by key, portByKey). An unknown one is refused as the real manager refuses
+   * it: `400 No proxy at port N`, sent in the form the operation declares for 400 (text, `{errors}`,
+   * or the status alone).
    */
   function portOf(ctx: ManagerCtx): ProxyPortConfig {
-    const port = ctx.params.port as number;
-    const cfg = store.ports.get(port);
-    if (!cfg) throw new HttpError(400, `No proxy at port ${port}`);
+    const cfg = portByKey(ctx.params.port);
+    if (!cfg) throw new HttpError(400, `No proxy at port ${ctx.params.port}`);
     return cfg;
   }
 
@@ -153,5 +164,5 @@ export function managerContext(store: Store, options: ManagerOptions) {
     log(`${what}: ports ${[...store.ports.keys()].join(', ') || '(none)'} restarted with their configuration`);
   }
 
-  return { store, options, m, log, portOf, status, effective, portFacts, resetRuntime };
+  return { store, options, m, log, portByKey, portOf, status, effective, portFacts, resetRuntime };
 }

@@ -135,18 +135,26 @@ const RUNNING_DEFAULTS = { dns: 'local', tls_lib: 'open_ssl', route_err: 'pass_d
 
 /**
  * A port as `GET /api/proxies_running` lists it (web_api.js 866-895): its stored configuration, then
- * what the running port says of `proxy_type`, `port`, `ip`, `vip`, `user`, `dns`, `zone`, `tls_lib`,
- * `route_err` and `proxy_connection_type` (its own value, else the manager's default), and the status
- * of its last check, once it has been checked. A port not stored (`stored` false) shows only those.
+ * what the running port (`running`, runningConfig: `vip: "abc"` runs as NaN, sent as null) says of
+ * `proxy_type`, `port`, `ip`, `vip`, `user`, `dns`, `zone`, `tls_lib`, `route_err` and
+ * `proxy_connection_type` (its own value, else the manager's default), and the status of its last
+ * check, once it has been checked. A port not stored (`stored` false) shows only those.
  */
-export function runningView(cfg: ProxyPortConfig, defaultZone: string, checked?: object, stored = true): Record<string, Json> {
+export function runningView(
+  cfg: ProxyPortConfig,
+  running: ProxyPortConfig,
+  defaultZone: string,
+  checked?: object,
+  stored = true,
+): Record<string, Json> {
   const c = cfg as Record<string, Json>;
+  const r = running as Record<string, Json>;
   // A port the manager runs without storing it (another `proxy_type`) has no stored configuration to show.
   const out: Record<string, Json> = stored ? { ...c } : {};
-  for (const k of ['proxy_type', 'port', 'ip', 'vip', 'user'] as const) if (c[k] !== undefined) out[k] = c[k];
-  for (const [k, v] of Object.entries(RUNNING_DEFAULTS)) out[k] = c[k] ?? v;
+  for (const k of ['proxy_type', 'port', 'ip', 'vip', 'user'] as const) if (r[k] !== undefined) out[k] = r[k];
+  for (const [k, v] of Object.entries(RUNNING_DEFAULTS)) out[k] = r[k] ?? v;
   // An update in place sets the running port's Zone to the stored one, none when it has none.
-  out.zone = 'zone' in c ? c.zone : defaultZone;
+  out.zone = 'zone' in r ? r.zone : defaultZone;
   return { ...out, ...checked };
 }
 

@@ -44,7 +44,7 @@ const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { bo
 const noSuchProxy = () => serverError('this proxy does not exist');
 
 export function portsHandlers(c: ManagerContext) {
-  const { store, options, m, log, portOf, status, effective, portFacts } = c;
+  const { store, options, m, log, portByKey, portOf, status, effective, portFacts } = c;
   const types = options.portFieldTypes ?? {};
   /** The status of each port's last check (`getProxyStatus`), which `proxies_running` shows from then on. */
   const checked = new Map<number, object>();
@@ -114,7 +114,9 @@ export function portsHandlers(c: ManagerContext) {
     listRunningProxies: () => ({
       body: [...store.ports.values()]
         .sort((a, b) => a.port - b.port)
-        .map((cfg) => runningView(cfg, m().settings.zone, checked.get(cfg.port), isStored(cfg) || isDuplicate(cfg))),
+        .map((cfg) =>
+          runningView(cfg, runningConfig(cfg, types), m().settings.zone, checked.get(cfg.port), isStored(cfg) || isDuplicate(cfg)),
+        ),
     }),
 
     listProxies: () => ({ body: storedConfigs(store) }),
@@ -194,7 +196,9 @@ export function portsHandlers(c: ManagerContext) {
     },
 
     updateProxy: async (ctx) => {
-      const old = portOf(ctx);
+      // `this.proxies.find(p=>p.port==old_port)` (web_api.js 391-397): `024000` or `0x5DC0` name port 24000, `abc` none.
+      const old = store.ports.get(Number(ctx.params.port));
+      if (!old) throw new HttpError(400, `No proxy at port ${ctx.params.port}`);
       refuseDuplicateUpdate(old);
       // The real manager converts the fields to their types first (lib/middleware.js 124-131), then wants `proxy` (web_api.js 405-410).
       const body = ctx.body;
@@ -239,14 +243,15 @@ export function portsHandlers(c: ManagerContext) {
     },
 
     getProxyStatus: async (ctx) => {
-      const cfg = store.ports.get(ctx.params.port as number);
+      // Looked up as a key (web_api.js 553-556): `abc` or `024000` names none.
+      const cfg = portByKey(ctx.params.port);
       if (!cfg) return { body: { status: 'Unknown proxy' } };
       // The real manager adds the details of its port check to the answer for `persist` ports only.
       let s = status(cfg);
       // When ports carry traffic, the upstream is checked for real.
-      // The real manager's answer for an upstream it cannot reach (observed), whatever the reason.
-      if (s.status === 'ok' && options.ports && !(await options.ports.upstreamAnswers(cfg)))
-        s = { status: 'No hosts available', status_details: [] };
+      // The real manager's answer for an upstream it cannot reach or read (observed).
+      const up = s.status === 'ok' && options.ports ? await options.ports.upstreamAnswers(cfg) : true;
+      if (up !== true) s = { status: up, status_details: [] };
       // A disabled Zone is answered before the port's details are read (web_api.js 557-561).
       const answer = cfg.proxy_type === 'persist' && s.status !== 'Disabled zone' ? { status_details: [], ...s } : s;
       checked.set(cfg.port, answer);

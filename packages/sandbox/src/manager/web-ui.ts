@@ -14,7 +14,7 @@ type Json = any;
 const countryNames = new Intl.DisplayNames(['en'], { type: 'region' });
 
 export function webUiHandlers(c: ManagerContext) {
-  const { store, options, m, log } = c;
+  const { store, options, m, log, portByKey } = c;
 
   /** The port fields as the spec describes them (`ProxyPort`): type, description, the values of a list, the default. */
   function portFields(): Record<string, Json> {
@@ -167,9 +167,8 @@ export function webUiHandlers(c: ManagerContext) {
     // The provider's translations of the web interface: the sandbox has none, and the interface shows its English texts.
     getLanguageResources: () => ({ body: {} }),
     getSessions: (ctx) => {
-      // Looked up as a key (web_api.js 508-514): `abc` names none.
-      if (![...store.ports.keys()].some((k) => String(k) === String(ctx.params.port)))
-        return { status: 400, text: 'server does not exist' };
+      // Looked up as a key (web_api.js 508-514): `abc` or `024000` names none.
+      if (!portByKey(ctx.params.port)) return { status: 400, text: 'server does not exist' };
       return { body: {} };
     },
     changeProxyIps: (ctx) => {

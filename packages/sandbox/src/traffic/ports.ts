@@ -14,8 +14,8 @@ import type { Inflight } from './inflight.js';
 import type { ProxyNetwork } from './network.js';
 import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
 import { connectHead, respond, TunnelServer, tunnel } from './tunnel.js';
-import { extProxy, Gate } from './upstream.js';
-import { portUsername } from './username.js';
+import { EXT_PROXY_NOT_TEXT, extProxy, Gate } from './upstream.js';
+import { portCustomer, portUsername } from './username.js';
 
 // Manager proxy ports that listen: each port of the state is an HTTP proxy (proxy-chain) on its
 // `iface` (loopback by default) that forwards to its upstream (`proxy`:`proxy_port`, the sandbox's
@@ -40,6 +40,11 @@ export interface PortTrafficOptions {
   /** Counts each request and tunnel until its HAR entry is written (sandbox.settled()). */
   inflight?: Inflight;
 }
+
+/** The real manager's status of a port whose upstream it cannot reach (observed). */
+const NO_HOSTS = 'No hosts available';
+/** Its status of a port whose external proxy refuses the connection (lib/manager.js 652-655). */
+const EXT_REFUSED = 'connection refused (may have been caused due to firewall settings)';
 
 export class PortTraffic {
   private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
@@ -86,14 +91,17 @@ export class PortTraffic {
 
   /**
    * Whether a port's upstream answers, checked for real: a TCP connection to it (the proxy it names,
-   * the external proxy whose turn is next, or the sandbox's network). Checking takes no turn.
+   * the external proxy whose turn is next, or the sandbox's network). Checking takes no turn. `true`,
+   * else the status the real manager's check reports: the error of an `ext_proxies` entry it cannot
+   * read, `connection refused …` for an external proxy that refuses (lib/manager.js 649-656, observed),
+   * and `No hosts available` for any other upstream it cannot reach (observed for a port's own `proxy`).
    */
-  async upstreamAnswers(cfg: ProxyPortConfig): Promise<boolean> {
-    let up: { host: string; port: number };
+  async upstreamAnswers(cfg: ProxyPortConfig): Promise<true | string> {
+    let up: { host: string; port: number; ext?: boolean };
     try {
       up = this.upstreamOf(cfg, false);
-    } catch {
-      return false;
+    } catch (err) {
+      return (err as Error).message === EXT_PROXY_NOT_TEXT ? EXT_PROXY_NOT_TEXT : NO_HOSTS;
     }
     return new Promise((resolve) => {
       const socket = connect({ host: up.host, port: up.port });
@@ -102,8 +110,8 @@ export class PortTraffic {
         socket.destroy();
         resolve(true);
       });
-      socket.once('error', () => resolve(false));
-      socket.once('close', () => resolve(false));
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(up.ext && err.code === 'ECONNREFUSED' ? EXT_REFUSED : NO_HOSTS));
+      socket.once('close', () => resolve(NO_HOSTS));
     });
   }
 
@@ -141,15 +149,21 @@ export class PortTraffic {
   }
 
   /** The port's upstream: its external proxies in turn (`take` moves the turn on), the proxy it names (which egress must allow), else the sandbox's network. */
-  private upstreamOf(cfg: ProxyPortConfig, take = true): { host: string; port: number; authorization?: string; network?: boolean } {
+  private upstreamOf(
+    cfg: ProxyPortConfig,
+    take = true,
+  ): { host: string; port: number; authorization?: string; network?: boolean; ext?: boolean } {
     const c = cfg;
-    if (c.ext_proxies?.length) {
-      // External proxies take turns, each request the next; egress must allow each.
-      const turn = take ? this.extTurn++ : this.extTurn;
-      const ext = extProxy(c.ext_proxies[turn % c.ext_proxies.length] as { proxy: string }, c);
+    // External proxies take turns, each request the next; egress must allow each. An entry the real
+    // manager skips (an empty one) leaves the request to the port's own upstream.
+    const turn = take ? this.extTurn++ : this.extTurn;
+    const entry: unknown = c.ext_proxies?.length ? c.ext_proxies[turn % c.ext_proxies.length] : undefined;
+    if (entry) {
+      const ext = extProxy(entry, c);
+      if (!ext) throw portError(502, EXT_PROXY_NOT_TEXT);
       if (!egressAllowed(ext.host, this.o.egressAllow))
         throw portError(502, `The sandbox sends traffic only to loopback; allow the external proxy ${ext.host} with --egress-allow`);
-      return ext;
+      return { ...ext, ext: true };
     }
     if (c.proxy) {
       if (!egressAllowed(c.proxy, this.o.egressAllow))
@@ -204,7 +218,7 @@ export class PortTraffic {
     const zoneName = cfg.zone ?? s.zone;
     const zone = store.zones.get(zoneName);
     const password = cfg.password ?? zone?.passwords[0] ?? s.password ?? '';
-    const userFor = (session: string) => portUsername(cfg, s.customer, zoneName, session, UPSTREAM_BRAND);
+    const userFor = (session: string) => portUsername(cfg, portCustomer(cfg, s.customer), zoneName, session, UPSTREAM_BRAND);
     const session = this.session(cfg, clientIp);
     const started = this.o.now();
     const ctx: PortRequest = {

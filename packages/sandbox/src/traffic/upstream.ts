@@ -23,11 +23,24 @@ export interface ExtDefaults {
   ext_proxy_port?: number;
 }
 
-/** An external proxy of `ext_proxies` (`{proxy: "[username:password@]host[:port]"}`), with the port's defaults. */
-export function extProxy(entry: { proxy: string }, d: ExtDefaults): { host: string; port: number; authorization?: string } {
-  const at = entry.proxy.lastIndexOf('@');
-  const given = at >= 0 ? entry.proxy.slice(0, at) : undefined;
-  const [host, port] = (at >= 0 ? entry.proxy.slice(at + 1) : entry.proxy).split(':');
+/**
+ * The error of the real manager's reading of an `ext_proxies` entry that is no text (lib/session.js
+ * 215-217, `_url.match(…)`): each request of the port answers 502 with it, and the port's status check
+ * reports it (observed on 1.570.247).
+ */
+export const EXT_PROXY_NOT_TEXT = '_url.match is not a function';
+
+/**
+ * An external proxy of `ext_proxies` as the real manager reads an entry (lib/session.js 82-90, 215-233):
+ * a text `[scheme://][username:password@]host[:port]`, with the port's defaults. Undefined for an entry
+ * that is no text (EXT_PROXY_NOT_TEXT), the documented `{proxy: "…"}` included.
+ */
+export function extProxy(entry: unknown, d: ExtDefaults): { host: string; port: number; authorization?: string } | undefined {
+  if (typeof entry !== 'string') return undefined;
+  const text = entry.replace(/^(https?|socks5?):\/\//, '');
+  const at = text.lastIndexOf('@');
+  const given = at >= 0 ? text.slice(0, at) : undefined;
+  const [host, port] = (at >= 0 ? text.slice(at + 1) : text).split(':');
   const cred = given ?? (d.ext_proxy_username !== undefined ? `${d.ext_proxy_username}:${d.ext_proxy_password ?? ''}` : undefined);
   return {
     host: host as string,

@@ -45,6 +45,17 @@ export function parseUsername(username: string, strict = false): ProxyUser | { e
 /** The options a port's configuration puts into its upstream username, in the real manager's order. */
 const PORT_OPTIONS = ['country', 'state', 'city', 'zip', 'asn', 'os', 'ip', 'vip', 'dns', 'mobile'] as const;
 
+/**
+ * The customer a port names upstream: its own `customer` when it has one (lib/mixins/mgr_proxy.js 646,
+ * `p.customer || defaults.customer`), written as the real manager writes a username's values (lower
+ * case, spaces as `_`; lib/username.js 96-111), else the manager's. A customer the network does not
+ * know is then refused there (407), as the provider's network refuses it.
+ */
+export function portCustomer(cfg: ProxyPortConfig, customer: string): string {
+  const own = (cfg as { customer?: unknown }).customer;
+  return own ? String(own).toLowerCase().replace(/ /g, '_') : customer;
+}
+
 /** The username a proxy port sends upstream for one request. */
 export function portUsername(cfg: ProxyPortConfig, customer: string, zone: string, session: string | undefined, brand: string): string {
   let out = `${brand}-customer-${customer}-zone-${zone}`;

@@ -113,6 +113,7 @@ function pathPort(): fc.Arbitrary<Valued> {
     { weight: 10, arbitrary: fc.constantFrom(...PORT_SLOTS).map((p) => v(p)) },
     { weight: 1, arbitrary: fc.constant(v(UNKNOWN_PORT, 'path.port:unknown')) },
     { weight: 1, arbitrary: fc.constantFrom('abc', '0').map((p) => v(p, 'path.port:not-a-port')) },
+    { weight: 1, arbitrary: fc.constantFrom(...PORT_SLOTS).map((p) => v(`0${p}`, 'path.port:leading-zero')) },
   );
 }
 
