@@ -30,6 +30,10 @@ export const NORMALISATIONS: Normalisation[] = [
   { name: 'manager port', why: 'the real manager and the sandbox listen on different API ports, side by side' },
   { name: 'target port', why: 'the loopback target listens on a free port chosen per run' },
   {
+    name: 'log order',
+    why: "without `sort` both order their log by the entries' uuids, which are random: such a log is compared as a set of entries, and under `limit` or `skip` (a random subset) by its count",
+  },
+  {
     name: 'byte counts',
     why: 'HAR and stats byte counts include header sizes (Date, Server, the proxy header order) that are not behaviour',
   },

@@ -141,10 +141,32 @@ export function throughPort(port: number, url: string): Promise<Answer> {
   });
 }
 
+/** How many requests the target's log holds (undefined when it does not answer with a log). */
+async function loggedCount(target: Target): Promise<number | undefined> {
+  const res = await fetchOrNothing(`${target.url}/api/logs?limit=1`);
+  if (res?.status !== 200) return undefined;
+  try {
+    return (JSON.parse(await res.text()) as { total?: number }).total;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long a traffic step waits for its request to show in the log (a request the log never takes costs this). */
+export const SETTLE_MS = 1000;
+
 /** Plays one step. */
 export async function playStep(target: Target, step: Step, targetUrl: string, ctx: NormaliseContext): Promise<Answer> {
   if (step.kind === 'traffic') {
+    const before = await loggedCount(target);
     const a = await throughPort(step.port, `${targetUrl}${step.path}`);
+    // The real manager writes a request into its log and statistics after it has answered it (its port's
+    // `usage` event, lib/server.js 410-498 and lib/manager.js 322-331): 20 to 500 ms later on a loaded
+    // machine. The state is read once the log has changed, or after SETTLE_MS (a request it does not log).
+    for (const until = Date.now() + SETTLE_MS; before !== undefined && Date.now() < until; ) {
+      if ((await loggedCount(target)) !== before) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
     return { ...a, ...(a.text !== undefined ? { text: normaliseText(a.text, ctx) } : {}) };
   }
   const body = step.body ? encodeBody(step.body, ctx) : undefined;
@@ -215,7 +237,17 @@ export async function fingerprint(target: Target, ctx: NormaliseContext, extra: 
     : stats;
   LOG_FILTERS.forEach((f, i) => {
     const l = logs[i];
-    fp[`logs?${f}`] = l?.log ? { total: l.total, entries: (l.log.entries ?? []).map(entryOf) } : l;
+    if (!l?.log) {
+      fp[`logs?${f}`] = l;
+      return;
+    }
+    let entries: Json[] = (l.log.entries ?? []).map(entryOf);
+    // The "log order" normalisation: without `sort` the log is ordered by its entries' random uuids.
+    if (!/(^|&)sort=/.test(f)) {
+      const canonical = entries.map((e) => JSON.stringify(e)).sort();
+      entries = /(^|&)(limit|skip)=/.test(f) ? [`${entries.length} entries`] : canonical.map((e) => JSON.parse(e));
+    }
+    fp[`logs?${f}`] = { total: l.total, entries };
   });
   const known = new Set<number>([...(Array.isArray(running) ? running.map((p: Json) => p?.port) : []), ...PORT_SLOTS]);
   for (const part of extra)
