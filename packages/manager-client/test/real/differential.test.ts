@@ -20,6 +20,7 @@ import { type RunningRealManager, startRealManager } from '@zone-api/testkit/rea
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ACCOUNT } from './account.js';
+import { NEW_USER_SEQUENCE } from './new-user.js';
 
 // The differential suite (run by `pnpm test:real-manager`, inside a network namespace with only
 // loopback): fast-check draws sequences of manager calls from the operation model, valid and broken,
@@ -235,4 +236,33 @@ describe('the sandbox against the real manager, on generated sequences', () => {
     },
     timeLimitMs * 3 + 120_000,
   );
+
+  it('the issue’s new-user sequence (new-user.ts): no divergence that parity.yaml does not list', async () => {
+    const listing = (parse(readFileSync(parityFile, 'utf8'))?.differential ?? []) as ListedDivergence[];
+    const played = await runDifferential({
+      doc,
+      real,
+      sandbox: sbx,
+      targetUrl,
+      listing,
+      seed,
+      runs: 1,
+      maxSteps,
+      timeLimitMs,
+      survey,
+      examples: [NEW_USER_SEQUENCE],
+    });
+    for (const s of played.survey)
+      console.log(
+        `new-user survey: ${s.divergence.operation} ${s.divergence.differs} [${s.divergence.classes.join(', ')}]\n  real: ${s.divergence.real}\n  sandbox: ${s.divergence.sandbox}`,
+      );
+    const met = listing.filter((_, i) => (played.listedHits[i] as number) > 0);
+    console.log(`new-user: listed divergences met:\n${met.map((e) => `  ${e.operation} / ${e.input} / ${e.differs}`).join('\n')}`);
+    expect(played.sequences, 'the sequence was played').toBe(1);
+    expect(played.steps).toBe(NEW_USER_SEQUENCE.length);
+    // A listed difference of status would end the comparison there: none, so every step was compared.
+    expect(met.filter((e) => e.differs === 'status').map((e) => e.operation)).toEqual([]);
+    if (played.failure) console.log(`new-user: an unlisted divergence:\n${played.failure.reproduction}`);
+    expect(played.failure?.reproduction, 'an unlisted divergence (its reproduction is above)').toBeUndefined();
+  }, 240_000);
 });

@@ -32,6 +32,8 @@ export interface DifferentialOptions {
   timeLimitMs: number;
   /** Collect every first divergence, listed or not, instead of stopping at an unlisted one. */
   survey?: boolean;
+  /** Sequences written by hand, played first and as written (fast-check's examples; they count in `runs`). */
+  examples?: Step[][];
   log?: (line: string) => void;
 }
 
@@ -178,6 +180,7 @@ export async function runDifferential(o: DifferentialOptions): Promise<Different
   const result = await fc.check(property, {
     seed: o.seed,
     numRuns: o.runs,
+    examples: (o.examples ?? []).map((steps): [Step[]] => [steps]),
     interruptAfterTimeLimit: o.timeLimitMs,
     markInterruptAsFailure: false,
   });
