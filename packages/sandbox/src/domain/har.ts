@@ -41,6 +41,8 @@ export interface Exchange {
   responseBody: Buffer | undefined;
   /** The answer's bytes, all of them (responseBody's length when not given). */
   responseSize?: number;
+  /** The log's text of an encoded answer, decoded from responseBody (traffic/har-body.ts), and what it says of it. */
+  decoded?: { text: string; comment?: string };
   inBw: number;
   outBw: number;
   /** A tunnel's bytes from its target (the body of its entry). */
@@ -125,6 +127,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
   let text: string | undefined;
   let contentCut: string | undefined;
   if (x.status === 'unknown') text = 'unknown';
+  else if (x.decoded && !['img', 'js', 'css'].includes(kind)) ({ text, comment: contentCut } = x.decoded);
   else if (!x.responseBody) text = '';
   else if (!['img', 'js', 'css'].includes(kind))
     ({ text, cut: contentCut } = kept(x.responseBody, x.responseSize ?? x.responseBody.length, x.harLimit));

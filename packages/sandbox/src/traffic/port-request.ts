@@ -7,6 +7,7 @@ import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { StreamedBody } from './body.js';
 import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
+import { harText } from './har-body.js';
 import type { ProxyNetwork } from './network.js';
 import { answerByRule, withRules } from './rules.js';
 import { connectHead, connectVia, relay } from './tunnel.js';
@@ -198,6 +199,7 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   x.outBw = requestBytes(request, body.bytes);
   x.responseBody = passed.kept;
   x.responseSize = passed.bytes;
+  x.decoded = await harText(passed.kept, res.headers['content-encoding'], x.harLimit, passed.bytes);
   x.inBw = responseHeadBytes(res) + passed.bytes;
   x.time = now() - started;
   log(x);

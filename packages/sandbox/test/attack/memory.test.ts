@@ -1,6 +1,8 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DECODED_CAP } from '../../src/traffic/har-body.js';
 import { C, listenOnLoopback, RES, RES_PW, useTrafficSandbox } from '../helpers.js';
 
 // A target whose answer never ends once took the sandbox to 8.7 GB and killed it: answers were read
@@ -141,4 +143,52 @@ describe('a proxy loop is refused with a proxy error', () => {
     const r = await viaProxy(`http://127.0.0.1:${front}`, 'http://127.0.0.1:9/chain');
     expect(r.text).not.toMatch(/Proxy loop/);
   });
+});
+
+describe('a gzip bomb through a port', () => {
+  // The log's text of a gzip answer is decoded (as the real manager decodes it, lib/util.js 253-290).
+  // One gzip member of 1 MiB of zeros is about 1 kB: 256 of them are 256 MiB of zeros in 260 kB (a
+  // larger bomb, decoded whole, would not even make a string: the entry was then lost).
+  const bomb = Buffer.concat(Array.from({ length: 256 }, () => gzipSync(Buffer.alloc(MB))));
+  let target: Server;
+  let url: string;
+  beforeAll(async () => {
+    target = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': bomb.length });
+      res.end(bomb);
+    });
+    url = `http://127.0.0.1:${await listenOnLoopback(target)}/bomb`;
+  });
+  afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
+
+  it('with har_limit 0 (keep all): decoding for the log stops at its cap, and the RSS stays within a few times the cap', async () => {
+    const settings = await fetch(`${t.sandbox.managerUrl}/api/settings`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ har_limit: 0 }),
+    });
+    expect(settings.status).toBe(200);
+    const port = await freePort();
+    expect((await t.manager.createProxy({ body: { proxy: { port, zone: RES } } })).response.status).toBe(200);
+    const start = process.memoryUsage().rss;
+    let peak = start;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 5);
+    const entry = () => t.sandbox.state().manager.har.find((e) => e.details?.port === port && e.request.url === url);
+    try {
+      const r = await viaProxy(`http://127.0.0.1:${port}`, url);
+      expect(r.status).toBe(200);
+      await expect.poll(() => entry() !== undefined, { timeout: 30_000 }).toBe(true);
+    } finally {
+      clearInterval(sampler);
+    }
+    peak = Math.max(peak, process.memoryUsage().rss);
+    // The cap (16 MiB decoded, and its text) and the bomb kept; decoded whole it was 256 MiB and its text as much again.
+    expect(peak - start).toBeLessThan(4 * DECODED_CAP);
+    const content = entry()?.response.content;
+    expect(content?.size).toBe(bomb.length);
+    expect(content?.text).toHaveLength(DECODED_CAP);
+    expect(content?.comment).toBe(`decoded from gzip; decoding stopped at ${DECODED_CAP} bytes`);
+  }, 60_000);
 });
