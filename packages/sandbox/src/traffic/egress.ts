@@ -44,3 +44,19 @@ export function loopbackRefused(host: string, clientIp: string, allow: readonly 
 /** The refusal of a loopback target to a client from beyond loopback. */
 export const remoteLoopbackMessage = (clientIp: string, host: string) =>
   `A client from ${clientIp} may not reach ${host}: loopback targets are this machine's own services, open to clients on it only; name loopback in --egress-allow to open them to remote clients`;
+
+/** Whether `--egress-allow` opens the loopback address `address` to clients from beyond loopback (`loopback`, or an entry holding it). */
+export function loopbackOpen(address: string, allow: readonly string[]): boolean {
+  const named = allow.filter((e) => e !== '*').map((e) => e.toLowerCase());
+  return (
+    named.includes('loopback') ||
+    ipInList(
+      address,
+      named.filter((e) => e !== 'loopback'),
+    )
+  );
+}
+
+/** The refusal's text of a connection egress stopped where it resolved (lookup.ts): a remote client's own message, else why. */
+export const egressMessage = (err: Error & { remote?: boolean }) =>
+  err.remote ? err.message : `The sandbox sends traffic only to loopback: ${err.message}`;

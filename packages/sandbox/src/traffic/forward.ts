@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { pipeline, type Readable, Transform, type Writable } from 'node:stream';
 import { rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls';
-import { lookupFor } from './lookup.js';
+import { lookupFor, type Remote } from './lookup.js';
 
 // One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
 // upstream HTTP proxy (a proxy port). Its answer is handed on as it arrives (passOn): the sandbox
@@ -50,6 +50,8 @@ export interface ForwardOptions {
   /** Accept an HTTPS target's certificate unchecked (a port's `insecure`). */
   insecure?: boolean;
   timeoutMs?: number;
+  /** The client when it is beyond loopback: a target name must not lead it to loopback (lookup.ts). */
+  remote?: Remote;
 }
 
 /** The bytes a request or response head takes on the wire (status or request line and headers). */
@@ -203,10 +205,10 @@ export async function forward(o: ForwardOptions): Promise<Forwarded> {
           ? httpsRequest(o.url, {
               method: o.method,
               headers,
-              ...lookupFor(o.url.hostname),
+              ...lookupFor(o.url.hostname, o.remote),
               ...(o.ca?.length ? { ca: [...rootCertificates, ...o.ca] } : {}),
             })
-          : httpRequest(o.url, { method: o.method, headers, ...lookupFor(o.url.hostname) });
+          : httpRequest(o.url, { method: o.method, headers, ...lookupFor(o.url.hostname, o.remote) });
     }
     req.setTimeout(o.timeoutMs ?? 30_000, () =>
       req.destroy(Object.assign(new Error('the target did not answer in time'), { code: 'ETIMEDOUT' })),

@@ -8,7 +8,7 @@ import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
 import { counted, PREREAD, StreamedBody } from './body.js';
-import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
+import { egressAllowed, egressMessage, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import {
   type Forwarded,
   type ForwardOptions,
@@ -203,14 +203,13 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const settle = o.inflight?.start() ?? (() => {});
     let target: Socket;
     try {
-      target = await dial(r.hostname, r.port);
+      target = await dial(r.hostname, r.port, { clientIp: r.clientIp, allow: o.egressAllow });
     } catch (err) {
       bill(store, { ...billed, status: 502, message: 'Target unreachable', up: 0, down: 0 }, store.clock.now());
       o.changed();
       settle();
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      if (code === 'EGRESS_REFUSED')
-        throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback: ${(err as Error).message}`);
+      if (code === 'EGRESS_REFUSED') throw refuse(brand, 'egress_refused', egressMessage(err as Error));
       throw refuse(brand, 'target_unreachable', `The target ${billed.url} cannot be reached (${code})`);
     }
     target.once('close', () => {
@@ -269,12 +268,11 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const settle = o.inflight?.start() ?? (() => {});
     let res: Forwarded;
     try {
-      res = await forward({ ...req, ca: o.targetCa });
+      res = await forward({ ...req, ca: o.targetCa, remote: { clientIp: a.usage.clientIp, allow: o.egressAllow } });
     } catch (err) {
       settle();
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      if (code === 'EGRESS_REFUSED')
-        throw refuse(a.brand, 'egress_refused', `The sandbox sends traffic only to loopback: ${(err as Error).message}`);
+      if (code === 'EGRESS_REFUSED') throw refuse(a.brand, 'egress_refused', egressMessage(err as Error));
       throw refuse(a.brand, 'target_unreachable', `The target ${req.url.host} cannot be reached (${code})`);
     }
     const head = responseHeadBytes(res);

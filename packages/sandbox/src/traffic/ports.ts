@@ -11,6 +11,7 @@ import type { SandboxCa } from './ca.js';
 import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import { passHeaders } from './forward.js';
 import type { Inflight } from './inflight.js';
+import { checkRemoteName } from './lookup.js';
 import type { ProxyNetwork } from './network.js';
 import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
 import { connectHead, respond, TunnelServer, tunnel } from './tunnel.js';
@@ -212,6 +213,10 @@ export class PortTraffic {
       });
     // A port on another interface is no gateway to this machine's loopback for the clients it lets in.
     if (loopbackRefused(hostname, clientIp, this.o.egressAllow)) throw portError(403, remoteLoopbackMessage(clientIp, hostname));
+    // A name that resolves to loopback leads there too; the network sees the port as its client, so the port checks it.
+    await checkRemoteName(hostname, { clientIp, allow: this.o.egressAllow }).catch((err: Error) => {
+      throw portError(403, err.message);
+    });
     const loop = this.loopOf(cfg);
     if (loop) throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; name another proxy upstream`);
     const upstream = this.upstreamOf(cfg);

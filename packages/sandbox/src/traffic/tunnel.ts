@@ -2,7 +2,7 @@ import { request as httpRequest, type ServerResponse, STATUS_CODES } from 'node:
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Server } from 'proxy-chain';
-import { lookupFor } from './lookup.js';
+import { lookupFor, type Remote } from './lookup.js';
 
 // CONNECT tunnels that the sandbox opens itself, so that the answer to the CONNECT carries headers (the
 // network names the exit peer in it, as the provider's super proxy does, and a port reads it to log the
@@ -116,14 +116,14 @@ function deliver(target: Socket, sink: Sink, bytes: Buffer): boolean {
 }
 
 /** A TCP connection to a target, resolved once connected; it is not read until `relay` takes it over. */
-export function dial(host: string, port: number, timeoutMs = 30_000): Promise<Socket> {
+export function dial(host: string, port: number, remote?: Remote, timeoutMs = 30_000): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const sink: Sink = {};
     const buffer = Buffer.allocUnsafe(TARGET_READ);
     const socket: Socket = connect({
       host: host.replace(/^\[|\]$/g, ''),
       port,
-      ...lookupFor(host),
+      ...lookupFor(host, remote),
       onread: { buffer, callback: (n) => deliver(socket, sink, buffer.subarray(0, n)) },
     });
     socket.pause();

@@ -1,11 +1,13 @@
 // Played by remote-clients.test.ts inside a network namespace of its own (only loopback, with a second
 // address, REMOTE, on it), so that a client from beyond loopback exists without any other machine: a
 // sandbox listening on 0.0.0.0, a target on 127.0.0.1, and requests from REMOTE and from 127.0.0.1
-// through the network and through a port on 0.0.0.0. Prints one JSON line of what each got.
+// through the network and through a port on 0.0.0.0, to it by address and by a name its hosts file
+// gives 127.0.0.1. Prints one JSON line of what each got.
 import { createServer, request as httpRequest } from 'node:http';
 import { startSandbox } from '../../dist/index.js';
 
 const REMOTE = process.env.REMOTE_ADDRESS ?? '10.77.0.1';
+const NAME = process.env.LOOPBACK_NAME ?? 'service.test';
 const egressAllow = (process.env.EGRESS_ALLOW ?? '').split(',').filter(Boolean);
 
 const target = createServer((_req, res) => res.end('a loopback-only service'));
@@ -59,6 +61,15 @@ try {
   out.localPort = await send('127.0.0.1', '127.0.0.1', 26900, targetUrl, 'GET', false);
   out.remotePort = await send(REMOTE, REMOTE, 26900, targetUrl, 'GET', false);
   out.remotePortConnect = await send(REMOTE, REMOTE, 26900, authority, 'CONNECT', false);
+  // The same target by a name the namespace's hosts file gives 127.0.0.1 (--egress-allow may name it).
+  const named = targetUrl.replace('127.0.0.1', NAME);
+  const namedAuthority = new URL(named).host;
+  out.localNetworkName = await send('127.0.0.1', '127.0.0.1', network, named);
+  out.remoteNetworkName = await send(REMOTE, REMOTE, network, named);
+  out.remoteConnectName = await send(REMOTE, REMOTE, network, namedAuthority, 'CONNECT');
+  out.localPortName = await send('127.0.0.1', '127.0.0.1', 26900, named, 'GET', false);
+  out.remotePortName = await send(REMOTE, REMOTE, 26900, named, 'GET', false);
+  out.remotePortConnectName = await send(REMOTE, REMOTE, 26900, namedAuthority, 'CONNECT', false);
 } finally {
   await sandbox.close();
   target.close();

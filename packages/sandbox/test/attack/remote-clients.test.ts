@@ -1,4 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../cli-sandbox.js';
@@ -11,19 +14,25 @@ import { cli } from '../cli-sandbox.js';
 const REMOTE = '10.77.0.1';
 const child = fileURLToPath(new URL('./remote-client.mjs', import.meta.url));
 
+// The namespace's own hosts file names NAME as 127.0.0.1: no lookup leaves the machine (nor the namespace).
+const NAME = 'service.test';
+const hosts = join(mkdtempSync(join(tmpdir(), 'zone-api-hosts-')), 'hosts');
+writeFileSync(hosts, `127.0.0.1 localhost\n::1 localhost\n127.0.0.1 ${NAME}\n`);
+const setUp = `mount --bind ${hosts} /etc/hosts && ip link set lo up && ip addr add ${REMOTE}/32 dev lo`;
+
 function needNamespaces(): void {
-  const probe = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up && ip addr add 10.77.0.1/32 dev lo'], { encoding: 'utf8' });
+  const probe = spawnSync('unshare', ['-n', '-m', 'sh', '-c', setUp], { encoding: 'utf8' });
   if (probe.status !== 0)
     throw new Error(
-      `this suite needs root, unshare (util-linux) and ip (iproute2) to make a network namespace: ${probe.stderr || probe.error}`,
+      `this suite needs root, unshare (util-linux), mount and ip (iproute2) to make a network and mount namespace: ${probe.stderr || probe.error}`,
     );
 }
 
-/** Runs `args` in a new network namespace with loopback up and REMOTE on it (bounded: 60 s): stdout. */
+/** Runs `args` in new network and mount namespaces with loopback up, REMOTE on it and NAME in its hosts file (bounded: 60 s): stdout. */
 function inNamespace(args: string[], env: Record<string, string> = {}, untilOut?: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
-    const proc = spawn('unshare', ['-n', 'sh', '-c', `ip link set lo up && ip addr add ${REMOTE}/32 dev lo && exec "$@"`, 'sh', ...args], {
-      env: { ...process.env, ...env, REMOTE_ADDRESS: REMOTE },
+    const proc = spawn('unshare', ['-n', '-m', 'sh', '-c', `${setUp} && exec "$@"`, 'sh', ...args], {
+      env: { ...process.env, ...env, REMOTE_ADDRESS: REMOTE, LOOPBACK_NAME: NAME },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -47,7 +56,19 @@ function inNamespace(args: string[], env: Record<string, string> = {}, untilOut?
 type Got = { status: number; code?: string; text: string };
 /** What the child in the namespace reports: each request's answer by name, and the port create's status. */
 type Played = Record<
-  'localNetwork' | 'remoteNetwork' | 'remoteNetworkLocalhost' | 'remoteConnect' | 'localPort' | 'remotePort' | 'remotePortConnect',
+  | 'localNetwork'
+  | 'remoteNetwork'
+  | 'remoteNetworkLocalhost'
+  | 'remoteConnect'
+  | 'localPort'
+  | 'remotePort'
+  | 'remotePortConnect'
+  | 'localNetworkName'
+  | 'remoteNetworkName'
+  | 'remoteConnectName'
+  | 'localPortName'
+  | 'remotePortName'
+  | 'remotePortConnectName',
   Got
 > & { created: number };
 async function play(egressAllow = ''): Promise<Played> {
@@ -74,6 +95,25 @@ describe('a sandbox on 0.0.0.0 and a client from beyond loopback', () => {
     expect(r.remotePort.text).toMatch(new RegExp(`^A client from ${REMOTE.replace(/\./g, '\\.')} may not reach 127\\.0\\.0\\.1`));
     expect(r.remotePortConnect.status).toBe(403);
   }, 90_000);
+
+  it('a name --egress-allow allows that resolves to loopback: refused to the remote client (network, CONNECT, port), reached by a local one', async () => {
+    needNamespaces();
+    const r = await play(NAME);
+    expect(r.localNetworkName.status, r.localNetworkName.text).toBe(200);
+    expect(r.localNetworkName.text).toBe('a loopback-only service');
+    expect(r.localPortName.status, r.localPortName.text).toBe(200);
+    for (const key of ['remoteNetworkName', 'remoteConnectName', 'remotePortName', 'remotePortConnectName'] as const)
+      expect(r[key].status, `${key}: ${r[key].text}`).toBe(403);
+    for (const key of ['remoteNetworkName', 'remoteConnectName'] as const) expect(r[key].code, key).toBe('egress_refused');
+    expect(r.remoteNetworkName.text).toBe(
+      `A client from ${REMOTE} may not reach ${NAME}: loopback targets are this machine's own services, open to clients on it only; name loopback in --egress-allow to open them to remote clients (${NAME} resolves to 127.0.0.1)`,
+    );
+    expect(r.remotePortName.text).toBe(r.remoteNetworkName.text);
+    // Named loopback opens it, as it opens 127.0.0.1.
+    const open = await play(`${NAME},loopback`);
+    expect(open.remoteNetworkName.status, open.remoteNetworkName.text).toBe(200);
+    expect(open.remotePortName.status, open.remotePortName.text).toBe(200);
+  }, 120_000);
 
   it('reaches them once --egress-allow names loopback', async () => {
     needNamespaces();
