@@ -1,7 +1,7 @@
 import type { AddressInfo, Server } from 'node:net';
 import { createAccountClient } from '@zone-api/account-client';
 import { createManagerClient } from '@zone-api/manager-client';
-import { listOperations, loadBundle, type OpenApiDoc, resolvePointer, responseSchemaPointer, schemaValidator } from '@zone-api/testkit';
+import { Conformance, loadBundle } from '@zone-api/testkit';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { defaultSeed, type Sandbox, type SandboxOptions, startSandbox } from '../src/index.js';
 
@@ -14,77 +14,8 @@ export const STATIC_PW = 'z8x7c6v5b4n3';
 export const RES = 'res_zone';
 export const RES_PW = 'r3s1d3nt9x7w';
 
-interface Route {
-  re: RegExp;
-  path: string;
-  method: string;
-  // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI operation object
-  op: Record<string, any>;
-}
-
-/**
- * What `prism proxy --errors` would hold the sandbox to, checked on every response a test sees:
- * the status is declared for the operation, the media type is one it declares (or there is no body
- * where none is declared), and the body validates against the declared schema.
- */
-export class Conformance {
-  readonly violations: string[] = [];
-  private readonly routes: Route[];
-  private readonly validator: ReturnType<typeof schemaValidator>;
-
-  constructor(private readonly doc: OpenApiDoc) {
-    this.validator = schemaValidator(doc);
-    this.routes = listOperations(doc).map((o) => ({
-      re: new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-      path: o.path,
-      method: o.method,
-      op: o.op,
-    }));
-  }
-
-  /** Problems of one exchange (empty when it conforms). */
-  check(method: string, url: string, status: number, contentType: string | null, body: string): string[] {
-    const path = new URL(url, 'http://x').pathname;
-    const route = this.routes.find((r) => r.method === method.toLowerCase() && r.re.test(path));
-    if (!route) return path.startsWith('/api') ? [`${method} ${path}: no operation in the spec`] : [];
-    const where = `${method} ${path} ${route.op.operationId} ${status}`;
-    let declared = route.op.responses[String(status)] ?? route.op.responses[`${String(status)[0]}XX`] ?? route.op.responses.default;
-    if (!declared) return [`${where}: status not declared`];
-    while (declared.$ref) declared = resolvePointer(this.doc, declared.$ref);
-    const media = (contentType ?? '').split(';')[0]?.trim() ?? '';
-    const content = declared.content ?? {};
-    if (body === '') {
-      // An empty text body is the empty string, which a string schema may allow; any other declared body is missing.
-      const text = Object.keys(content).find((m) => m.startsWith('text/'));
-      if (text) {
-        const err = this.validator.validate(responseSchemaPointer(route.path, route.method, status, text, this.doc), '');
-        return err ? [`${where}: ${err}`] : [];
-      }
-      return Object.keys(content).length ? [`${where}: empty body, declared ${Object.keys(content).join(', ')}`] : [];
-    }
-    if (!content[media])
-      return [`${where}: body sent as ${media || 'no media type'}, declared ${Object.keys(content).join(', ') || 'no body'}`];
-    let data: unknown = body;
-    if (media === 'application/json') {
-      try {
-        data = JSON.parse(body);
-      } catch {
-        return [`${where}: body is not JSON`];
-      }
-    }
-    const err = this.validator.validate(responseSchemaPointer(route.path, route.method, status, media, this.doc), data);
-    return err ? [`${where}: ${err}`] : [];
-  }
-
-  /** A fetch that records every violation of the responses passing through it. */
-  readonly fetch = async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const response = await globalThis.fetch(request);
-    const text = await response.clone().text();
-    this.violations.push(...this.check(request.method, request.url, response.status, response.headers.get('content-type'), text));
-    return response;
-  };
-}
+// The check of an answer against the spec is the testkit's (also the differential suite's).
+export { Conformance };
 
 /** A sandbox that carries traffic (its network and listening ports) with no seeded ports: each test opens its own. */
 export function useTrafficSandbox(options: SandboxOptions = {}) {

@@ -24,6 +24,7 @@ export {
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
+export { Conformance } from './conformance.js';
 export { freePort } from './ports.js';
 
 /** A `Proxy-Authorization` (or `Authorization`) value for HTTP basic credentials. */

@@ -11,7 +11,11 @@ export interface Divergence {
   /** The step's operationId, `traffic`, or `start`. */
   operation: string;
   classes: string[];
-  /** `status`, `media`, `body`, or `state:<part>` (e.g. `state:settings.logs`, `state:running:24000.ssl`, `state:logs?limit=2`). */
+  /**
+   * `status`, `media`, `body`, `state:<part>` (e.g. `state:settings.logs`, `state:running:24000.ssl`,
+   * `state:logs?limit=2`), or `spec:<operationId>`: an answer of the real manager to the step or to a read
+   * after it that does not validate against the manager bundle (`real` says why).
+   */
   differs: string;
   real: string;
   sandbox: string;
@@ -46,6 +50,9 @@ export const exercises = (e: ListedDivergence, operation: string, classes: strin
   glob(e.operation, operation) && (e.input === '*' || classes.some((c) => glob(e.input, c)));
 
 export const matches = (e: ListedDivergence, d: Divergence) => exercises(e, d.operation, d.classes) && glob(e.differs, d.differs);
+
+/** What a `spec:` divergence says of the sandbox: its answers are held to the bundle by its own suites. */
+const SPEC_NOT_COMPARED = '(not compared: the real answer does not validate against the manager bundle)';
 
 const show = (x: unknown) => (x === undefined ? '(absent)' : JSON.stringify(x)).slice(0, 400);
 
@@ -103,10 +110,22 @@ export function compare(steps: Step[], real: Played, sandbox: Played, listing: L
     }
     return true;
   };
-  if (!stateAt(-1, 'start', ['start'])) return out;
+  // A real answer that does not validate is judged once per sequence: the reads after each step see it again.
+  const specAt = (i: number, operation: string, classes: string[]): boolean => {
+    for (const v of real.violations[i + 1] ?? []) {
+      const key = `spec:${v.operation}|${v.problem}`;
+      if (masked.has(key)) continue;
+      masked.add(key);
+      const d = { step: i, operation, classes, differs: `spec:${v.operation}`, real: v.problem, sandbox: SPEC_NOT_COMPARED };
+      if (!judge(d)) return false;
+    }
+    return true;
+  };
+  if (!specAt(-1, 'start', ['start']) || !stateAt(-1, 'start', ['start'])) return out;
   for (const [i, step] of steps.entries()) {
     const operation = step.kind === 'call' ? step.operationId : 'traffic';
     out.compared.push({ operation, classes: step.classes });
+    if (!specAt(i, operation, step.classes)) return out;
     const a = answerDiff(real.answers[i] as Answer, sandbox.answers[i] as Answer);
     // Another status is another outcome, and what follows may all follow from it: the comparison ends.
     // Another media type or body with the same status leaves the state to be compared.

@@ -1,5 +1,6 @@
 import type { OpenApiDoc } from '@zone-api/spec/model';
 import fc from 'fast-check';
+import { Conformance } from '../conformance.js';
 import { type Comparison, compare, type Divergence, exercises, type ListedDivergence, matches } from './compare.js';
 import type { NormaliseContext } from './normalise.js';
 import { EXTRA_ROUTES, type Played, play, type Target } from './play.js';
@@ -8,8 +9,9 @@ import { PORT_SLOTS, type Step, sequences } from './steps.js';
 
 // The differential suite's driver: fast-check draws sequences (steps.ts), each is played against the
 // real manager and against the sandbox from the same start state (play.ts), compared step by step
-// (compare.ts); a divergence parity.yaml does not list fails the property, and fast-check shrinks the
-// sequence to the shortest that still diverges, printed as a runnable reproduction (repro.ts).
+// (compare.ts), and every answer of the real manager is held to the bundle (a `spec:` divergence when
+// it does not validate); a divergence parity.yaml does not list fails the property, and fast-check
+// shrinks the sequence to the shortest that still diverges, printed as a runnable reproduction (repro.ts).
 
 export { type Divergence, glob, type ListedDivergence, matches } from './compare.js';
 export { NORMALISATIONS, type NormaliseContext, normalise, normaliseText, shape } from './normalise.js';
@@ -142,9 +144,11 @@ export async function runDifferential(o: DifferentialOptions): Promise<Different
       if (matches(e, d)) (report.listedHits[i] as number)++;
     });
 
+  // Every answer of the real manager is held to the bundle (the sandbox's are, in its own suites).
+  const spec = new Conformance(o.doc);
   const both = async (steps: Step[]): Promise<{ real: Played; sandbox: Played; c: Comparison }> => {
     const opts = (t: Target) => ({ targetUrl: o.targetUrl, ctx: ctxOf(t, targetPort), extra });
-    const real = await play(o.real, steps, opts(o.real));
+    const real = await play(o.real, steps, { ...opts(o.real), spec });
     await o.real.reset();
     const sandbox = await play(o.sandbox, steps, opts(o.sandbox));
     await o.sandbox.reset();

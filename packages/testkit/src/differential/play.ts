@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import type { Conformance } from '../conformance.js';
 import { type NormaliseContext, normalise, normaliseText, shape } from './normalise.js';
 import { PORT_SLOTS, type Step, type StepBody, TARGET_PORT, WWW_PORT } from './steps.js';
 
@@ -32,11 +33,22 @@ export interface Answer {
 /** The state read through the API after a step: named parts, each normalised. */
 export type Fingerprint = Record<string, Json>;
 
+/** A real answer that does not validate against the bundle: the operation it answers, and why. */
+export interface Violation {
+  operation: string;
+  problem: string;
+}
+
 export interface Played {
   answers: Answer[];
   /** fingerprints[0] is the start state; fingerprints[i + 1] follows step i. */
   fingerprints: Fingerprint[];
+  /** With `spec`: the answers that did not validate, as fingerprints (violations[i + 1]: step i's answer and the reads after it). */
+  violations: Violation[][];
 }
+
+/** Where a player hands each answer it reads, raw, to be held to the spec. */
+type Seen = (method: string, url: string, status: number, contentType: string | null, text: string) => void;
 
 /** Log filters read into the fingerprint: no filter, each alone, and together. */
 export const LOG_FILTERS = [
@@ -88,10 +100,11 @@ export function callPath(step: Extract<Step, { kind: 'call' }>): string {
   return q ? `${step.path}?${q}` : step.path;
 }
 
-async function answerOf(res: Response | undefined, ctx: NormaliseContext): Promise<Answer> {
+async function answerOf(res: Response | undefined, ctx: NormaliseContext, seen?: (res: Response, text: string) => void): Promise<Answer> {
   if (!res) return { status: 0, media: null, kind: 'no answer' };
   const media = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? null;
   const text = await res.text();
+  seen?.(res, text);
   if (text === '') return { status: res.status, media, kind: 'none' };
   if (media && /json/.test(media)) {
     try {
@@ -155,8 +168,8 @@ async function loggedCount(target: Target): Promise<number | undefined> {
 /** How long a traffic step waits for its request to show in the log (a request the log never takes costs this). */
 export const SETTLE_MS = 1000;
 
-/** Plays one step. */
-export async function playStep(target: Target, step: Step, targetUrl: string, ctx: NormaliseContext): Promise<Answer> {
+/** Plays one step (`seen`: each answer of the manager API, raw). */
+export async function playStep(target: Target, step: Step, targetUrl: string, ctx: NormaliseContext, seen?: Seen): Promise<Answer> {
   if (step.kind === 'traffic') {
     const before = await loggedCount(target);
     const a = await throughPort(step.port, `${targetUrl}${step.path}`);
@@ -170,17 +183,19 @@ export async function playStep(target: Target, step: Step, targetUrl: string, ct
     return { ...a, ...(a.text !== undefined ? { text: normaliseText(a.text, ctx) } : {}) };
   }
   const body = step.body ? encodeBody(step.body, ctx) : undefined;
-  const res = await fetchOrNothing(`${target.url}${callPath(step)}`, {
+  const url = `${target.url}${callPath(step)}`;
+  const res = await fetchOrNothing(url, {
     method: step.method,
     ...(body ? { body: body.text, headers: { 'content-type': body.type } } : {}),
   });
-  return answerOf(res, ctx);
+  return answerOf(res, ctx, seen && ((r, text) => seen(step.method, url, r.status, r.headers.get('content-type'), text)));
 }
 
-async function readJson(url: string, ctx: NormaliseContext): Promise<Json> {
+async function readJson(url: string, ctx: NormaliseContext, seen?: Seen): Promise<Json> {
   const res = await fetchOrNothing(url);
   if (!res) return { unanswered: true };
   const text = await res.text();
+  seen?.('GET', url, res.status, res.headers.get('content-type'), text);
   if (res.status !== 200) return { status: res.status };
   try {
     return normalise(JSON.parse(text), ctx);
@@ -201,8 +216,13 @@ const entryOf = (e: Json) => ({
 });
 
 /** The state of a manager, read through its API. `extra` names the parts of EXTRA_ROUTES to read. */
-export async function fingerprint(target: Target, ctx: NormaliseContext, extra: Array<keyof typeof EXTRA_ROUTES>): Promise<Fingerprint> {
-  const at = (path: string) => readJson(`${target.url}${path}`, ctx);
+export async function fingerprint(
+  target: Target,
+  ctx: NormaliseContext,
+  extra: Array<keyof typeof EXTRA_ROUTES>,
+  seen?: Seen,
+): Promise<Fingerprint> {
+  const at = (path: string) => readJson(`${target.url}${path}`, ctx, seen);
   const [ports, running, settings, stats, ...logs] = await Promise.all([
     at('/api/proxies'),
     at('/api/proxies_running'),
@@ -255,17 +275,33 @@ export async function fingerprint(target: Target, ctx: NormaliseContext, extra: 
   return fp;
 }
 
-/** Plays a sequence from the target's start state, reading the state before and after each step. */
+/**
+ * Plays a sequence from the target's start state, reading the state before and after each step. With
+ * `spec`, every answer of the manager API (the steps' and the reads') is held to the bundle.
+ */
 export async function play(
   target: Target,
   steps: Step[],
-  o: { targetUrl: string; ctx: NormaliseContext; extra: Array<keyof typeof EXTRA_ROUTES> },
+  o: { targetUrl: string; ctx: NormaliseContext; extra: Array<keyof typeof EXTRA_ROUTES>; spec?: Conformance },
 ): Promise<Played> {
   await target.reset();
-  const played: Played = { answers: [], fingerprints: [await fingerprint(target, o.ctx, o.extra)] };
+  let now: Violation[] = [];
+  const spec = o.spec;
+  const seen: Seen | undefined =
+    spec &&
+    ((method, url, status, contentType, text) => {
+      for (const raw of spec.check(method, url, status, contentType, text)) {
+        const problem = normaliseText(raw, o.ctx);
+        const operation = spec.operationOf(method, url) ?? `${method} ${new URL(url).pathname}`;
+        if (!now.some((v) => v.problem === problem)) now.push({ operation, problem });
+      }
+    });
+  const played: Played = { answers: [], fingerprints: [await fingerprint(target, o.ctx, o.extra, seen)], violations: [now] };
   for (const step of steps) {
-    played.answers.push(await playStep(target, step, o.targetUrl, o.ctx));
-    played.fingerprints.push(await fingerprint(target, o.ctx, o.extra));
+    now = [];
+    played.answers.push(await playStep(target, step, o.targetUrl, o.ctx, seen));
+    played.fingerprints.push(await fingerprint(target, o.ctx, o.extra, seen));
+    played.violations.push(now);
   }
   return played;
 }
