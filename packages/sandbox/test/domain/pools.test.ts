@@ -19,26 +19,27 @@ const gip = (vip: string): PoolGip => ({ vip, country: vip.slice(0, 2) });
 
 /** A small pool: 1-3 US shared, 4 US dedicated, 5 GB shared (city london), 6 US shared released 10 s ago. */
 function pools(now = Date.parse('2026-01-01T00:00:00Z')) {
-  const state: PoolState & { touched: number } = {
+  const state: PoolState & { touched: string[] } = {
     pool: new Map(
       [
         ip(1, 'us', true, { city: 'newyork' }),
         ip(2, 'us', true, { city: 'new_york' }),
         ip(3, 'us', true, { ext: { dbip: 'ca' } }),
         ip(4, 'us', false),
-        ip(5, 'gb', true, { city: 'london', blocked_domains: ['example.com'] }),
+        ip(5, 'gb', true, { city: 'london', blocked_domains: ['example.com', 'other.org'] }),
         ip(6, 'us', true, { released_at: new Date(now - 10_000).toISOString() }),
       ].map((p) => [p.ip, p]),
     ),
     allocated: new Map(),
-    gipPool: new Map(['us_1_ny_newyork_1', 'us_1_ny_newyork_2', 'us_2_ca_la_1', 'gb_3_en_london_1'].map((v) => [v, gip(v)])),
+    // Two-digit numbers, and another region between the two New York gIPs: a refresh must look for its region.
+    gipPool: new Map(['us_1_ny_newyork_11', 'us_2_ca_la_11', 'us_1_ny_newyork_12', 'gb_3_en_london_11'].map((v) => [v, gip(v)])),
     gipAllocated: new Map(),
     account: { pending_costs: 0 },
     charges: [],
     clock: { now: () => now },
-    touched: 0,
-    touch() {
-      state.touched++;
+    touched: [],
+    touch(section) {
+      state.touched.push(section);
     },
   };
   return { state, pools: new Pools(state) };
@@ -85,16 +86,18 @@ describe('free IPs by filter', () => {
     expect(ips(p.free({ exclusiveSec: 10 }))).toContain('192.0.2.6');
     expect(ips(p.free({ domains: ['example.com'] }))).not.toContain('192.0.2.5');
     expect(ips(p.free({ domains: ['other.com'] }))).toContain('192.0.2.5');
+    // One of its blocked domains is enough.
+    expect(ips(p.free({ domains: ['other.org', 'x.test'] }))).not.toContain('192.0.2.5');
   });
 
   it('free gIPs by country (`any`: all), allocated ones left out', () => {
     const { pools: p } = pools();
-    expect(p.freeGips('US').map((g) => g.vip)).toEqual(['us_1_ny_newyork_1', 'us_1_ny_newyork_2', 'us_2_ca_la_1']);
+    expect(p.freeGips('US').map((g) => g.vip)).toEqual(['us_1_ny_newyork_11', 'us_2_ca_la_11', 'us_1_ny_newyork_12']);
     expect(p.freeGips('any')).toHaveLength(4);
     expect(p.freeGips()).toHaveLength(4);
     const z = zone('res', { type: 'resident' });
     p.allocateGips(z, p.freeGips('gb'));
-    expect(z.gips).toEqual(['gb_3_en_london_1']);
+    expect(z.gips).toEqual(['gb_3_en_london_11']);
     expect(p.freeGips()).toHaveLength(3);
   });
 });
@@ -119,7 +122,7 @@ describe('allocate and release', () => {
     expect(z.plans[0]?.ips).toBe(2);
     expect(state.allocated.has('192.0.2.2')).toBe(false);
     expect(state.pool.get('192.0.2.2')?.released_at).toBe('2026-01-01T00:00:00.000Z');
-    expect(state.touched).toBeGreaterThan(0);
+    expect(state.touched).toContain('pools');
   });
 
   it("a resident Zone's plan keeps its own ips count", () => {
@@ -140,9 +143,9 @@ describe('allocate and release', () => {
     ]);
     expect(z.ips).toEqual(['192.0.2.4']);
     expect(state.allocated.get('192.0.2.4')).toBe('z');
-    expect(state.touched).toBe(0);
-    expect(refusal(() => p.releaseGips(z, ['us_1_ny_newyork_1']))?.problems).toEqual([
-      { item: 0, reason: 'us_1_ny_newyork_1 is not a gIP of Zone z' },
+    expect(state.touched).toEqual([]);
+    expect(refusal(() => p.releaseGips(z, ['us_1_ny_newyork_11']))?.problems).toEqual([
+      { item: 0, reason: 'us_1_ny_newyork_11 is not a gIP of Zone z' },
     ]);
   });
 
@@ -151,10 +154,10 @@ describe('allocate and release', () => {
     const z = zone('r', { type: 'resident' });
     p.allocateGips(z, p.freeGips('us'));
     p.allocate(z, p.free({ country: 'gb' }));
-    p.releaseGips(z, ['us_2_ca_la_1']);
-    expect(z.gips).toEqual(['us_1_ny_newyork_1', 'us_1_ny_newyork_2']);
-    expect(state.gipAllocated.has('us_2_ca_la_1')).toBe(false);
-    expect(state.gipAllocated.get('us_1_ny_newyork_1')).toBe('r');
+    p.releaseGips(z, ['us_2_ca_la_11']);
+    expect(z.gips).toEqual(['us_1_ny_newyork_11', 'us_1_ny_newyork_12']);
+    expect(state.gipAllocated.has('us_2_ca_la_11')).toBe(false);
+    expect(state.gipAllocated.get('us_1_ny_newyork_11')).toBe('r');
     p.releaseAll(z);
     expect([z.ips, z.gips]).toEqual([[], []]);
     expect([state.allocated.size, state.gipAllocated.size]).toEqual([0, 0]);
@@ -201,29 +204,57 @@ describe('refresh', () => {
   it('replaceGips prefers the same region, charges the refresh per gIP, once per repeated gIP', () => {
     const { state, pools: p } = pools();
     const z = zone('r', { type: 'resident' });
-    p.allocateGips(z, [gip('us_1_ny_newyork_1'), gip('gb_3_en_london_1')]);
-    p.replaceGips(z, ['us_1_ny_newyork_1', 'us_1_ny_newyork_1']);
-    expect(z.gips).toEqual(['us_1_ny_newyork_2', 'gb_3_en_london_1']);
-    expect(state.gipAllocated.get('us_1_ny_newyork_2')).toBe('r');
-    expect(state.gipAllocated.has('us_1_ny_newyork_1')).toBe(false);
+    p.allocateGips(z, [gip('us_1_ny_newyork_11'), gip('gb_3_en_london_11')]);
+    p.replaceGips(z, ['us_1_ny_newyork_11', 'us_1_ny_newyork_11']);
+    expect(z.gips).toEqual(['us_1_ny_newyork_12', 'gb_3_en_london_11']);
+    expect(state.gipAllocated.get('us_1_ny_newyork_12')).toBe('r');
+    expect(state.gipAllocated.has('us_1_ny_newyork_11')).toBe(false);
     expect(state.account.pending_costs).toBeCloseTo(0.02);
     expect(state.charges).toEqual([{ zone: 'r', at: '2026-01-01T00:00:00.000Z', amount: 0.02, reason: 'gip_refresh x1' }]);
-    p.replaceGips(z, ['us_1_ny_newyork_2']);
-    expect(z.gips[0]).toBe('us_1_ny_newyork_1');
+    p.replaceGips(z, ['us_1_ny_newyork_12']);
+    expect(z.gips[0]).toBe('us_1_ny_newyork_11');
   });
 
   it('replaceGips takes another region of the country when its own has none; none in the country is refused, nothing charged', () => {
     const { state, pools: p } = pools();
     const z = zone('r', { type: 'resident' });
-    p.allocateGips(z, [gip('us_1_ny_newyork_1'), gip('us_1_ny_newyork_2'), gip('gb_3_en_london_1')]);
-    p.replaceGips(z, ['us_1_ny_newyork_1']);
-    expect(z.gips[0]).toBe('us_2_ca_la_1');
+    p.allocateGips(z, [gip('us_1_ny_newyork_11'), gip('us_1_ny_newyork_12'), gip('gb_3_en_london_11')]);
+    p.replaceGips(z, ['us_1_ny_newyork_11']);
+    expect(z.gips[0]).toBe('us_2_ca_la_11');
     const before = state.account.pending_costs;
-    const e = refusal(() => p.replaceGips(z, ['gb_3_en_london_1']));
-    expect(e?.problems).toEqual([{ reason: 'no free gIP left in gb to replace gb_3_en_london_1' }]);
+    const e = refusal(() => p.replaceGips(z, ['gb_3_en_london_11']));
+    expect(e?.problems).toEqual([{ reason: 'no free gIP left in gb to replace gb_3_en_london_11' }]);
     expect(state.account.pending_costs).toBe(before);
-    expect(z.gips).toContain('gb_3_en_london_1');
+    expect(z.gips).toContain('gb_3_en_london_11');
     expect(refusal(() => p.replaceGips(z, ['us_9_x_y_1']))?.problems).toEqual([{ item: 0, reason: 'us_9_x_y_1 is not a gIP of Zone r' }]);
+  });
+});
+
+describe('IPs and gIPs the pool does not list (a Zone of an older seed)', () => {
+  it('release: no pool entry to mark, the rest as usual', () => {
+    const { state, pools: p } = pools();
+    const z = zone('z');
+    z.ips.push('10.0.0.1');
+    p.release(z, ['10.0.0.1']);
+    expect(z.ips).toEqual([]);
+    expect(state.pool.has('10.0.0.1')).toBe(false);
+  });
+
+  it('replaceIps takes any free IP of the kind (a plan without ips_type is shared); replaceGips any free gIP, or names the pool when none', () => {
+    const { state, pools: p } = pools();
+    const z = zone('z', { ips_type: undefined });
+    z.ips.push('10.0.0.1');
+    expect(p.replaceIps(z, ['10.0.0.1'])).toEqual(['192.0.2.1']);
+    const r = zone('r', { type: 'resident' });
+    r.gips.push('xx_0_old_1');
+    p.replaceGips(r, ['xx_0_old_1']);
+    expect(r.gips).toEqual(['us_1_ny_newyork_11']);
+    p.allocateGips(zone('other'), p.freeGips());
+    r.gips.push('yy_0_old_1');
+    expect(refusal(() => p.replaceGips(r, ['yy_0_old_1']))?.problems).toEqual([
+      { reason: 'no free gIP left in the pool to replace yy_0_old_1' },
+    ]);
+    expect(state.gipAllocated.get('us_1_ny_newyork_11')).toBe('r');
   });
 });
 
@@ -234,11 +265,15 @@ describe('ranges and records', () => {
     expect(ipRange(['192.0.2.9'])).toBe('192.0.2.9/32');
     expect(ipRange(['192.0.2.5', '192.0.2.6', '192.0.2.7', '192.0.2.8'])).toBe('192.0.2.5-192.0.2.8');
     expect(ipRange(['192.0.2.4', '192.0.2.5', '192.0.2.7'])).toBe('192.0.2.4-192.0.2.7');
+    // In any order; three in a row are no subnet even where the first is a multiple of three.
+    expect(ipRange(['192.0.2.7', '192.0.2.4', '192.0.2.6', '192.0.2.5'])).toBe('192.0.2.4/30');
+    expect(ipRange(['192.0.2.1', '192.0.2.2', '192.0.2.3'])).toBe('192.0.2.1-192.0.2.3');
   });
 
   it("ipRecord: the pool's countries per location database, `us` for an IP not in the pool", () => {
     const { state } = pools();
     expect(ipRecord(state, '192.0.2.3')).toEqual({ ip: '192.0.2.3', maxmind: 'us', ext: { dbip: 'ca', ip2location: 'us', google: 'us' } });
+    expect(ipRecord(state, '192.0.2.5')).toEqual({ ip: '192.0.2.5', maxmind: 'gb', ext: { dbip: 'gb', ip2location: 'gb', google: 'gb' } });
     expect(ipRecord(state, '10.0.0.1')).toEqual({ ip: '10.0.0.1', maxmind: 'us', ext: { dbip: 'us', ip2location: 'us', google: 'us' } });
   });
 });
