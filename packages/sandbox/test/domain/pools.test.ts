@@ -31,8 +31,11 @@ function pools(now = Date.parse('2026-01-01T00:00:00Z')) {
       ].map((p) => [p.ip, p]),
     ),
     allocated: new Map(),
-    // Two-digit numbers, and another region between the two New York gIPs: a refresh must look for its region.
-    gipPool: new Map(['us_1_ny_newyork_11', 'us_2_ca_la_11', 'us_1_ny_newyork_12', 'gb_3_en_london_11'].map((v) => [v, gip(v)])),
+    // Two-digit numbers, and other regions (one whose name starts with New York's) between the two New
+    // York gIPs: a refresh must look for its own region.
+    gipPool: new Map(
+      ['us_1_ny_newyork_11', 'us_2_ca_la_11', 'us_1_ny_newyorkcity_11', 'us_1_ny_newyork_12', 'gb_3_en_london_11'].map((v) => [v, gip(v)]),
+    ),
     gipAllocated: new Map(),
     account: { pending_costs: 0 },
     charges: [],
@@ -92,13 +95,18 @@ describe('free IPs by filter', () => {
 
   it('free gIPs by country (`any`: all), allocated ones left out', () => {
     const { pools: p } = pools();
-    expect(p.freeGips('US').map((g) => g.vip)).toEqual(['us_1_ny_newyork_11', 'us_2_ca_la_11', 'us_1_ny_newyork_12']);
-    expect(p.freeGips('any')).toHaveLength(4);
-    expect(p.freeGips()).toHaveLength(4);
+    expect(p.freeGips('US').map((g) => g.vip)).toEqual([
+      'us_1_ny_newyork_11',
+      'us_2_ca_la_11',
+      'us_1_ny_newyorkcity_11',
+      'us_1_ny_newyork_12',
+    ]);
+    expect(p.freeGips('any')).toHaveLength(5);
+    expect(p.freeGips()).toHaveLength(5);
     const z = zone('res', { type: 'resident' });
     p.allocateGips(z, p.freeGips('gb'));
     expect(z.gips).toEqual(['gb_3_en_london_11']);
-    expect(p.freeGips()).toHaveLength(3);
+    expect(p.freeGips()).toHaveLength(4);
   });
 });
 
@@ -155,7 +163,7 @@ describe('allocate and release', () => {
     p.allocateGips(z, p.freeGips('us'));
     p.allocate(z, p.free({ country: 'gb' }));
     p.releaseGips(z, ['us_2_ca_la_11']);
-    expect(z.gips).toEqual(['us_1_ny_newyork_11', 'us_1_ny_newyork_12']);
+    expect(z.gips).toEqual(['us_1_ny_newyork_11', 'us_1_ny_newyorkcity_11', 'us_1_ny_newyork_12']);
     expect(state.gipAllocated.has('us_2_ca_la_11')).toBe(false);
     expect(state.gipAllocated.get('us_1_ny_newyork_11')).toBe('r');
     p.releaseAll(z);
