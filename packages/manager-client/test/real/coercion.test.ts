@@ -176,6 +176,16 @@ describe('updateProxy converts the fields to their types', () => {
     expect(realRun).not.toHaveProperty('zone');
     expect(sbxRun).toEqual(realRun);
   });
+
+  it("enable_ssl on a multiplied port: a duplicate runs with its master's configuration, without its whitelist", async () => {
+    const port = 25337;
+    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', multiply: 2 } }], { status: 200 }, created);
+    await same(s, () => ['POST', '/api/enable_ssl'], { status: 200, body: 'ok' });
+    const [realRun, sbxRun] = await running(port + 1);
+    expect(realRun).toMatchObject({ master_port: port, ssl: true });
+    expect(realRun).not.toHaveProperty('whitelist_ips');
+    expect({ ...sbxRun, master_port: (sbxRun?.master_port as number) - SHIFT }).toEqual(realRun);
+  });
 });
 
 describe('deleting and banning read the port first and the body as the real manager does', () => {

@@ -151,6 +151,8 @@ export function runningView(
   const r = running as Record<string, Json>;
   // A port the manager runs without storing it (another `proxy_type`) has no stored configuration to show.
   const out: Record<string, Json> = stored ? { ...c } : {};
+  // A duplicate of a multiplied port (`master_port`) shows its master's configuration without these (web_api.js 876-882).
+  if (c.master_port) for (const k of ['ips', 'vips', 'users', 'whitelist_ips']) delete out[k];
   for (const k of ['proxy_type', 'port', 'ip', 'vip', 'user'] as const) if (r[k] !== undefined) out[k] = r[k];
   for (const [k, v] of Object.entries(RUNNING_DEFAULTS)) out[k] = r[k] ?? v;
   // An update in place sets the running port's Zone to the stored one, none when it has none.
