@@ -6,7 +6,14 @@ export interface ErrorDetail {
   reason: string;
 }
 
+/**
+ * The most problems one refusal names: the first ones found. The specs' `Error.details` holds at most
+ * 100; a body of a thousand bad items would otherwise answer outside them.
+ */
+export const MAX_DETAILS = 50;
+
 export interface HttpErrorOptions {
+  /** The problems; past MAX_DETAILS, the first MAX_DETAILS of them. */
   details?: ErrorDetail[];
   /** Send `message` as a text body (the spec's text/plain responses, e.g. `Token required`). */
   text?: boolean;
@@ -27,7 +34,7 @@ export class HttpError extends Error {
     options: HttpErrorOptions = {},
   ) {
     super(message);
-    this.details = options.details;
+    this.details = options.details?.slice(0, MAX_DETAILS);
     this.text = options.text === true;
     this.headers = options.headers;
     this.body = options.body;

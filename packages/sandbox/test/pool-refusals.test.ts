@@ -15,6 +15,15 @@ describe('pool refusals name the request field', () => {
     expect(t.sandbox.state()).toEqual(before);
   });
 
+  it('a list of many bad items: the first 50 are named, within the 100 details the spec allows', async () => {
+    const ips = Array.from({ length: 300 }, (_, i) => `10.8.${i >> 8}.${i & 255}`);
+    const res = await t.account.removeZoneIps({ body: { zone: STATIC, ips } });
+    expect(res.response.status).toBe(400);
+    expect(res.error?.details).toHaveLength(50);
+    expect(res.error?.details?.[0]).toEqual({ field: 'body.ips[0]', reason: '10.8.0.0 is not an IP of Zone static_zone' });
+    expect(res.error?.details?.[49]?.field).toBe('body.ips[49]');
+  });
+
   it('removeZoneVips and a gIP refresh: the gIP at fault in body.vips', async () => {
     const before = t.sandbox.state();
     const removed = await t.account.removeZoneVips({ body: { zone: RES, vips: ['us_7922_ny_newyork_1', 'gb_0_x_y_1'] } });

@@ -1,6 +1,6 @@
 import { createAjv } from '@zone-api/spec/model';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import type { ErrorDetail } from '../errors.js';
+import { type ErrorDetail, MAX_DETAILS } from '../errors.js';
 import type { OpenApiDoc, OperationDef } from './spec.js';
 
 // The request validators of a bundle (ajv, compiled once per bundle and shared), and ajv's errors as
@@ -79,7 +79,7 @@ export function detailsFromAjv(errors: ErrorObject[] | null | undefined, prefix:
     if (seen.has(key)) continue;
     seen.add(key);
     out.push(detail);
-    if (out.length >= 50) break;
+    if (out.length >= MAX_DETAILS) break;
   }
   return out;
 }
