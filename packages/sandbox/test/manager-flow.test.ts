@@ -124,6 +124,21 @@ describe('proxy ports', () => {
     expect(status?.status).toMatch(/not found/);
     expect(status?.status_details?.[0]?.field).toBe('zone');
   });
+
+  it('a port made again on the number of a checked one, after a delete or a reset, has no status until it is checked', async () => {
+    const { manager } = t;
+    const running = async (port: number) => (await manager.listRunningProxies()).data?.find((p) => p.port === port);
+    await manager.createProxy({ body: { proxy: { port: 25500 } } });
+    await manager.getProxyStatus({ params: { path: { port: 25500 } } });
+    expect(await running(25500)).toHaveProperty('status', 'ok');
+    await manager.deleteProxy({ params: { path: { port: 25500 } } });
+    await manager.createProxy({ body: { proxy: { port: 25500 } } });
+    expect(await running(25500)).not.toHaveProperty('status');
+    await manager.getProxyStatus({ params: { path: { port: 25500 } } });
+    await t.sandbox.reset();
+    await manager.createProxy({ body: { proxy: { port: 25500 } } });
+    expect(await running(25500)).not.toHaveProperty('status');
+  });
 });
 
 describe('bans and sessions', () => {

@@ -159,7 +159,11 @@ export function portsHandlers(c: ManagerContext) {
           mine.add(port);
         }
         await listen(configs);
-        for (const cfg of configs) store.putPort(cfg);
+        for (const cfg of configs) {
+          store.putPort(cfg);
+          // A new port has not been checked, even where a port of its number was (and was deleted, or reset away).
+          checked.delete(cfg.port);
+        }
         log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
         return { body: { data: effective(configs[0] as ProxyPortConfig) } };
       } finally {
