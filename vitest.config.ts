@@ -18,6 +18,7 @@ const alias = {
   '@zone-api/testkit/real-manager': src('testkit', 'real-manager/index'),
   '@zone-api/testkit/differential': src('testkit', 'differential/index'),
   '@zone-api/testkit/real-clients': src('testkit', 'real-clients/index'),
+  '@zone-api/testkit/chromium': src('testkit', 'chromium'),
   '@zone-api/testkit': src('testkit'),
 };
 

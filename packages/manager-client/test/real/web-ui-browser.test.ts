@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
 import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { loadBundle, type RulesTarget, repoRoot, startRulesTarget, viaProxy } from '@zone-api/testkit';
+import { type LaunchedChromium, launchChromium } from '@zone-api/testkit/chromium';
 import { realManagerPackageDir } from '@zone-api/testkit/real-manager';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Conformance } from '../../../sandbox/test/helpers.js';
 
@@ -19,8 +18,6 @@ import { Conformance } from '../../../sandbox/test/helpers.js';
 // the package's files the suite fails and says why; a failed step leaves a screenshot in
 // artifacts/web-ui/ and prints what the page logged as errors.
 
-const CHROMIUM =
-  process.env.CHROMIUM_PATH ?? (spawnSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).stdout.trim() || 'chromium');
 const PUB = join(realManagerPackageDir(), 'bin/pub');
 const shots = join(repoRoot, 'artifacts/web-ui');
 const TYPES: Record<string, string> = {
@@ -46,7 +43,7 @@ interface Call {
 let sandbox: Sandbox;
 let context: BrowserContext;
 let page: Page;
-let profile: string | undefined;
+let browser: LaunchedChromium | undefined;
 let target: RulesTarget | undefined;
 const calls: Call[] = [];
 /** Each API answer's head as it arrives ("GET /api/defaults 200"), before its body is read. */
@@ -57,10 +54,19 @@ const offsite: string[] = [];
 const errors: string[] = [];
 /** The page's script errors: uncaught, or caught by its React error boundary and logged. */
 const scriptErrors: string[] = [];
+/**
+ * A race of the Bootstrap 5.3.3 bundled in the interface, not an answer of the sandbox: a tooltip
+ * disposed while its hide transition runs nulls its fields, and the transition's end then calls
+ * `Object.values(this._activeTrigger)` (twbs/bootstrap#37474). It fires when a click removes the
+ * element a tooltip was shown for, depending on timing; these are kept apart and printed, not failed.
+ */
+const bootstrapTooltipRace = (stack: string) =>
+  /^TypeError: Cannot convert undefined or null to object\n\s+at Object\.values \(<anonymous>\)\n\s+at Tooltip\._isWithActiveTrigger /.test(
+    stack,
+  );
+const tooltipRaces: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} not found: run \`bash scripts/setup.sh\` as root (it installs Debian's chromium), or set CHROMIUM_PATH`);
   if (!existsSync(join(PUB, 'index.html')))
     throw new Error(`the real manager's web interface is not in ${PUB}: \`pnpm test:real-manager\` installs the package`);
   target = await startRulesTarget();
@@ -73,20 +79,8 @@ beforeAll(async () => {
     seed: defaultSeed(),
   });
   const origin = new URL(sandbox.managerUrl).origin;
-  profile = mkdtempSync(join(tmpdir(), 'zone-api-web-ui-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-    viewport: { width: 1400, height: 1000 },
-  });
+  browser = await launchChromium('web-ui', { width: 1400, height: 1000 });
+  context = browser.context;
   await context.route('**/*', async (route) => {
     const url = new URL(route.request().url());
     if (url.origin !== origin) {
@@ -121,8 +115,9 @@ beforeAll(async () => {
   });
   page = await context.newPage();
   page.on('pageerror', (e) => {
-    errors.push(e.stack ?? e.message);
-    scriptErrors.push(e.stack ?? e.message);
+    const stack = e.stack ?? e.message;
+    errors.push(stack);
+    (bootstrapTooltipRace(stack) ? tooltipRaces : scriptErrors).push(stack);
   });
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
@@ -142,8 +137,7 @@ afterEach(async ({ task }) => {
 });
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await sandbox?.close();
   await target?.close();
 });
@@ -273,6 +267,8 @@ describe('the real manager’s web interface on the sandbox, in headless Chromiu
     expect(problems).toEqual([]);
     expect(all.filter((c) => c.status >= 400).map((c) => `${c.method} ${c.path} ${c.status} ${(c.body ?? '').slice(0, 200)}`)).toEqual([]);
     // No script of the interface failed on an answer of the sandbox.
+    if (tooltipRaces.length)
+      console.log(`the interface's own Bootstrap tooltip race (twbs/bootstrap#37474), ${tooltipRaces.length}x: set aside`);
     expect(scriptErrors).toEqual([]);
     // The only request off loopback is the icon font's stylesheet of its page, aborted.
     expect([...new Set(offsite)]).toEqual(['https://use.fontawesome.com/releases/v6.7.2/css/all.css']);

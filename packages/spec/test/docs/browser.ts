@@ -1,10 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@zone-api/testkit';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type LaunchedChromium, launchChromium } from '@zone-api/testkit/chromium';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { docsDir } from '../../scripts/docs.mjs';
 
@@ -13,9 +12,6 @@ import { docsDir } from '../../scripts/docs.mjs';
 // setup, build.setup.ts), opened in headless Chromium with
 // the network cut off. Every request that is not file: or loopback is aborted and recorded.
 
-// Debian's chromium, found on the PATH (or CHROMIUM_PATH); `bash scripts/setup.sh` installs it.
-const CHROMIUM =
-  process.env.CHROMIUM_PATH ?? (spawnSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).stdout.trim() || 'chromium');
 export const shots = join(repoRoot, 'artifacts/docs');
 
 export interface Browser {
@@ -33,7 +29,7 @@ export const pageUrl = (file: string, hash = '') => `${pathToFileURL(join(docsDi
 
 /** Registers the setup and teardown of a file: docs built, Chromium launched with a fresh profile. */
 export function useBrowser(viewport = { width: 1400, height: 1000 }): Browser {
-  let profile: string | undefined;
+  let launched: LaunchedChromium | undefined;
   let setupError: unknown;
   const browser: Browser = {
     context: undefined as unknown as BrowserContext,
@@ -51,28 +47,12 @@ export function useBrowser(viewport = { width: 1400, height: 1000 }): Browser {
   };
   beforeAll(async () => {
     try {
-      if (!existsSync(CHROMIUM))
-        throw new Error(
-          `${CHROMIUM} not found: run \`bash scripts/setup.sh\` as root (it installs Debian's chromium), or set CHROMIUM_PATH`,
-        );
       // Built once for the project's files by its global setup (build.setup.ts).
       const buildError = inject('docsBuildError');
       if (buildError) throw new Error(buildError);
       mkdirSync(shots, { recursive: true });
-      profile = mkdtempSync(join(tmpdir(), 'zone-api-docs-chromium-'));
-      browser.context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--no-first-run',
-        ],
-        viewport,
-      });
+      launched = await launchChromium('docs-chromium', viewport);
+      browser.context = launched.context;
       await browser.context.route('**/*', (route) => {
         const url = new URL(route.request().url());
         if (['file:', 'data:', 'blob:'].includes(url.protocol) || ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
@@ -85,8 +65,7 @@ export function useBrowser(viewport = { width: 1400, height: 1000 }): Browser {
     }
   }, 120_000);
   afterAll(async () => {
-    await browser.context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await launched?.close();
   });
   return browser;
 }
