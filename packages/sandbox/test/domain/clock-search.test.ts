@@ -153,6 +153,21 @@ describe('search', () => {
     );
   });
 
+  /** Counts the search's yields to the event loop (setImmediate, run as a timer) until `restore()`. */
+  function countYields(): { readonly count: number; restore(): void } {
+    let count = 0;
+    const spy = vi.spyOn(globalThis, 'setImmediate').mockImplementation(((fn: () => void) => {
+      count++;
+      return setTimeout(fn, 0);
+    }) as unknown as typeof setImmediate);
+    return {
+      get count() {
+        return count;
+      },
+      restore: () => spy.mockRestore(),
+    };
+  }
+
   /** Runs `test` with SEARCH_LIMITS changed (a bound of 200,000,000 steps is met exactly only by a 40M-character log). */
   async function withLimits(limits: Partial<Record<'steps' | 'slice', number>>, test: () => Promise<void>): Promise<void> {
     const bounds = SEARCH_LIMITS as { -readonly [K in keyof typeof SEARCH_LIMITS]: number };
@@ -176,20 +191,16 @@ describe('search', () => {
 
   it('a slice of exactly the slice bound does not yield; past it, it does', async () => {
     const size = compileSearch('x').programSize();
-    let yielded = 0;
-    const spy = vi.spyOn(globalThis, 'setImmediate').mockImplementation(((fn: () => void) => {
-      yielded++;
-      return setTimeout(fn, 0);
-    }) as unknown as typeof setImmediate);
+    const yields = countYields();
     try {
       await withLimits({ slice: size * 5 }, async () => {
         expect(await searchAll(['abcx'], 'x', (t) => t)).toEqual(['abcx']);
-        expect(yielded).toBe(0);
+        expect(yields.count).toBe(0);
         expect(await searchAll(['abcx', 'x'], 'x', (t) => t)).toEqual(['abcx', 'x']);
-        expect(yielded).toBe(1);
+        expect(yields.count).toBe(1);
       });
     } finally {
-      spy.mockRestore();
+      yields.restore();
     }
   });
 
@@ -197,31 +208,23 @@ describe('search', () => {
     const size = compileSearch('hit').programSize();
     const long = 'x'.repeat(Math.ceil(SEARCH_LIMITS.slice / size));
     const items = Array.from({ length: 6 }, (_, i) => (i % 2 ? `${long}hit` : long));
-    let yielded = 0;
-    const spy = vi.spyOn(globalThis, 'setImmediate').mockImplementation(((fn: () => void) => {
-      yielded++;
-      return setTimeout(fn, 0);
-    }) as unknown as typeof setImmediate);
+    const yields = countYields();
     try {
       const found = await searchAll(items, 'hit', (t) => t);
       expect(found).toHaveLength(3);
-      expect(yielded).toBe(6);
+      expect(yields.count).toBe(6);
     } finally {
-      spy.mockRestore();
+      yields.restore();
     }
   });
 
   it('a log under one slice never yields', async () => {
-    let yielded = 0;
-    const spy = vi.spyOn(globalThis, 'setImmediate').mockImplementation(((fn: () => void) => {
-      yielded++;
-      return setTimeout(fn, 0);
-    }) as unknown as typeof setImmediate);
+    const yields = countYields();
     try {
       expect(await searchAll(urls, 'b\\.test', (u) => u)).toEqual([urls[1]]);
-      expect(yielded).toBe(0);
+      expect(yields.count).toBe(0);
     } finally {
-      spy.mockRestore();
+      yields.restore();
     }
   });
 });
