@@ -7,6 +7,7 @@ import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, loadBundle, repoRoot } from '@zone-api/testkit';
 import {
   curlLine,
+  type DifferentialOptions,
   type DifferentialReport,
   fingerprint,
   type ListedDivergence,
@@ -42,6 +43,8 @@ const maxSteps = Number(env.DIFF_STEPS ?? 6);
 const timeLimitMs = Number(env.DIFF_TIME ?? 110) * 1000;
 const survey = env.DIFF_SURVEY === '1';
 const parityFile = join(repoRoot, 'packages/sandbox/parity.yaml');
+/** parity.yaml's differential entries, which both tests play against. */
+const listing = (parse(readFileSync(parityFile, 'utf8'))?.differential ?? []) as ListedDivergence[];
 // The sandbox's proxy network listens where the real upstream does, and the real manager forwards to it:
 // both then name the same upstream port (the namespace of `pnpm test:real-manager` has it free).
 const NETWORK_PORT = 22225;
@@ -184,30 +187,21 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (target ? target.close(() => resolve()) : resolve()));
 });
 
+/** runDifferential on this file's two sides, target, listing, seed and budget. */
+const play = (options: Pick<DifferentialOptions, 'runs' | 'examples' | 'log'>) =>
+  runDifferential({ doc, real, sandbox: sbx, targetUrl, listing, seed, maxSteps, timeLimitMs, survey, ...options });
+
 describe('the sandbox against the real manager, on generated sequences', () => {
   it(
     'no divergence that parity.yaml does not list, and no listed one that no longer shows',
     async () => {
-      const listing = (parse(readFileSync(parityFile, 'utf8'))?.differential ?? []) as ListedDivergence[];
       for (const e of listing) expect(Object.keys(e).sort(), JSON.stringify(e)).toEqual(['differs', 'input', 'operation', 'reason']);
       console.log(
         `differential: seed ${seed}, ${runs} sequences of up to ${maxSteps} steps, ${timeLimitMs / 1000} s` +
           ` (again: DIFF_SEED=${seed} DIFF_RUNS=${runs} DIFF_STEPS=${maxSteps} pnpm test:real-manager)`,
       );
       console.log(`differential: normalised: ${NORMALISATIONS.map((n) => n.name).join(', ')}`);
-      report = await runDifferential({
-        doc,
-        real,
-        sandbox: sbx,
-        targetUrl,
-        listing,
-        seed,
-        runs,
-        maxSteps,
-        timeLimitMs,
-        survey,
-        log: (line) => console.log(`differential: ${line}`),
-      });
+      report = await play({ runs, log: (line) => console.log(`differential: ${line}`) });
       const hits = listing
         .map((e, i) => `  ${report.listedHits[i]}x ${e.operation} / ${e.input} / ${e.differs}`)
         .filter((l) => !l.startsWith('  0x'));
@@ -238,20 +232,7 @@ describe('the sandbox against the real manager, on generated sequences', () => {
   );
 
   it('the issue’s new-user sequence (new-user.ts): no divergence that parity.yaml does not list', async () => {
-    const listing = (parse(readFileSync(parityFile, 'utf8'))?.differential ?? []) as ListedDivergence[];
-    const played = await runDifferential({
-      doc,
-      real,
-      sandbox: sbx,
-      targetUrl,
-      listing,
-      seed,
-      runs: 1,
-      maxSteps,
-      timeLimitMs,
-      survey,
-      examples: [NEW_USER_SEQUENCE],
-    });
+    const played = await play({ runs: 1, examples: [NEW_USER_SEQUENCE] });
     for (const s of played.survey)
       console.log(
         `new-user survey: ${s.divergence.operation} ${s.divergence.differs} [${s.divergence.classes.join(', ')}]\n  real: ${s.divergence.real}\n  sandbox: ${s.divergence.sandbox}`,
