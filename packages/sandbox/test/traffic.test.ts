@@ -343,6 +343,32 @@ describe('proxy ports that carry traffic', () => {
     expect(entry.details.in_bw).toBeGreaterThan(entry.response.content.size);
     await t.manager.deleteProxy({ params: { path: { port } } });
   });
+
+  it('settings `logs`: false (0) logs no request, and a number keeps that many of the newest (the real manager, proven side by side)', async () => {
+    const { manager } = t;
+    const port = await freePort();
+    await manager.createProxy({ body: { proxy: { port, zone: RES } } });
+    const proxy = `http://127.0.0.1:${port}`;
+    const logged = async () =>
+      ((await manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries.map(
+        (e: Rec) => new URL(e.request.url).pathname,
+      );
+    try {
+      expect((await manager.updateSettings({ body: { logs: false } })).data?.logs).toBe(0);
+      for (const path of ['/not-logged-1', '/not-logged-2']) expect((await via(proxy, `${targetUrl}${path}`)).status).toBe(200);
+      await t.sandbox.settled();
+      // Both requests went through (the target saw them), and neither was logged.
+      expect(seen.map((r) => r.url)).toEqual(expect.arrayContaining(['/not-logged-1', '/not-logged-2']));
+      expect(await logged()).toEqual([]);
+      expect((await manager.updateSettings({ body: { logs: 2 } })).data?.logs).toBe(2);
+      for (const path of ['/kept-1', '/kept-2', '/kept-3']) expect((await via(proxy, `${targetUrl}${path}`)).status).toBe(200);
+      await t.sandbox.settled();
+      expect((await logged()).sort()).toEqual(['/kept-2', '/kept-3']);
+    } finally {
+      await manager.updateSettings({ body: { logs: 1000 } });
+      await manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
 });
 
 describe('time under control', () => {
