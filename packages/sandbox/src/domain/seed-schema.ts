@@ -5,6 +5,7 @@ import type {
   Charge,
   City,
   GeoExt,
+  KeptStats,
   ManagerSettings,
   ManagerState,
   Peer,
@@ -67,6 +68,11 @@ const open =
   });
 
 const credential = { admin: bool, perms: strings };
+/** Kept recent statistics (`RecentStat`): a key and its counts. */
+const statList = {
+  type: 'array',
+  items: { type: 'object', required: ['key', 'reqs', 'success', 'in_bw', 'out_bw'], properties: { key: { type: ['integer', 'string'] } } },
+} as const;
 
 const zone = obj<ZoneState>()(
   {
@@ -243,6 +249,11 @@ export const seedSchema = obj<StateData>()(
         sessions: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
         users: { type: 'array', items: obj<ManagerState['users'][number]>()({ email: nonEmpty, password: str }, ['email']) },
         har: { type: 'array', items: { type: 'object' } },
+        stats_kept: obj<KeptStats>()({ status_code: statList, hostname: statList, protocol: statList }, [
+          'status_code',
+          'hostname',
+          'protocol',
+        ]),
         general_log: strings,
       },
       ['version', 'releases', 'settings', 'token', 'token_issued', 'ports', 'bans', 'sessions', 'users', 'har', 'general_log'],

@@ -162,6 +162,20 @@ export type Release = Holding<ManagerSchemas['VersionRelease'], 'type' | 'change
 /** One HAR 1.2 entry of `GET /api/logs` (the spec's `HarEntry`). */
 export type HarEntry = ManagerSchemas['HarEntry'];
 
+/** The counts of one group of recent requests (the spec's `RecentStat`). */
+export type RecentStat = ManagerSchemas['RecentStat'];
+
+/**
+ * Recent statistics kept apart from the HAR log: the real manager counts its statistics in collections
+ * of their own (lib/loki.js 149-200), so a port's deletion, which drops its log entries and its own line
+ * (lib/mixins/mgr_proxy.js 291-300), leaves its requests in the totals by status code, host and protocol.
+ */
+export interface KeptStats {
+  status_code: RecentStat[];
+  hostname: RecentStat[];
+  protocol: RecentStat[];
+}
+
 export interface ManagerState {
   version: string;
   releases: Release[];
@@ -176,6 +190,8 @@ export interface ManagerState {
   sessions: Record<string, number>;
   users: { email: string; password?: string }[];
   har: HarEntry[];
+  /** The statistics of requests whose log entries went with their deleted port (absent: none). */
+  stats_kept?: KeptStats;
   general_log: string[];
 }
 

@@ -1,7 +1,8 @@
 import { RE2JS } from 're2js';
 import { loggedUrl, rootDomain, successful } from '../domain/har.js';
 import { searchAll } from '../domain/search.js';
-import type { HarEntry } from '../domain/types.js';
+import type { Store } from '../domain/state.js';
+import type { HarEntry, KeptStats, RecentStat } from '../domain/types.js';
 import { HttpError, onField } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
@@ -67,38 +68,63 @@ export function statKeys(e: HarEntry) {
   };
 }
 
+type StatGroups = { port: Map<number | string, RecentStat> } & { [G in keyof KeptStats]: Map<number | string, RecentStat> };
+
+/** The recent statistics of logged requests, grouped by port, status code, root domain and protocol, on top of `kept`. */
+function countStats(har: readonly HarEntry[], kept?: KeptStats): StatGroups {
+  const groups: StatGroups = { port: new Map(), status_code: new Map(), hostname: new Map(), protocol: new Map() };
+  for (const [group, stats] of Object.entries(kept ?? {}) as [keyof KeptStats, RecentStat[]][])
+    for (const stat of stats) groups[group].set(stat.key, { ...stat });
+  for (const e of har) {
+    const keys = statKeys(e);
+    if (!keys) continue;
+    const inBw = e.details?.in_bw ?? 0;
+    const outBw = e.details?.out_bw ?? 0;
+    for (const [group, key] of Object.entries(keys) as [keyof StatGroups, number | string][]) {
+      const stats = groups[group];
+      const stat = stats.get(key) ?? { key, in_bw: 0, out_bw: 0, reqs: 0, success: 0, bypass_bw: 0, bypass_cost: 0 };
+      stat.in_bw += inBw;
+      stat.out_bw += outBw;
+      stat.reqs++;
+      stat.success += successful(e.response.status) ? 1 : 0;
+      stats.set(key, stat);
+    }
+  }
+  return groups;
+}
+
+/**
+ * A deleted port's requests leave the HAR log and its line of the recent statistics, as the real
+ * manager's delete does (lib/mixins/mgr_proxy.js 291-300: loki's requests_clear and
+ * stats_clear_by_ports). Its statistics are kept apart from its log, so the totals by status code,
+ * host and protocol go on counting them: they move into `stats_kept`. `ports` as the real manager
+ * names them to loki, which matches them strictly (`$in`): a port given as a text clears nothing.
+ */
+export function dropPortLogs(store: Store, ports: readonly unknown[]): void {
+  const m = store.manager;
+  const gone = new Set(ports.filter((p): p is number => typeof p === 'number'));
+  const dropped = m.har.filter((e) => gone.has(e.details?.port as number));
+  if (!dropped.length) return;
+  const counted = countStats(dropped, m.stats_kept);
+  m.stats_kept = {
+    status_code: [...counted.status_code.values()],
+    hostname: [...counted.hostname.values()],
+    protocol: [...counted.protocol.values()],
+  };
+  const kept = m.har.filter((e) => !gone.has(e.details?.port as number));
+  m.har.splice(0, m.har.length, ...kept);
+  store.touch('har');
+}
+
 export function logsStatsHandlers(c: ManagerContext) {
   const { store, m } = c;
   return {
     getRecentStats: () => {
       // As the real manager (1.570.247) counts them: each logged request that moved bytes, grouped by
       // port, status code (`unknown` for a tunnel), root domain and protocol; the lists the 20 largest.
-      type Stat = {
-        key: number | string;
-        in_bw: number;
-        out_bw: number;
-        reqs: number;
-        success: number;
-        bypass_bw: number;
-        bypass_cost: number;
-      };
-      const groups = { port: new Map<number | string, Stat>(), status_code: new Map(), hostname: new Map(), protocol: new Map() };
-      for (const e of m().har) {
-        const keys = statKeys(e);
-        if (!keys) continue;
-        const inBw = e.details?.in_bw ?? 0;
-        const outBw = e.details?.out_bw ?? 0;
-        for (const [group, key] of Object.entries(keys) as [keyof typeof groups, number | string][]) {
-          const stats = groups[group] as Map<number | string, Stat>;
-          const stat = stats.get(key) ?? { key, in_bw: 0, out_bw: 0, reqs: 0, success: 0, bypass_bw: 0, bypass_cost: 0 };
-          stat.in_bw += inBw;
-          stat.out_bw += outBw;
-          stat.reqs++;
-          stat.success += successful(e.response.status) ? 1 : 0;
-          stats.set(key, stat);
-        }
-      }
-      const largest = (stats: Map<number | string, Stat>, count = 20) =>
+      // The requests of deleted ports count on in the totals (stats_kept), not in a port's line.
+      const groups = countStats(m().har, m().stats_kept);
+      const largest = (stats: Map<number | string, RecentStat>, count = 20) =>
         [...stats.values()].sort((a, b) => b.reqs - a.reqs).slice(0, count);
       const protocol = largest(groups.protocol);
       // SSL analyzing can be enabled while some port does not analyze SSL.

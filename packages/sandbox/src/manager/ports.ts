@@ -3,6 +3,7 @@ import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
 import { listenHost, portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
+import { dropPortLogs } from './logs-stats.js';
 
 import {
   deletion,
@@ -180,6 +181,9 @@ export function portsHandlers(c: ManagerContext) {
       const { ports, refused } = deletion(store, [...new Set(named.map(byKey) as number[])]);
       for (const p of ports) dropPort(p);
       await Promise.all(ports.map((p) => options.ports?.close(p)));
+      // Their logs and statistics lines go, for the ports as named (web_api.js 534, mgr_proxy.js 291-300),
+      // unless a delete failed: the real manager's wrapper then throws before it clears them.
+      if (!refused) dropPortLogs(store, named);
       log(`ports ${ports.join(', ')} deleted`);
       if (refused) throw refused;
       return { status: 204 };
@@ -195,6 +199,8 @@ export function portsHandlers(c: ManagerContext) {
         dropPort(p);
         await options.ports?.close(p);
       }
+      // Its log entries and statistics line go; a duplicate's stay (`[port]`, web_api.js 523; mgr_proxy.js 291-300).
+      dropPortLogs(store, [cfg.port]);
       log(`port ${cfg.port} deleted`);
       return { status: 204 };
     },

@@ -134,6 +134,7 @@ export function webUiHandlers(c: ManagerContext) {
   /** Clears the request log and so the statistics counted from it (the real manager clears both). */
   function resetLogs() {
     m().har.splice(0);
+    delete m().stats_kept;
     store.touch('har');
     log('request log and statistics cleared');
     return { text: 'ok' };

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
+
+// A port's traffic as the real manager 1.570.247 runs it, played against it and the sandbox side by
+// side (pair.ts; a sandbox port is the real one's number + SHIFT): what a port's deletion takes with it.
+// Each case asserts the real program's answer too, so that both cannot pass by being wrong alike.
+
+let pair: Pair;
+beforeAll(async () => {
+  pair = await startPair();
+}, 120_000);
+afterAll(async () => {
+  await pair?.close();
+});
+
+type Entry = { request: { url: string }; response: { status: number | string }; details?: { port?: number } };
+type Stat = { key: number | string; reqs: number; success: number };
+type Stats = { ports: Record<string, Stat>; status_code: Stat[]; hostname: Stat[]; protocol: Stat[]; total: number; success: number };
+
+/** The log entries whose URL holds `tag`, each as `port path status` with the port renumbered from `base`, in order. */
+function entries(r: Reply, tag: string, base: number): string[] {
+  const all = (r.body as { log: { entries: Entry[] } }).log.entries;
+  return all
+    .filter((e) => e.request.url.includes(tag))
+    .map((e) => `${(e.details?.port ?? 0) - base} ${new URL(e.request.url).pathname}${new URL(e.request.url).search} ${e.response.status}`)
+    .sort();
+}
+
+/** The recent statistics without their byte counts (the sandbox's hop to its network is not the real one's), ports renumbered from `base`. */
+function counts(r: Reply, base: number) {
+  const s = r.body as Stats;
+  const list = (l: Stat[]) =>
+    l.map(({ key, reqs, success }) => ({ key, reqs, success })).sort((a, b) => String(a.key).localeCompare(String(b.key)));
+  return {
+    ports: Object.fromEntries(Object.entries(s.ports).map(([k, v]) => [String(Number(k) - base), { reqs: v.reqs, success: v.success }])),
+    status_code: list(s.status_code),
+    hostname: list(s.hostname),
+    protocol: list(s.protocol),
+    total: s.total,
+    success: s.success,
+  };
+}
+
+/** Both sides' log entries holding `tag`, once the real manager has written `count` of them (it logs a moment after answering). */
+async function logged(tag: string, count: number, base: number): Promise<[string[], string[]]> {
+  await expect
+    .poll(async () => entries(await call('real', tag), tag, 0).length, {
+      timeout: 5000,
+      message: `the real manager logs ${count} requests ${tag}`,
+    })
+    .toBe(count);
+  await pair.sandbox.settled();
+  return [entries(await call('real', tag), tag, base), entries(await call('sandbox', tag), tag, base + SHIFT)];
+}
+
+async function call(side: 'real' | 'sandbox', tag: string): Promise<Reply> {
+  const [real, sbx] = await pair.both(() => ['GET', `/api/logs?limit=0&search=${encodeURIComponent(tag)}`]);
+  return side === 'real' ? real : sbx;
+}
+
+describe('deleting a port', () => {
+  it("drops the port's log entries and its line of the recent statistics; the totals by status, host and protocol keep its requests", async () => {
+    const [gone, kept] = [25600, 25601];
+    await pair.createBoth(gone);
+    await pair.createBoth(kept);
+    for (const [port, path] of [
+      [gone, '/del-a?st=200'],
+      [gone, '/del-b?st=404'],
+      [gone, '/del-c?st=500'],
+      [kept, '/del-d?st=200'],
+    ] as const) {
+      const [real, sbx] = await pair.through(port, path);
+      expect(real.status).toBe(Number(path.slice(-3)));
+      expect(sbx.status).toBe(real.status);
+    }
+    const [realBefore, sbxBefore] = await logged('/del-', 4, gone);
+    expect(realBefore).toEqual(['0 /del-a?st=200 200', '0 /del-b?st=404 404', '0 /del-c?st=500 500', '1 /del-d?st=200 200']);
+    expect(sbxBefore).toEqual(realBefore);
+    const [statsRealBefore, statsSbxBefore] = await pair.both(() => ['GET', '/api/recent_stats']);
+    expect(counts(statsRealBefore, gone).ports).toMatchObject({ '0': { reqs: 3, success: 2 }, '1': { reqs: 1, success: 1 } });
+    expect(counts(statsSbxBefore, gone + SHIFT)).toEqual(counts(statsRealBefore, gone));
+
+    await pair.same((at) => ['DELETE', `/api/proxies/${at(gone)}`], { status: 204 });
+
+    const [realLog, sbxLog] = [
+      entries(await call('real', '/del-'), '/del-', gone),
+      entries(await call('sandbox', '/del-'), '/del-', gone + SHIFT),
+    ];
+    expect(realLog).toEqual(['1 /del-d?st=200 200']);
+    expect(sbxLog).toEqual(realLog);
+    const [statsReal, statsSbx] = await pair.both(() => ['GET', '/api/recent_stats']);
+    const real = counts(statsReal, gone);
+    expect(real.ports).toEqual({ '1': { reqs: 1, success: 1 } });
+    // The totals still count the deleted port's requests.
+    const before = counts(statsRealBefore, gone);
+    expect({ ...real, ports: undefined }).toEqual({ ...before, ports: undefined });
+    expect(real.status_code).toEqual(expect.arrayContaining([{ key: 500, reqs: 1, success: 0 }]));
+    expect(counts(statsSbx, gone + SHIFT)).toEqual(real);
+  });
+});
