@@ -26,6 +26,13 @@ export interface Call {
   duration_ms: number;
   /** The injected fault that answered it, if any. */
   fault?: number;
+  /** The body's size as sent, in bytes (absent when there was none). */
+  body_size?: number;
+  /**
+   * Why `body` is absent although one was sent: the record keeps `CALL_BODY_BUDGET` bytes of bodies,
+   * and lets go of the oldest calls' bodies first (the call itself stays).
+   */
+  body_dropped?: string;
 }
 
 export interface CallFilter {
@@ -51,23 +58,55 @@ export function redact(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** The record of calls, the oldest dropped beyond `limit` (10 000 by default, up to a tenth more between cuts). */
+/**
+ * The bytes of request bodies (as sent) the record of calls keeps at most: 10,000 calls of the manager's
+ * 2 MB bodies would be 20 GB of text, more once parsed. Past it the oldest calls lose their bodies.
+ */
+export const CALL_BODY_BUDGET = 64 * 1024 * 1024;
+
+/** A call as it is recorded: its body's size as sent, when known (else its JSON's length). */
+export type CallToRecord = Omit<Call, 'seq' | 'body_dropped'>;
+
+/**
+ * The record of calls, the oldest dropped beyond `limit` (10 000 by default, up to a tenth more between
+ * cuts), and the oldest bodies dropped beyond `bodyBudget` bytes (each such call says so in `body_dropped`).
+ */
 export class CallLog {
   private calls: Call[] = [];
   private seq = 0;
+  /** Bytes of the bodies kept, and the index in `calls` before which none is. */
+  private bodyBytes = 0;
+  private firstBody = 0;
 
-  constructor(private readonly limit = 10_000) {}
+  constructor(
+    private readonly limit = 10_000,
+    private readonly bodyBudget = CALL_BODY_BUDGET,
+  ) {}
 
-  record(call: Omit<Call, 'seq'>): Call {
-    const c = {
+  record(call: CallToRecord): Call {
+    const size = call.body === undefined ? undefined : (call.body_size ?? JSON.stringify(call.body)?.length ?? 0);
+    const c: Call = {
       seq: ++this.seq,
       ...call,
       params: redact(call.params) as Record<string, unknown>,
-      ...(call.body !== undefined ? { body: redact(call.body) } : {}),
+      ...(call.body !== undefined ? { body: redact(call.body), body_size: size } : {}),
     };
     this.calls.push(c);
+    this.bodyBytes += size ?? 0;
     // Trimmed in steps of a tenth, not one call at a time (each cut moves the whole array).
-    if (this.calls.length > this.limit + Math.ceil(this.limit / 10)) this.calls.splice(0, this.calls.length - this.limit);
+    if (this.calls.length > this.limit + Math.ceil(this.limit / 10)) {
+      const cut = this.calls.length - this.limit;
+      for (const gone of this.calls.slice(this.firstBody, cut)) if (gone.body !== undefined) this.bodyBytes -= gone.body_size ?? 0;
+      this.calls.splice(0, cut);
+      this.firstBody = Math.max(0, this.firstBody - cut);
+    }
+    while (this.bodyBytes > this.bodyBudget && this.firstBody < this.calls.length) {
+      const old = this.calls[this.firstBody++] as Call;
+      if (old.body === undefined) continue;
+      this.bodyBytes -= old.body_size ?? 0;
+      delete old.body;
+      old.body_dropped = `the record of calls keeps ${this.bodyBudget} bytes of request bodies, the newest: this body of ${old.body_size} bytes was let go of`;
+    }
     return c;
   }
 
@@ -89,6 +128,8 @@ export class CallLog {
   clear(account?: string): number {
     const before = this.calls.length;
     this.calls = account === undefined ? [] : this.calls.filter((c) => c.account !== account);
+    this.firstBody = 0;
+    this.bodyBytes = this.calls.reduce((n, c) => n + (c.body !== undefined ? (c.body_size ?? 0) : 0), 0);
     return before - this.calls.length;
   }
 }

@@ -21,6 +21,7 @@ const bodies: Record<string, { encoding: string; body: Buffer }> = {
   'br-long': { encoding: 'br', body: brotliCompressSync(randomBytes(20_000)) },
   'deflate-broken': { encoding: 'deflate', body: Buffer.from('not deflate at all') },
   identity: { encoding: 'GZIP', body: Buffer.from(text) },
+  plain: { encoding: '', body: Buffer.from(text) },
 };
 
 let target: Server;
@@ -29,7 +30,8 @@ beforeAll(async () => {
   target = createServer((req, res) => {
     const b = bodies[(req.url ?? '').slice(1)];
     if (!b) return res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': b.encoding, 'content-length': b.body.length });
+    const encoding = b.encoding ? { 'content-encoding': b.encoding } : {};
+    res.writeHead(200, { 'content-type': 'text/plain', ...encoding, 'content-length': b.body.length });
     res.end(b.body);
   });
   base = `http://127.0.0.1:${await listenOnLoopback(target)}`;
@@ -69,7 +71,7 @@ describe('HAR bodies of encoded answers are decoded as the real manager decodes 
     expect(cut.comment).toMatch(/^cut to har_limit: 100 of \d+ bytes kept; decoded from gzip/);
   });
 
-  it('a br answer longer than har_limit is not decoded (empty text); a broken deflate says why; another encoding is kept as it came', async () => {
+  it('a br answer longer than har_limit is not decoded (empty text); a broken deflate says why; another encoding is kept undecoded, trimmed', async () => {
     const br = await logged(1024, 'br-long');
     expect(br.size).toBeGreaterThan(1024);
     expect(br.text).toBe('');
@@ -77,9 +79,24 @@ describe('HAR bodies of encoded answers are decoded as the real manager decodes 
     const broken = await logged(0, 'deflate-broken');
     expect(broken.text).toBe('');
     expect(broken.comment).toMatch(/^decoded from deflate; decoding body failed with encoding deflate: /);
-    // The real manager compares the encoding as it came: `GZIP` is no encoding it decodes.
+    // The real manager compares the encoding as it came: `GZIP` is no encoding it decodes. It still
+    // trims the text (decode_body's default case), as it trims an answer with no encoding at all.
     const other = await logged(0, 'identity');
-    expect(other.text).toBe(text);
+    expect(other.text).toBe(text.trim());
     expect(other.comment).toBeUndefined();
+  });
+
+  it('an answer with no encoding is trimmed as decode_body trims it, whole or cut to har_limit bytes', async () => {
+    const whole = await logged(0, 'plain');
+    expect(text).not.toBe(text.trim());
+    expect(whole.text).toBe(text.trim());
+    expect(whole.comment).toBeUndefined();
+    expect(whole.size).toBe(Buffer.byteLength(text));
+    // The first 100 bytes kept, then trimmed: the two leading blanks go, the cut stays said.
+    const cut = await logged(100, 'plain');
+    expect(cut.text).toBe(text.slice(0, 100).trim());
+    expect(cut.text?.length).toBeGreaterThan(90);
+    expect(cut.text?.startsWith('w')).toBe(true);
+    expect(cut.comment).toBe(`cut to har_limit: 100 of ${Buffer.byteLength(text)} bytes kept`);
   });
 });

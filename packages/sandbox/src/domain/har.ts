@@ -112,11 +112,18 @@ export function harKeep(harLimit: number, mime: string | undefined): number {
   return harLimit === 0 ? HAR_LIMITS.body : Math.min(harLimit, HAR_LIMITS.body);
 }
 
-/** A body as the HAR log keeps it: its text up to `harKeep` bytes of `size`, and what says it was cut. */
-function kept(body: Buffer, size: number, limit: number): { text: string; cut?: string } {
+/**
+ * A body as the HAR log keeps it: its text up to `harKeep` bytes of `size`, and what says it was cut.
+ * An answer's text is also trimmed, as the real manager's decode_body trims every answer it keeps, an
+ * encoding it does not decode included (lib/util.js 253-290: `s.toString('utf8').trim()`); a request's
+ * body is kept as it came (lib/server.js 1180, `request_body`).
+ */
+function kept(body: Buffer, size: number, limit: number, answer = false): { text: string; cut?: string } {
   const keep = Math.min(harKeep(limit, undefined), body.length);
-  if (keep >= size) return { text: body.toString('utf8') };
-  return { text: body.subarray(0, keep).toString('utf8'), cut: `cut to har_limit: ${keep} of ${size} bytes kept` };
+  const text = (keep >= size ? body : body.subarray(0, keep)).toString('utf8');
+  const shown = answer ? text.trim() : text;
+  if (keep >= size) return { text: shown };
+  return { text: shown, cut: `cut to har_limit: ${keep} of ${size} bytes kept` };
 }
 
 export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
@@ -130,7 +137,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
   else if (x.decoded && !['img', 'js', 'css'].includes(kind)) ({ text, comment: contentCut } = x.decoded);
   else if (!x.responseBody) text = '';
   else if (!['img', 'js', 'css'].includes(kind))
-    ({ text, cut: contentCut } = kept(x.responseBody, x.responseSize ?? x.responseBody.length, x.harLimit));
+    ({ text, cut: contentCut } = kept(x.responseBody, x.responseSize ?? x.responseBody.length, x.harLimit, true));
   const reqType = x.requestHeaders['content-type'];
   // The request body too is kept up to har_limit: ten 50 MB uploads once kept 450 MB in the log.
   const posted = kept(x.requestBody, x.requestSize ?? x.requestBody.length, x.harLimit);

@@ -16,7 +16,11 @@ import type { OperationDef } from './spec.js';
 // JSON 500 `Server Error` (its error handler, web_server.js 184-187). Strictness keeps the JSON-only form.
 
 const kUnsupportedMedia = Symbol('unsupportedMedia');
-type Req = FastifyRequest & { [kUnsupportedMedia]?: string };
+const kBodySize = Symbol('bodySize');
+type Req = FastifyRequest & { [kUnsupportedMedia]?: string; [kBodySize]?: number };
+
+/** The size in bytes of the body a request sent, as read (undefined when none was read). */
+export const bodySizeOf = (req: FastifyRequest): number | undefined => (req as Req)[kBodySize];
 
 /**
  * Before an operation's checks: a body of a media type the API does not read is refused by an operation
@@ -46,13 +50,15 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     // Empty bodies parse to "no body" (the schema then says whether one was required).
     if ((body as string).length === 0) return done(null, undefined);
+    (req as Req)[kBodySize] = Buffer.byteLength(body as string);
     jsonParser(req, body as string, (err, parsed) => {
       if (err) return done(realBodies ? new HttpError(500, 'Server Error', { text: true }) : err, undefined);
       done(depthError(parsed), parsed);
     });
   });
   if (realBodies)
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, body, done) => {
+      (req as Req)[kBodySize] = Buffer.byteLength(body as string);
       const parsed = (body as string).length ? parseForm(body as string, FORM) : undefined;
       done(depthError(parsed), parsed);
     });

@@ -3,7 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
 import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
-import { addBodyParsers, bodyValidator, leniencyOf, pathValidator, readBody } from './bodies.js';
+import { addBodyParsers, bodySizeOf, bodyValidator, leniencyOf, pathValidator, readBody } from './bodies.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
@@ -85,6 +85,8 @@ export interface AnsweredCall {
   path: string;
   params: Record<string, unknown>;
   body?: unknown;
+  /** The body's size as sent, in bytes, when it was read from the request. */
+  body_size?: number;
   status: number;
   /** Epoch ms when it arrived (the process clock). */
   started: number;
@@ -332,7 +334,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
           method: req.method,
           path: req.url.split('?')[0] as string,
           params: paramsOf(req),
-          ...(req.body !== undefined && req.body !== null ? { body: req.body } : {}),
+          ...(req.body !== undefined && req.body !== null ? { body: req.body, body_size: bodySizeOf(req) } : {}),
           status: reply.statusCode,
           started: Date.now() - duration,
           duration_ms: Math.round(duration * 10) / 10,

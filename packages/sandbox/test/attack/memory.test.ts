@@ -2,8 +2,9 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALL_BODY_BUDGET } from '../../src/calls.js';
 import { DECODED_CAP } from '../../src/traffic/har-body.js';
-import { C, listenOnLoopback, RES, RES_PW, useTrafficSandbox } from '../helpers.js';
+import { bearer, C, listenOnLoopback, RES, RES_PW, useTrafficSandbox } from '../helpers.js';
 
 // A target whose answer never ends once took the sandbox to 8.7 GB and killed it: answers were read
 // whole (to be logged and billed). They pass through now, as through the real manager, no faster than
@@ -191,4 +192,40 @@ describe('a gzip bomb through a port', () => {
     expect(content?.text).toHaveLength(DECODED_CAP);
     expect(content?.comment).toBe(`decoded from gzip; decoding stopped at ${DECODED_CAP} bytes`);
   }, 60_000);
+});
+
+// The record of calls (`sandbox.calls()`, `GET /__sandbox/calls`) keeps a redacted copy of each body:
+// 10,000 calls of the manager's 2 MB bodies once could hold 20 GB. It keeps CALL_BODY_BUDGET bytes of
+// bodies, the newest; an older call keeps its place and says that its body was let go of.
+describe('the record of calls keeps a bounded amount of request bodies', () => {
+  it(`${CALL_BODY_BUDGET} bytes of bodies at most, the oldest let go of first and marked`, async () => {
+    const pad = 'p'.repeat(1000 * 1000);
+    const sent = Math.ceil(CALL_BODY_BUDGET / pad.length) + 6;
+    const after = Math.max(0, ...t.sandbox.calls().map((c) => c.seq));
+    for (let i = 0; i < sent; i++) {
+      // A createZone the account API refuses (400): nothing is stored, the body is still recorded.
+      const body = JSON.stringify({ zone: i, plan: 'none', pad });
+      const res = await fetch(`${t.sandbox.accountUrl}/zone`, {
+        method: 'POST',
+        headers: { ...bearer, 'content-type': 'application/json' },
+        body,
+      });
+      expect(res.status).toBe(400);
+      await res.arrayBuffer();
+    }
+    const calls = t.sandbox.calls({ api: 'account', operationId: 'createZone', after });
+    expect(calls).toHaveLength(sent);
+    const kept = calls.filter((c) => c.body !== undefined);
+    const dropped = calls.filter((c) => c.body_dropped !== undefined);
+    expect(dropped.length).toBeGreaterThan(0);
+    expect(kept.length + dropped.length).toBe(sent);
+    const keptBytes = kept.reduce((n, c) => n + (c.body_size ?? 0), 0);
+    expect(keptBytes).toBeLessThanOrEqual(CALL_BODY_BUDGET);
+    expect(keptBytes).toBeGreaterThan(CALL_BODY_BUDGET - 2 * pad.length);
+    // The oldest went first: every dropped call came before every kept one.
+    expect(Math.max(...dropped.map((c) => c.seq))).toBeLessThan(Math.min(...kept.map((c) => c.seq)));
+    expect(calls.at(-1)?.body).toMatchObject({ zone: sent - 1, pad });
+    expect(dropped[0]?.body_size).toBe(Buffer.byteLength(JSON.stringify({ zone: 0, plan: 'none', pad })));
+    expect(dropped[0]?.body_dropped).toMatch(/keeps \d+ bytes of request bodies, the newest: this body of \d+ bytes was let go of/);
+  });
 });
