@@ -28,6 +28,9 @@ Usage: zone-api-sandbox [options]
   --free-ports       every listener on a free port (env ZONE_API_SANDBOX_FREE_PORTS=1): both APIs, the
                      network, and the seed's proxy ports, moved to free ones; the banner prints each
                      port, and the state holds the new numbers (for sandboxes side by side in CI)
+  --proxy HOST       the proxy ports' upstream, manager-wide, as the real manager's --proxy (env
+                     ZONE_API_SANDBOX_PROXY; default: the network); a port's own proxy is stored, not followed
+  --proxy-port N     its port, as the real manager's --proxy_port (env ZONE_API_SANDBOX_PROXY_PORT, default 22225)
   --no-proxy-ports   manager proxy ports do not listen (default: each port of the state is an HTTP proxy
                      on its iface, loopback by default, forwarding through the network)
   --no-traffic       neither the network nor listening ports (env ZONE_API_SANDBOX_TRAFFIC=off)
@@ -65,6 +68,8 @@ async function main(): Promise<void> {
       'spec-dir': { type: 'string' },
       'print-seed': { type: 'boolean' },
       'network-port': { type: 'string' },
+      proxy: { type: 'string' },
+      'proxy-port': { type: 'string' },
       'no-proxy-ports': { type: 'boolean' },
       'free-ports': { type: 'boolean' },
       'no-traffic': { type: 'boolean' },
@@ -92,6 +97,10 @@ async function main(): Promise<void> {
   const managerPort = port(values['manager-port'] ?? env.ZONE_API_SANDBOX_MANAGER_PORT, '--manager-port', free ? 0 : DEFAULT_MANAGER_PORT);
   const traffic = !(values['no-traffic'] || env.ZONE_API_SANDBOX_TRAFFIC === 'off');
   const networkPort = port(values['network-port'] ?? env.ZONE_API_SANDBOX_NETWORK_PORT, '--network-port', free ? 0 : DEFAULT_NETWORK_PORT);
+  const upstreamHost = values.proxy ?? env.ZONE_API_SANDBOX_PROXY;
+  const upstreamPort = values['proxy-port'] ?? env.ZONE_API_SANDBOX_PROXY_PORT;
+  if (upstreamPort !== undefined && !upstreamHost) throw new Error('--proxy-port needs --proxy (the upstream host)');
+  const upstream = upstreamHost ? { host: upstreamHost, port: port(upstreamPort, '--proxy-port', DEFAULT_NETWORK_PORT) } : undefined;
   const egressAllow = (values['egress-allow'] ?? env.ZONE_API_SANDBOX_EGRESS_ALLOW ?? '')
     .split(',')
     .map((e) => e.trim())
@@ -112,7 +121,7 @@ async function main(): Promise<void> {
     strict: values.strict === true,
     logger: values.log === true,
     argv: process.argv.slice(2).join(' '),
-    ...(traffic ? { networkPort, proxyPorts: !values['no-proxy-ports'], freeProxyPorts: free } : {}),
+    ...(traffic ? { networkPort, proxyPorts: !values['no-proxy-ports'], freeProxyPorts: free, ...(upstream ? { upstream } : {}) } : {}),
     egressAllow,
     ...(targetCaFile ? { targetCa: [readFileSync(targetCaFile, 'utf8')] } : {}),
     onShutdown: values['exit-on-shutdown'] ? () => void stop('POST /api/shutdown') : undefined,

@@ -79,6 +79,14 @@ export interface SandboxOptions {
    */
   networkPort?: number;
   /**
+   * The proxy ports' upstream, manager-wide, as the real manager's `--proxy` and `--proxy_port` set it
+   * (the only upstream it honours: a port's own `proxy` and `proxy_port` are stored and shown, but its
+   * traffic goes here; lib/mixins/mgr_proxy.js 45-57, lib/server.js 140-142 and 713-721). Default: the
+   * sandbox's network. `port` defaults to 22225, the real one's. An upstream beyond loopback must be
+   * allowed by `egressAllow`.
+   */
+  upstream?: { host: string; port?: number };
+  /**
    * Manager proxy ports listen and forward (each an HTTP proxy on its `iface`, loopback by default).
    * Default off, so that many sandboxes can run side by side (the CLI turns it on).
    */

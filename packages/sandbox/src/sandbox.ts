@@ -111,6 +111,7 @@ async function startLocked(
     store,
     host,
     networkPort: options.networkPort,
+    ...(options.upstream ? { upstream: options.upstream } : {}),
     proxyPorts: options.proxyPorts === true,
     egressAllow: options.egressAllow ?? [],
     strict: options.strict,

@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { createManagerClient } from '@zone-api/manager-client';
 import { basicAuth, freePort, peerOf, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultSeed, startSandbox } from '../src/index.js';
 import { C, listenOnLoopback, RES, RES_PW, type Rec, useTrafficSandbox } from './helpers.js';
 
 // CONNECT tunnels name their exit peer: the network answers the CONNECT with `x-<brand>-ip`, as the
@@ -104,16 +106,26 @@ describe('CONNECT tunnels name their exit peer', () => {
     }
   });
 
-  it('in process or over TCP (a port naming the network as its proxy), a port hands on the peer and the refusals alike', async () => {
-    const { manager } = t;
+  it('in process or over TCP (a sandbox whose upstream, --proxy, is the network), a port hands on the peer and the refusals alike', async () => {
     const network = new URL(t.sandbox.networkUrl as string);
-    const inProcess = await freePort();
-    const overTcp = await freePort();
-    await manager.createProxy({ body: { proxy: { port: inProcess, zone: RES } } });
-    await manager.createProxy({ body: { proxy: { port: overTcp, zone: RES, proxy: '127.0.0.1', proxy_port: Number(network.port) } } });
+    // The upstream given as the real manager's --proxy/--proxy_port: reached over TCP, even when it is a network.
+    const seed = defaultSeed();
+    seed.manager.ports = [];
+    const tcp = await startSandbox({
+      accountPort: 0,
+      managerPort: 0,
+      proxyPorts: true,
+      seed,
+      upstream: { host: '127.0.0.1', port: Number(network.port) },
+    });
+    const sides = [
+      { manager: t.manager, port: await freePort() },
+      { manager: createManagerClient({ baseUrl: tcp.managerUrl, retry: false, brand: 'pm' }), port: await freePort() },
+    ];
     const closed = `127.0.0.1:${await freePort()}`;
     try {
-      for (const port of [inProcess, overTcp]) {
+      for (const { manager, port } of sides) {
+        expect((await manager.createProxy({ body: { proxy: { port, zone: RES } } })).response.status).toBe(200);
         const open = await tunnelThrough(`http://127.0.0.1:${port}`, target);
         expect(open).toMatchObject({ status: 200, echoed: 'ping through the tunnel\n' });
         expect(zonePeers()).toContain(portPeerOf(open.headers));
@@ -138,8 +150,8 @@ describe('CONNECT tunnels name their exit peer', () => {
       const billed = (await t.account.listRequestLogs({ params: { query: { zone: RES, 'dst.url': closed } } })).data as Rec[];
       expect(billed.map((l) => l.status.code)).toEqual([502, 502]);
     } finally {
-      await manager.deleteProxy({ params: { path: { port: inProcess } } });
-      await manager.deleteProxy({ params: { path: { port: overTcp } } });
+      await t.manager.deleteProxy({ params: { path: { port: sides[0]?.port as number } } });
+      await tcp.close();
     }
   });
 });

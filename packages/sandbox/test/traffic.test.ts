@@ -1,9 +1,10 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
+import { createManagerClient } from '@zone-api/manager-client';
 import { basicAuth, freePort, peerOf, viaProxy } from '@zone-api/testkit';
 import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateSeed } from '../src/index.js';
+import { defaultSeed, startSandbox, validateSeed } from '../src/index.js';
 import { parseUsername } from '../src/traffic/username.js';
 import { C, docs, listenOnLoopback, RES, RES_PW, type Rec, STATIC, useTrafficSandbox } from './helpers.js';
 
@@ -469,21 +470,49 @@ describe("a port's upstream settings", () => {
       socket.destroy();
     });
     const brokenPort = await listenOnLoopback(broken);
+    // The upstream as the real manager takes it, manager-wide (--proxy, --proxy_port): a port's own is not followed.
+    const seed = defaultSeed();
+    seed.manager.ports = [];
+    const s = await startSandbox({
+      accountPort: 0,
+      managerPort: 0,
+      proxyPorts: true,
+      seed,
+      upstream: { host: '127.0.0.1', port: brokenPort },
+    });
+    const manager = createManagerClient({ baseUrl: s.managerUrl, retry: false, brand: 'pm' });
     const port = await freePort();
-    await t.manager.createProxy({ body: { proxy: { port, zone: RES, proxy: '127.0.0.1', proxy_port: brokenPort, proxy_retry: 3 } } });
+    await manager.createProxy({ body: { proxy: { port, zone: RES, proxy_retry: 3 } } });
     try {
       const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/retry`);
       expect(res.status).toBe(502);
       expect(res.headers['x-lpm-error']).toMatch(/cannot be reached \(ECONNRESET\)/);
       expect(connections).toBe(4);
-      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toMatchObject({ status: 'ok' });
+      expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toMatchObject({ status: 'ok' });
       broken.close();
       await new Promise((r) => setTimeout(r, 50));
-      const status = (await t.manager.getProxyStatus({ params: { path: { port } } })).data as Rec;
+      const status = (await manager.getProxyStatus({ params: { path: { port } } })).data as Rec;
       expect(status).toEqual({ status: 'No hosts available', status_details: [] });
     } finally {
-      await t.manager.deleteProxy({ params: { path: { port } } });
+      await s.close();
       broken.close();
+    }
+  });
+
+  it("a port's own proxy and proxy_port are stored, not followed: its traffic goes through the manager's upstream (the network)", async () => {
+    const port = await freePort();
+    const nowhere = await freePort();
+    const created = await t.manager.createProxy({ body: { proxy: { port, zone: RES, proxy: '127.0.0.2', proxy_port: nowhere } } });
+    // The running port's upstream port is the manager's, as the real manager's `{data}` shows it.
+    expect(created.data?.data).toMatchObject({ proxy: '127.0.0.2', proxy_port: Number(new URL(t.sandbox.networkUrl as string).port) });
+    try {
+      const stored = (await t.manager.listProxies()).data?.find((p) => p.port === port);
+      expect(stored).toMatchObject({ proxy: '127.0.0.2', proxy_port: nowhere });
+      const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/own-proxy`);
+      expect(res.status, res.text).toBe(200);
+      expect(JSON.parse(res.text)).toMatchObject({ path: '/own-proxy' });
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
     }
   });
 

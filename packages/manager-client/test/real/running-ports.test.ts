@@ -1,8 +1,10 @@
+import { freePort } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
 
 // A port's traffic as the real manager 1.570.247 runs it, played against it and the sandbox side by
-// side (pair.ts; a sandbox port is the real one's number + SHIFT): what a port's deletion takes with it.
+// side (pair.ts; a sandbox port is the real one's number + SHIFT): which upstream a port's traffic takes,
+// and what a port's deletion takes with it.
 // Each case asserts the real program's answer too, so that both cannot pass by being wrong alike.
 
 let pair: Pair;
@@ -96,5 +98,41 @@ describe('deleting a port', () => {
     expect({ ...real, ports: undefined }).toEqual({ ...before, ports: undefined });
     expect(real.status_code).toEqual(expect.arrayContaining([{ key: 500, reqs: 1, success: 0 }]));
     expect(counts(statsSbx, gone + SHIFT)).toEqual(real);
+  });
+});
+
+type Cfg = { port: number; proxy?: string; proxy_port?: number };
+/** The `proxy` and `proxy_port` a listing shows for the port. */
+function upstreamIn(r: Reply, port: number): { proxy?: string; proxy_port?: number } {
+  const cfg = (r.body as Cfg[]).find((c) => c.port === port);
+  expect(cfg, `port ${port} listed`).toBeDefined();
+  return { proxy: cfg?.proxy, proxy_port: cfg?.proxy_port };
+}
+
+describe("a port's own proxy", () => {
+  it("is stored and shown, but the port's traffic goes through the manager's upstream (--proxy, --proxy_port)", async () => {
+    const port = 25610;
+    // An upstream of the port's own where nothing listens: traffic through it would fail.
+    const own = { proxy: '127.0.0.2', proxy_port: await freePort() };
+    const network = Number(new URL(pair.sandbox.networkUrl as string).port);
+    const [realData, sbxData] = await pair.both((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', ...own } }]);
+    // The running port's options: its own host, but the manager's upstream port (lib/mixins/mgr_proxy.js 45-47, web_api.js 384).
+    const data = (r: Reply) => (r.body as { data: Cfg }).data;
+    expect(realData.status).toBe(200);
+    expect(sbxData.status).toBe(200);
+    expect({ proxy: data(realData).proxy, proxy_port: data(realData).proxy_port }).toEqual({ proxy: own.proxy, proxy_port: network });
+    expect({ proxy: data(sbxData).proxy, proxy_port: data(sbxData).proxy_port }).toEqual({ proxy: own.proxy, proxy_port: network });
+    // Stored, and listed as running, as given (web_api.js 866-895 lists the stored configuration).
+    for (const path of ['/api/proxies', '/api/proxies_running']) {
+      const [realListed, sbxListed] = await pair.both(() => ['GET', path]);
+      expect(upstreamIn(realListed, port), path).toEqual(own);
+      expect(upstreamIn(sbxListed, port + SHIFT), path).toEqual(own);
+    }
+    const [real, sbx] = await pair.through(port, '/own-proxy?st=200');
+    expect(real).toMatchObject({ status: 200, text: 'hello /own-proxy?st=200' });
+    expect({ status: sbx.status, text: sbx.text }).toEqual({ status: real.status, text: real.text });
+    const [realLog, sbxLog] = await logged('/own-proxy', 1, port);
+    expect(realLog).toEqual(['0 /own-proxy?st=200 200']);
+    expect(sbxLog).toEqual(realLog);
   });
 });

@@ -140,6 +140,8 @@ export function managerContext(store: Store, options: ManagerOptions) {
       zone: s.zone,
       whitelist_ips: s.whitelist_ips,
       ...cfg,
+      // The running port's upstream port is the manager's, whatever its own (lib/mixins/mgr_proxy.js 45-47).
+      proxy_port: options.portDefaults?.().proxy_port ?? PORT_DEFAULTS.proxy_port,
       ...status(cfg),
     };
   }

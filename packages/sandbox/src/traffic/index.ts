@@ -1,7 +1,7 @@
 import type { Store } from '../domain/state.js';
 import { SandboxCa } from './ca.js';
 import { Inflight } from './inflight.js';
-import { type ProxyNetwork, startNetwork } from './network.js';
+import { DEFAULT_NETWORK_PORT, type ProxyNetwork, startNetwork } from './network.js';
 import { PortTraffic } from './ports.js';
 
 export { egressAllowed } from './egress.js';
@@ -13,6 +13,8 @@ export interface TrafficOptions {
   host: string;
   /** The proxy network's port (0: a free one); undefined: no network. */
   networkPort?: number;
+  /** The ports' upstream (the real manager's `--proxy`, `--proxy_port`); default the network. */
+  upstream?: { host: string; port?: number };
   /** Whether manager proxy ports listen. */
   proxyPorts: boolean;
   egressAllow: readonly string[];
@@ -26,10 +28,17 @@ export interface TrafficOptions {
   storeOf?: (customer: string) => Store | undefined;
 }
 
+/** The proxy ports' upstream (manager-wide, as the real manager's); `network`: the sandbox's own network. */
+export interface Upstream {
+  host: string;
+  port: number;
+  network?: boolean;
+}
+
 export interface Traffic {
   network?: ProxyNetwork;
-  /** The network as ports reach it (loopback when it listens on every interface): their default upstream. */
-  upstream?: { host: string; port: number };
+  /** The ports' upstream: the one given, else the network as ports reach it (loopback when it listens on every interface, `network` true). */
+  upstream?: Upstream;
   ports?: PortTraffic;
   /** The CA certificate (PEM) of SSL analyzing, when ports listen. */
   caCertificate(): Promise<string | undefined>;
@@ -60,8 +69,11 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
           inflight,
           ...(o.storeOf ? { storeOf: o.storeOf } : {}),
         });
-  // Ports reach the network on loopback when it listens on every interface.
-  const upstream = network && { host: o.host === '0.0.0.0' ? '127.0.0.1' : o.host === '::' ? '::1' : o.host, port: network.port };
+  // Ports reach the network on loopback when it listens on every interface; an upstream given is
+  // reached over TCP, even when it is the network.
+  const upstream: Upstream | undefined = o.upstream
+    ? { host: o.upstream.host, port: o.upstream.port ?? DEFAULT_NETWORK_PORT }
+    : network && { host: o.host === '0.0.0.0' ? '127.0.0.1' : o.host === '::' ? '::1' : o.host, port: network.port, network: true };
   // The CA of SSL analyzing is made at start (in the background: about half a second of key generation).
   const ca = o.proxyPorts ? SandboxCa.create(now()) : undefined;
   ca?.catch(() => undefined);

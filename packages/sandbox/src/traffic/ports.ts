@@ -19,16 +19,17 @@ import { EXT_PROXY_NOT_TEXT, extProxy, Gate } from './upstream.js';
 import { portCustomer, portUsername } from './username.js';
 
 // Manager proxy ports that listen: each port of the state is an HTTP proxy (proxy-chain) on its
-// `iface` (loopback by default) that forwards to its upstream (`proxy`:`proxy_port`, the sandbox's
-// proxy network by default) with the username built from its configuration, applies its headers,
+// `iface` (loopback by default) that forwards to its external proxies, else to the manager-wide
+// upstream (the sandbox's proxy network by default; a port's own `proxy`:`proxy_port` is stored, not
+// followed, as by the real manager) with the username built from its configuration, applies its headers,
 // client whitelist, sessions and bans, and logs each request into the HAR log (port-request.ts).
 
 const sumWeights = (har: readonly HarEntry[]) => har.reduce((n, e) => n + harEntryWeight(e), 0);
 
 export interface PortTrafficOptions {
   store: Store;
-  /** The sandbox's proxy network: the upstream of a port that names none. */
-  network: () => { host: string; port: number } | undefined;
+  /** The manager-wide upstream of every port without external proxies (`network`: the sandbox's own network). */
+  network: () => { host: string; port: number; network?: boolean } | undefined;
   egressAllow: readonly string[];
   changed: () => void;
   now: () => number;
@@ -149,7 +150,13 @@ export class PortTraffic {
     return c.sticky_ip ? `${cfg.port}_${n}_${clientIp.replace(/[^0-9a-f]/gi, '')}` : `${cfg.port}_${n}`;
   }
 
-  /** The port's upstream: its external proxies in turn (`take` moves the turn on), the proxy it names (which egress must allow), else the sandbox's network. */
+  /**
+   * The port's upstream: its external proxies in turn (`take` moves the turn on), else the manager-wide
+   * upstream (which egress must allow). A port's own `proxy` and `proxy_port` are not followed: the
+   * real manager gives every port its own upstream port and hosts (lib/mixins/mgr_proxy.js 45-57:
+   * `proxy_port` and `hosts` set over the port's, lib/server.js 140-142 and 713-721: each request
+   * goes to the next of those hosts).
+   */
   private upstreamOf(
     cfg: ProxyPortConfig,
     take = true,
@@ -166,36 +173,28 @@ export class PortTraffic {
         throw portError(502, `The sandbox sends traffic only to loopback; allow the external proxy ${ext.host} with --egress-allow`);
       return { ...ext, ext: true };
     }
-    if (c.proxy) {
-      if (!egressAllowed(c.proxy, this.o.egressAllow))
-        throw portError(502, `The sandbox sends traffic only to loopback; allow the upstream ${c.proxy} with --egress-allow`);
-      return { host: c.proxy, port: c.proxy_port ?? 22225 };
-    }
-    const net = this.o.network();
-    if (!net) throw portError(502, 'This port has no upstream: the sandbox runs without its proxy network and the port names no proxy');
-    const port = c.proxy_port ?? net.port;
-    return { host: net.host, port, ...(port === net.port ? { network: true } : {}) };
+    const up = this.o.network();
+    if (!up)
+      throw portError(502, 'This port has no upstream: the sandbox runs without its proxy network and without an upstream (--proxy)');
+    if (!up.network && !egressAllowed(up.host, this.o.egressAllow))
+      throw portError(502, `The sandbox sends traffic only to loopback; allow the upstream ${up.host} with --egress-allow`);
+    return { host: up.host, port: up.port, ...(up.network ? { network: true } : {}) };
   }
 
   /**
-   * The ports of a chain that comes back to itself (a port whose upstream is itself, or ports that name
-   * each other), following each port's `proxy` while it is a port of this sandbox on loopback; undefined
-   * when the chain ends elsewhere. One request through such a chain once took 512 sockets and filled the log.
+   * The ports of a chain that comes back to itself: the manager-wide upstream is a port of this sandbox
+   * on loopback (without external proxies of its own), whose upstream is then itself; undefined when
+   * the chain ends elsewhere. One request through such a chain once took 512 sockets and filled the log.
    */
   private loopOf(cfg: ProxyPortConfig): number[] | undefined {
-    const chain = [cfg.port];
-    let c = cfg as { proxy?: string; proxy_port?: number; ext_proxies?: unknown[] };
-    while (!c.ext_proxies?.length && c.proxy) {
-      const host = c.proxy.replace(/^\[|\]$/g, '').toLowerCase();
-      if (host !== 'localhost' && !(isIP(host) && isLoopback(host))) return undefined;
-      const next = this.o.store.ports.get(c.proxy_port ?? 22225);
-      if (!next || !this.servers.has(next.port)) return undefined;
-      const seen = chain.includes(next.port);
-      chain.push(next.port);
-      if (seen) return chain;
-      c = next as typeof c;
-    }
-    return undefined;
+    if (cfg.ext_proxies?.length) return undefined;
+    const up = this.o.network();
+    if (!up || up.network) return undefined;
+    const host = up.host.replace(/^\[|\]$/g, '').toLowerCase();
+    if (host !== 'localhost' && !(isIP(host) && isLoopback(host))) return undefined;
+    const next = this.o.store.ports.get(up.port);
+    if (!next || !this.servers.has(next.port) || next.ext_proxies?.length) return undefined;
+    return next.port === cfg.port ? [cfg.port, cfg.port] : [cfg.port, next.port, next.port];
   }
 
   private async prepare(port: number, { request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
@@ -218,7 +217,8 @@ export class PortTraffic {
       throw portError(403, err.message);
     });
     const loop = this.loopOf(cfg);
-    if (loop) throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; name another proxy upstream`);
+    if (loop)
+      throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; start the sandbox with another upstream (--proxy)`);
     const upstream = this.upstreamOf(cfg);
     const zoneName = cfg.zone ?? s.zone;
     const zone = store.zones.get(zoneName);
