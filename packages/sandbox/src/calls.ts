@@ -52,9 +52,13 @@ const SECRET = /pass(word)?s?$|token|secret|^key$|api_?key|authorization|credent
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 32 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  // Keys, not entries: no pair made per field (a body may hold tens of thousands).
+  const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>))
+  for (const k of Object.keys(obj)) {
+    const v = obj[k];
     out[k] = SECRET.test(k) && v != null ? REDACTED : redact(v, depth + 1);
+  }
   return out;
 }
 

@@ -38,7 +38,7 @@ export function portCount(cfg: ProxyPortConfig): number {
  * configuration; with `multiply_users` port i runs as `users[i % n]`, with `multiply_ips` /
  * `multiply_vips` duplicate i uses `ips[i % n]` / `vips[i % n]` alone.
  */
-export function multiplied(master: ProxyPortConfig): ProxyPortConfig[] {
+export function multiplied(master: ProxyPortConfig, own = false): ProxyPortConfig[] {
   const m = master as Running & { ips?: unknown; vips?: unknown };
   const list = (x: unknown) => (Array.isArray(x) ? (x as unknown[]) : []);
   const users = list(m.users);
@@ -51,13 +51,16 @@ export function multiplied(master: ProxyPortConfig): ProxyPortConfig[] {
     if (i > 0 && m.multiply_vips && vips.length) Object.assign(cfg, { vip: vips[i % vips.length], vips: [vips[i % vips.length]] });
     return cfg;
   };
-  const out: ProxyPortConfig[] = [nth({ ...m }, 0)];
-  for (let i = 1; i < portCount(master); i++) {
+  const duplicates: ProxyPortConfig[] = [];
+  const count = portCount(master);
+  if (count > 1) {
     // As the real manager lists them, a duplicate carries neither the users nor the port whitelist.
     const { users: _users, whitelist_ips: _whitelist, ...rest } = m;
-    out.push(nth({ ...structuredClone(rest), port: master.port + i, proxy_type: 'duplicate', master_port: master.port }, i));
+    for (let i = 1; i < count; i++)
+      duplicates.push(nth({ ...structuredClone(rest), port: master.port + i, proxy_type: 'duplicate', master_port: master.port }, i));
   }
-  return out;
+  // The master runs as itself when the caller hands it over (`own`: a configuration just made), else as a copy.
+  return [nth(own ? m : { ...m }, 0), ...duplicates];
 }
 
 /** The duplicates a master runs now. */

@@ -81,10 +81,12 @@ export interface PortFacts {
 /**
  * The configuration a create stores (mgr_proxy.js 266-275, 171-180): the given fields without the empty
  * ones (`""`, `null`), the port as a number, `proxy_type` `persist` unless given, the Zone's password,
- * its price per GB and the whitelist (the default one and the port's own).
+ * its price per GB and the whitelist (the default one and the port's own). `given` becomes that
+ * configuration (changed in place, not copied: a create hands over its own copy of the body).
  */
 export function storedConfig(given: Record<string, Json>, port: number, facts: PortFacts): ProxyPortConfig {
-  const conf: Record<string, Json> = { ...given, port };
+  const conf = given;
+  conf.port = port;
   if (!conf.proxy_type) conf.proxy_type = 'persist';
   for (const k of Object.keys(conf)) if (empty(conf[k])) delete conf[k];
   // `concat`, as the real manager joins them: a single value given for the list joins as one entry.
