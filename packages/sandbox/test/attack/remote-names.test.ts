@@ -1,14 +1,27 @@
 import type { LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { freePort, viaProxy } from '@zone-api/testkit';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loopbackLookup } from '../../src/traffic/lookup.js';
-import { RES, useTrafficSandbox } from '../helpers.js';
+import { C, RES, RES_PW, useTrafficSandbox } from '../helpers.js';
 
 // Names a hostile client or a hostile machine plays with: a Host header that names loopback before a
 // userinfo `@` (once served as localhost), `localhost` resolving elsewhere (egress trusted the name),
 // and a port's header with a line break (once a misleading 502 about the upstream).
 const t = useTrafficSandbox();
+
+// What `localhost` resolves to for the sandbox's connections, when a test says (the hosts file may say
+// anything): every other name, and `localhost` otherwise, goes to the system's resolver.
+const dns = vi.hoisted(() => ({ localhostAt: undefined as string | undefined }));
+vi.mock('node:dns', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:dns')>();
+  const lookup = ((host: string, options: unknown, done: unknown) => {
+    if (dns.localhostAt && host.toLowerCase() === 'localhost' && typeof done === 'function')
+      return (done as (err: null, a: LookupAddress[]) => void)(null, [{ address: dns.localhostAt, family: 4 }]);
+    return (real.lookup as (...a: unknown[]) => void)(host, options, done);
+  }) as typeof real.lookup;
+  return { ...real, default: { ...real, lookup }, lookup };
+});
 
 /** GET /api/version on the manager with a Host header as given: the status. */
 const withHost = (host: string) =>
@@ -51,6 +64,26 @@ describe('localhost is checked where it resolves', () => {
     expect(outside.err?.message).toBe('localhost resolves to 10.1.2.3, which is not loopback');
     expect((await run(loopbackLookup(fake('::1', '127.0.0.1')))).address).toBe('::1');
     expect((await run(loopbackLookup(fake('127.0.0.1')), true)).address).toEqual([{ address: '127.0.0.1', family: 4 }]);
+  });
+
+  it('the network and a port look localhost up when they connect: resolving elsewhere, it is refused naming the address', async () => {
+    const port = await freePort();
+    expect((await t.manager.createProxy({ body: { proxy: { port, zone: RES } } })).response.status).toBe(200);
+    const closed = await freePort();
+    const auth = `Basic ${Buffer.from(`lum-customer-${C}-zone-${RES}:${RES_PW}`).toString('base64')}`;
+    dns.localhostAt = '192.0.2.7';
+    try {
+      for (const [label, via, options] of [
+        ['network', t.sandbox.networkUrl as string, { auth }],
+        ['port', `http://127.0.0.1:${port}`, {}],
+      ] as const) {
+        const r = await viaProxy(via, `http://localhost:${closed}/x`, options);
+        expect(r.status, label).toBe(403);
+        expect(r.text, label).toContain('localhost resolves to 192.0.2.7, which is not loopback');
+      }
+    } finally {
+      dns.localhostAt = undefined;
+    }
   });
 
   it('traffic to localhost through a port still arrives (it resolves to loopback here)', async () => {
