@@ -256,3 +256,92 @@ describe('settings', () => {
     await send('PUT', '/api/settings', { body: { www_whitelist_ips: [], whitelist_ips: [] } });
   });
 });
+
+describe('the whitelist routes', () => {
+  const NEED = 'You need to pass an IP to add';
+  const TEXT = { 'content-type': 'text/plain' };
+  const noIp: Array<Parameters<typeof raw>[3]> = [
+    {},
+    { text: 'ip=192.0.2.9', headers: TEXT },
+    { text: 'x=1', headers: FORM },
+    { body: {} },
+    { body: { ip: '' } },
+    { body: { ip: 0 } },
+    { body: [] },
+  ];
+
+  it('read `ip` of any body unchecked: none, a text, a form without it or a false one is 400 with the real text; no text or no IP 422', async () => {
+    const admin = () => [...(t.sandbox.state().manager.settings.www_whitelist_ips ?? [])];
+    const before = admin();
+    for (const options of noIp) {
+      const r = await send('POST', '/api/add_whitelist_ip', options);
+      expect([r.status, r.headers.get('content-type')?.split(';')[0], r.text], JSON.stringify(options)).toEqual([400, 'text/html', NEED]);
+    }
+    for (const ip of [7, true, ['192.0.2.9'], { ip: '192.0.2.9' }, 'any', 'nope']) {
+      const r = await send('POST', '/api/add_whitelist_ip', { body: { ip } });
+      expect([r.status, r.text], JSON.stringify(ip)).toEqual([422, 'Wrong format']);
+    }
+    expect(admin()).toEqual(before);
+    // A form body with `ip` is read as the real manager reads it (its urlencoded parser).
+    expect((await send('POST', '/api/add_whitelist_ip', { text: 'ip=192.0.2.9', headers: FORM })).status).toBe(200);
+    expect(admin()).toEqual([...before, '192.0.2.9']);
+    await send('PUT', '/api/settings', { body: { www_whitelist_ips: before } });
+  });
+
+  it('add_wip checks the token first, then reads `ip` as add_whitelist_ip does', async () => {
+    const token = (await send('GET', '/api/gen_token')).json().token as string;
+    expect((await send('POST', '/api/add_wip', {})).status).toBe(403);
+    for (const options of noIp) {
+      const r = await send('POST', '/api/add_wip', { ...options, headers: { ...options?.headers, Authorization: token } });
+      expect([r.status, r.text], JSON.stringify(options)).toEqual([400, NEED]);
+    }
+    const bad = await send('POST', '/api/add_wip', { body: { ip: 7 }, headers: { Authorization: token } });
+    expect([bad.status, bad.text]).toEqual([422, 'Wrong format']);
+  });
+
+  it('--strict refuses a body without `ip` with the validation answer, naming the field', async () => {
+    const r = await send('POST', '/api/add_whitelist_ip', { body: {} }, strict.sandbox);
+    expect([r.status, r.text]).toEqual([400, expect.stringContaining('body.ip')]);
+  });
+});
+
+describe('update_ips', () => {
+  it('the same lists update the port in place (the stored configuration gains the plan’s kind, the running one keeps no Zone); other lists only set them', async () => {
+    await t.sandbox.reset();
+    expect((await send('POST', '/api/proxies', { body: { proxy: { port: 25400 } } })).status).toBe(200);
+    const running = async () => (await send('GET', '/api/proxies_running')).json().find((p: { port: number }) => p.port === 25400);
+    expect(await running()).toMatchObject({ zone: expect.any(String) });
+    expect(storedPort(25400)).not.toHaveProperty('static');
+    expect((await send('POST', '/api/update_ips', { body: { port: 25400, ips: [] } })).text).toBe('ok');
+    expect(storedPort(25400)).toMatchObject({
+      static: expect.any(Boolean),
+      mobile: false,
+      unblock: false,
+      super_proxy_ports: [],
+      ips: [],
+      vips: [],
+    });
+    expect(storedPort(25400)).toHaveProperty('av_server_url');
+    expect(await running()).not.toHaveProperty('zone');
+    // Other lists restart the port with them, nothing else added.
+    await send('POST', '/api/proxies', { body: { proxy: { port: 25401 } } });
+    expect((await send('POST', '/api/update_ips', { body: { port: 25401, ips: ['192.0.2.21'] } })).text).toBe('ok');
+    expect(storedPort(25401)).toMatchObject({ ips: ['192.0.2.21'], vips: [] });
+    expect(storedPort(25401)).not.toHaveProperty('static');
+  });
+});
+
+describe('smtp', () => {
+  it('a list with an entry that is no text is refused, naming the field, at create and update (it stops the real manager)', async () => {
+    await t.sandbox.reset();
+    for (const smtp of [[1], [true], ['x1', 7]]) {
+      const r = await send('POST', '/api/proxies', { body: { proxy: { port: 25410, smtp } } });
+      expect([r.status, r.json().errors?.[0]?.field], JSON.stringify(smtp)).toEqual([400, 'smtp']);
+    }
+    expect(storedPort(25410)).toBeUndefined();
+    expect((await send('POST', '/api/proxies', { body: { proxy: { port: 25410, smtp: ['x1'] } } })).status).toBe(200);
+    const r = await send('PUT', '/api/proxies/25410', { body: { proxy: { smtp: [1] } } });
+    expect([r.status, r.json().errors?.[0]?.field]).toEqual([400, 'smtp']);
+    expect(storedPort(25410)?.smtp).toEqual(['x1']);
+  });
+});

@@ -348,6 +348,39 @@ describe('what a port runs and sends upstream', () => {
   });
 });
 
+describe('a port with an smtp list relays each connection', () => {
+  it('to a text entry (host[:port], 25 by default) through a tunnel of its own: what the client sent reaches it as sent; a CONNECT refused hangs up', async () => {
+    const targetAt = new URL(s.targetUrl).host;
+    const cases: Array<[number, unknown, number, string]> = [
+      [25370, ['x1'], 0, 'socket hang up'],
+      [25371, 'x', 0, 'socket hang up'],
+      // The request line the client sent, absolute URL and all, reaches the target through the tunnel.
+      [25372, [targetAt], 200, `hello ${s.targetUrl}/t/smtp`],
+    ];
+    for (const [port, smtp, status, text] of cases) {
+      const label = JSON.stringify(smtp);
+      await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', smtp } }], { status: 200 }, created);
+      const real = await viaProxy(`http://127.0.0.1:${port}`, `${s.targetUrl}/t/smtp`);
+      const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${s.targetUrl}/t/smtp`);
+      expect([real.status, real.text], label).toEqual([status, text]);
+      expect([sbx.status, sbx.text], label).toEqual([real.status, real.text]);
+    }
+    // Each is logged as the CONNECT the port sent upstream: to x1:25, x:25 and the target.
+    const connects = async (url: string, shift: number) => {
+      const log = (await fetch(`${url}/api/logs?limit=50`).then((r) => r.json())) as {
+        log: { entries: Array<{ request: { method: string; url: string }; response: { status: number }; details: { port: number } }> };
+      };
+      return log.log.entries
+        .filter((e) => e.details.port - shift >= 25370 && e.details.port - shift <= 25372)
+        .map((e) => `${e.details.port - shift} ${e.request.method} ${e.request.url} ${e.response.status}`)
+        .sort();
+    };
+    const realLog = await connects(s.manager.url, 0);
+    expect(realLog).toEqual(['25370 CONNECT x1:25 403', '25371 CONNECT x:25 403', `25372 CONNECT ${targetAt} 200`]);
+    await expect.poll(() => connects(s.sandbox.managerUrl, SHIFT)).toEqual(realLog);
+  });
+});
+
 describe('the admin whitelist', () => {
   it('a subnet is stored as its network address', async () => {
     await same(s, () => ['POST', '/api/add_whitelist_ip', { ip: '10.9.1.5/16' }], { status: 200, body: 'OK' });

@@ -1,6 +1,6 @@
 import { loadBundle, schemaValidator } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Pair, type Reply, startPair } from './pair.js';
+import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
 
 // The routes the real manager's own web interface calls (spec tag "Web interface"), played against the
 // real manager 1.570.247 and the sandbox side by side: each answer compared value by value where the
@@ -125,6 +125,30 @@ describe('ports, logs and reports as the web interface uses them', () => {
     const [real2, sbx2] = await ipsOf();
     expect(real2).toEqual({ ips: [], vips: ['us_7922_ny_newyork_1'] });
     expect(sbx2).toEqual(real2);
+  });
+
+  it('update_ips with the port’s own lists updates it in place: the stored config gains the plan’s kind, a port without a Zone runs without one', async () => {
+    const port = 25312;
+    const [created, createdSbx] = await pair.both((at) => ['POST', '/api/proxies', { proxy: { port: at(port) } }]);
+    expect([created.status, createdSbx.status]).toEqual([200, 200]);
+    await pair.same((at) => ['POST', '/api/update_ips', { port: at(port), ips: [] }], { status: 200, body: 'ok' });
+    const configs = async (path: string): Promise<[unknown, unknown]> => {
+      const [real, sbx] = await pair.both(() => ['GET', path]);
+      // The Zone's price per GB left out: this pair's real manager has no prices from its stubbed cloud.
+      const find = (r: Reply, p: number) => {
+        const { gb_cost: _cost, ...rest } = (r.body as Array<{ port: number; gb_cost?: number }>).find((c) => c.port === p) ?? { port: 0 };
+        return { ...rest, port };
+      };
+      return [find(real, port), find(sbx, port + SHIFT)];
+    };
+    const [stored, storedSbx] = await configs('/api/proxies');
+    // The default Zone here is the static one.
+    expect(stored).toMatchObject({ static: true, mobile: false, unblock: false, ips: [], vips: [] });
+    expect(stored).toHaveProperty('av_server_url');
+    expect(storedSbx).toEqual(stored);
+    const [running, runningSbx] = await configs('/api/proxies_running');
+    expect(running).not.toHaveProperty('zone');
+    expect(runningSbx).toEqual(running);
   });
 
   it('logs_suggestions lists what was counted; logs_reset (PUT and GET) clears the log and the statistics', async () => {

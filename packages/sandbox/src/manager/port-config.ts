@@ -68,6 +68,23 @@ export function unstartableLookup(proxy: Record<string, Json>, fileExists: (path
     : 'reverse_lookup_values is no list of text lines ("IP name"): the real manager\'s port cannot start with it (values is not iterable) and the real manager answers nothing';
 }
 
+/**
+ * A port's `smtp` list with an entry that is no text (`[1]`, `[true]`): the real manager's port relays
+ * each connection to an entry picked at random (lib/smtp.js 17-23), and one that is no text makes its
+ * connection handler throw (`address.split is not a function`). That ends the whole real manager 1.570.247
+ * (its `uncaughtException` trap shuts it down, bin/lum_node.js 58-70): the client's connection is reset
+ * and every later call is refused or never answered (observed). The sandbox refuses the configuration
+ * instead (400, the field named) rather than stop; parity.yaml lists it.
+ */
+export function unrelayableSmtp(proxy: Record<string, Json>): string | undefined {
+  const list = proxy.smtp;
+  if (!Array.isArray(list) || !list.length) return undefined;
+  const bad = list.findIndex((x) => typeof x !== 'string');
+  return bad === -1
+    ? undefined
+    : `smtp[${bad}] is no text ("host[:port]"): the real manager's port throws on the first connection it relays (address.split is not a function), which stops the real manager`;
+}
+
 /** What the manager adds to a port it stores: its Zone's password and price, the whitelist every port has (mgr_proxy.js 171-180). */
 export interface PortFacts {
   password: string;

@@ -23,6 +23,7 @@ import {
   runningView,
   serverError,
   storedConfig,
+  unrelayableSmtp,
   unstartableLookup,
   updatedConfig,
 } from './port-config.js';
@@ -137,6 +138,8 @@ export function portsHandlers(c: ManagerContext) {
         if (!first || first < 1000 || !Number.isInteger(first)) throw portErrors('Invalid port. It must be a number >= 1000', 'port');
         const unstartable = unstartableLookup(given, existsSync);
         if (unstartable) throw portErrors(unstartable, 'reverse_lookup_values');
+        const unrelayable = unrelayableSmtp(given);
+        if (unrelayable) throw portErrors(unrelayable, 'smtp');
         const facts = portFacts(given);
         const zone = given.zone;
         // One stored configuration, `multiply` ports running (multiply.ts), counted and weighed before any
@@ -225,6 +228,8 @@ export function portsHandlers(c: ManagerContext) {
       const given = raw as ProxyPortConfig;
       const unstartable = unstartableLookup({ ...old, ...given }, existsSync);
       if (unstartable) throw portErrors(unstartable, 'reverse_lookup_values');
+      const unrelayable = unrelayableSmtp({ ...old, ...given });
+      if (unrelayable) throw portErrors(unrelayable, 'smtp');
       const port = given.port ?? old.port;
       checkPort(port, old.port);
       checkZone(given);

@@ -27,6 +27,18 @@ export function defaultWhitelistChanged(c: ManagerContext, prev: string[]): void
   }
 }
 
+/**
+ * The `ip` of a whitelist body, read as the real manager reads it, unchecked (web_api.js 1058-1062 and
+ * 1127-1136): a body without one (none, a text, a form without `ip`) or with a false one (`""`, `0`) is
+ * answered 400 with its text; one it cannot parse as an IP or subnet (no text, `any`) 422.
+ */
+function ipOf(body: unknown): string {
+  const ip = (body as { ip?: unknown } | null | undefined)?.ip;
+  if (!ip) throw new HttpError(400, 'You need to pass an IP to add', { text: true });
+  if (typeof ip !== 'string' || ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format', { text: true });
+  return ip;
+}
+
 export function usersAccessHandlers(c: ManagerContext) {
   const { m, log, store } = c;
   return {
@@ -45,8 +57,7 @@ export function usersAccessHandlers(c: ManagerContext) {
     },
 
     addWhitelistIp: (ctx) => {
-      const ip = ctx.body.ip as string;
-      if (ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format', { text: true });
+      const ip = ipOf(ctx.body);
       const prev = c.portFacts({}).whitelist;
       addToList(m().settings.whitelist_ips, ip);
       defaultWhitelistChanged(c, prev);
@@ -55,8 +66,7 @@ export function usersAccessHandlers(c: ManagerContext) {
     },
 
     addAdminWhitelistIp: (ctx) => {
-      const ip = ctx.body.ip as string;
-      if (ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format', { text: true });
+      const ip = ipOf(ctx.body);
       // A subnet is stored as its network address, the mask dropped (`new Netmask(ip).base`, web_api.js 1061).
       const range = ip.includes('/') ? ipv4Range(ip) : undefined;
       const entry = range ? intToIpv4(range[0]) : ip;

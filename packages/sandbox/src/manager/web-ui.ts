@@ -3,6 +3,8 @@ import { deref } from '@zone-api/spec/model';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { type ManagerContext, type ManagerHandlers, PORT_DEFAULTS } from './context.js';
 import { statKeys } from './logs-stats.js';
+import { rebuildDuplicates } from './multiply.js';
+import { updatedConfig } from './port-config.js';
 
 // The routes the real manager's own web interface calls that the provider's documentation does not
 // list (spec tag "Web interface", each operation with its source in the real manager 1.570.247):
@@ -14,7 +16,7 @@ type Json = any;
 const countryNames = new Intl.DisplayNames(['en'], { type: 'region' });
 
 export function webUiHandlers(c: ManagerContext) {
-  const { store, options, m, log, portByKey } = c;
+  const { store, options, m, log, portByKey, portFacts } = c;
 
   /** The port fields as the spec describes them (`ProxyPort`): type, description, the values of a list, the default. */
   function portFields(): Record<string, Json> {
@@ -172,13 +174,24 @@ export function webUiHandlers(c: ManagerContext) {
       if (!portByKey(ctx.params.port)) return { status: 400, text: 'server does not exist' };
       return { body: {} };
     },
-    changeProxyIps: (ctx) => {
-      const { port, ips, vips } = ctx.body as { port: number; ips?: string[]; vips?: string[] };
+    changeProxyIps: async (ctx) => {
+      const { port, ips = [], vips = [] } = ctx.body as { port: number; ips?: string[]; vips?: string[] };
       const cfg = store.ports.get(port);
       if (!cfg) return { status: 400, text: `No proxy at port ${port}` };
-      // Stored as the real manager stores them (fields its port schema keeps beside the documented ones).
-      store.putPort({ ...cfg, ips: ips ?? [], vips: vips ?? [] } as ProxyPortConfig);
-      log(`port ${port} uses ${ips?.length ?? 0} IPs and ${vips?.length ?? 0} gIPs`);
+      // `proxy_update(proxy, {ips, vips})` (web_api.js 276-284, mgr_proxy.js 340-375): lists that differ
+      // from the port's (sorted) restart it with them, the rest of its configuration kept; the same lists
+      // update it in place, as an update does (mgr_proxy.js 402-423): the stored configuration gains what
+      // `update_proxy_fields` adds (the plan's kind, super proxy ports, antivirus server) and keeps its Zone,
+      // none when it had none, which the running port then has too.
+      const sorted = (xs: unknown) => JSON.stringify([...((xs as unknown[]) ?? [])].sort());
+      const had = cfg as { ips?: unknown; vips?: unknown };
+      const same = sorted(had.ips) === sorted(ips) && sorted(had.vips) === sorted(vips);
+      const next = same
+        ? updatedConfig(cfg, { ips, vips }, portFacts({ zone: cfg.zone }), options.portFieldTypes ?? {})
+        : ({ ...cfg, ips, vips } as ProxyPortConfig);
+      store.putPort(next);
+      if (same) await rebuildDuplicates(store, cfg.port, next, options.ports);
+      log(`port ${port} uses ${ips.length} IPs and ${vips.length} gIPs`);
       return { text: 'ok' };
     },
     resetLogs,

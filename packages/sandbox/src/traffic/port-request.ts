@@ -10,7 +10,7 @@ import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAns
 import { harText } from './har-body.js';
 import type { ProxyNetwork } from './network.js';
 import { answerByRule, withRules } from './rules.js';
-import { connectHead, connectVia, relay } from './tunnel.js';
+import { connectHead, connectVia, relay, smtpSockets } from './tunnel.js';
 import type { Gate } from './upstream.js';
 
 // One request through a proxy port (plain HTTP, or HTTPS inside an SSL-analyzing port): the port's
@@ -249,13 +249,20 @@ export async function servePortTunnel(
   x.statusText = up.statusText;
   x.responseHeaders = Object.fromEntries(Object.entries(passed).map(([k, v]) => [k, [v].flat().join(', ')]));
   const connectBytes = requestBytes(request, 0);
+  // A port relaying SMTP answers its own CONNECT to no one: its client reads the tunnel from the start.
+  const smtp = smtpSockets.has(socket);
   if (up.socket) {
-    const answer = connectHead(up.status, up.statusText, passed);
-    socket.write(answer);
+    const answer = smtp ? '' : connectHead(up.status, up.statusText, passed);
+    if (answer) socket.write(answer);
     const { up: outBw, down: inBw } = await relay(socket, up.socket, head, up.head);
     x.received = inBw;
     x.inBw = Buffer.byteLength(answer) + inBw;
     x.outBw = connectBytes + outBw;
+  } else if (smtp) {
+    socket.end();
+    x.received = 0;
+    x.inBw = 0;
+    x.outBw = connectBytes;
   } else {
     const text = Buffer.from(up.body ?? '');
     const answer = connectHead(up.status, up.statusText, { ...up.headers, 'content-length': String(text.length), connection: 'close' });

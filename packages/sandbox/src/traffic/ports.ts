@@ -1,5 +1,5 @@
 import { createServer as createHttpsServer } from 'node:https';
-import { connect, isIP } from 'node:net';
+import { connect, isIP, type Socket } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../brand.js';
 import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight } from '../domain/har.js';
@@ -14,7 +14,7 @@ import type { Inflight } from './inflight.js';
 import { checkRemoteName } from './lookup.js';
 import type { ProxyNetwork } from './network.js';
 import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
-import { connectHead, respond, TunnelServer, tunnel } from './tunnel.js';
+import { connectHead, respond, smtpSockets, TunnelServer, tunnel } from './tunnel.js';
 import { EXT_PROXY_NOT_TEXT, extProxy, Gate } from './upstream.js';
 import { portCustomer, portUsername } from './username.js';
 
@@ -80,7 +80,38 @@ export class PortTraffic {
     await server.listen();
     port = server.port;
     this.servers.set(port, { server, iface });
+    this.relaySmtp(port, server);
     return port;
+  }
+
+  /**
+   * A port with an `smtp` list is an SMTP relay (lib/server.js 185-189 and 244-252, lib/smtp.js): each
+   * connection, whatever it carries, becomes a tunnel to one of the list's entries picked at random
+   * (`host[:port]`, port 25 by default): a `CONNECT host:port` is put in front of what the client sends,
+   * and the port opens that tunnel as any other (logged so), without answering the CONNECT itself
+   * (port-request.ts). An entry that is no text makes the real manager's connection handler throw
+   * (`address.split is not a function`): the client's connection is reset and the port no longer
+   * accepts any (observed: ECONNRESET, then ECONNREFUSED; it is still listed).
+   */
+  private relaySmtp(port: number, server: TunnelServer): void {
+    const http = server.server;
+    const accept = http.listeners('connection') as Array<(socket: Socket) => void>;
+    http.removeAllListeners('connection');
+    http.on('connection', (socket: Socket) => {
+      const list = (this.o.store.ports.get(port) as { smtp?: unknown } | undefined)?.smtp as ArrayLike<unknown> | undefined;
+      if (list?.length) {
+        const address = list[Math.floor(Math.random() * list.length)];
+        if (typeof address !== 'string') {
+          socket.resetAndDestroy();
+          void this.close(port);
+          return;
+        }
+        const [ip, to] = address.split(':');
+        socket.unshift(Buffer.from(`CONNECT ${ip}:${Number(to) || 25} HTTP/1.1\r\n\r\n`, 'utf8'));
+        smtpSockets.add(socket);
+      }
+      for (const listener of accept) listener.call(http, socket);
+    });
   }
 
   async close(port: number): Promise<void> {

@@ -34,6 +34,13 @@ interface RespondTag {
 export const respond = (serve: Respond): RespondTag => ({ [RESPOND]: serve });
 
 /**
+ * The connections of a port that relays SMTP (ports.ts): the CONNECT in front of what the client sent
+ * is the port's own, so its answer is not the client's to read. The tunnel relays from the start; a
+ * CONNECT that fails ends the connection with nothing written (lib/smtp.js 25-36).
+ */
+export const smtpSockets = new WeakSet<Socket>();
+
+/**
  * A proxy-chain server whose CONNECTs are opened by the `tunnel(…)` their prepare function returns,
  * and whose plain requests are answered by the `respond(…)` it returns.
  */
@@ -68,7 +75,8 @@ export class TunnelServer extends Server {
       if (!open) throw new Error('a CONNECT was prepared without a tunnel');
       await open(socket, head);
     } catch (error) {
-      if (socket.writable && socket.bytesWritten === 0) this.failRequest(request, error as NodeJS.ErrnoException);
+      if (smtpSockets.has(socket)) socket.end();
+      else if (socket.writable && socket.bytesWritten === 0) this.failRequest(request, error as NodeJS.ErrnoException);
       else socket.destroy();
     }
   }
