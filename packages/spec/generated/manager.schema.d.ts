@@ -1428,7 +1428,14 @@ export interface components {
              *     not documented.
              */
             route_err?: string;
-            /** @description Meaning and allowed values not documented. */
+            /**
+             * @description Meaning and allowed values not documented. The real manager 1.570.247 makes a port with a
+             *     non-empty `smtp` an SMTP relay: each connection to the port, whatever it carries, becomes a tunnel
+             *     (a `CONNECT` through the port's upstream, logged as such) to an entry picked at random, read as
+             *     `host[:port]` (port 25 by default); the client reads the tunnel from its start, and a `CONNECT` that
+             *     fails ends the connection without an answer. An entry that is no text stops the real manager at the
+             *     port's first connection (observed; lib/server.js 185-189 and 244-252, lib/smtp.js).
+             */
             smtp?: unknown[];
             /** @description Meaning not documented. */
             override_headers?: boolean;
@@ -2720,7 +2727,12 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description No IP was given, as a text (observed). */
+            /**
+             * @description No IP was given, as a text (observed). The real manager reads `ip` of whatever body came without
+             *     checking it: no body, a text or form body without `ip`, or an empty or other false `ip`, is
+             *     answered this way; an `ip` that is no text is answered `422` (observed; lib/mixins/web_api.js
+             *     1123-1136).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2773,7 +2785,12 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description No IP was given, as a text (observed). */
+            /**
+             * @description No IP was given, as a text (observed). The real manager reads `ip` of whatever body came without
+             *     checking it: no body, a text or form body without `ip`, or an empty or other false `ip`, is
+             *     answered this way; an `ip` that is no text is answered `422` (observed; lib/mixins/web_api.js
+             *     1055-1062).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
