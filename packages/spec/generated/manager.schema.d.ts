@@ -1472,6 +1472,31 @@ export interface components {
              */
             listen_port?: number;
         };
+        /**
+         * @description A port's configuration holding fields of other types than the documented ones, as a client gave them
+         *     (observed). The real manager 1.570.247 stores the fields of a create unconverted (an update converts them
+         *     to their types first) and answers them as stored, in the `data` of a create or update, in
+         *     `GET /api/proxies` and in `GET /api/proxies_running`: `ssl: "false"`, `proxy_retry: "3"`, `iface: 7`,
+         *     `os: 7`, a text for a list, `ext_proxies` entries of any shape (observed; `@luminati-io/luminati-proxy`
+         *     1.570.247 lib/mixins/web_api.js 348-385, lib/mixins/mgr_proxy.js 171-189 and 266-275). A number field it
+         *     runs as no number (`vip: "abc"`) is shown as `null` in `GET /api/proxies_running` (observed). Only the
+         *     port is always a number. Requests take the documented form (`ProxyPortRequest`).
+         */
+        ProxyPortAsGiven: {
+            /**
+             * Format: int32
+             * @description Port of the HTTP proxy.
+             */
+            port: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A port's configuration as the real manager answers it: in the documented form (`ProxyPort`) when its
+         *     fields were given so, else with each field as a client gave it (`ProxyPortAsGiven`, observed on 1.570.247:
+         *     a create stores its fields unconverted and the manager answers them as stored).
+         */
+        StoredProxyPort: components["schemas"]["ProxyPort"] | components["schemas"]["ProxyPortAsGiven"];
         /** @description One problem with a port configuration (observed). */
         ProxyError: {
             /** @description A human-readable message, for example `port 24000 in use by another proxy`. */
@@ -1486,7 +1511,7 @@ export interface components {
          *     applies (for example `dns`, `zone`, `route_err`, `proxy_connection_type`), and the observed
          *     `status` and `status_details`. Open like `ProxyPort`: the real manager returns more fields.
          */
-        RunningProxyPort: components["schemas"]["ProxyPort"] & {
+        RunningProxyPort: components["schemas"]["StoredProxyPort"] & {
             /**
              * Format: int32
              * @description For a duplicate of a port created with `multiply` (`proxy_type: "duplicate"`): the port it
@@ -1503,7 +1528,7 @@ export interface components {
         /** @description The effective configurations of all running ports. */
         RunningProxyPortList: components["schemas"]["RunningProxyPort"][];
         /** @description The explicit (stored) configurations of all ports, as written in the configuration file. */
-        ProxyPortList: components["schemas"]["ProxyPort"][];
+        ProxyPortList: components["schemas"]["StoredProxyPort"][];
         /**
          * @description Body of `POST /api/proxies` and `PUT /api/proxies/{port}`: the port configuration under `proxy`.
          *     `proxy` is closed (`unevaluatedProperties: false`): a field the documentation does not list is refused, to
@@ -1740,13 +1765,24 @@ export interface components {
             session_id: string;
         };
         /**
+         * @description A settings value of another type or range than the documented one, as an update gave it (observed). The
+         *     real manager 1.570.247 converts an update's strings for numbers and booleans (lib/middleware.js 132-139)
+         *     and stores everything else as given, then answers it so in `GET /api/settings` and in the answer to
+         *     `PUT /api/settings`: a `zone` that is no name (`7`, `""`), a `logs` or `har_limit` still no integer
+         *     (`"abc"`, `{}`, `-2`), a `request_stats` that is no boolean (`7`) (observed; `@luminati-io/luminati-proxy`
+         *     1.570.247 lib/mixins/web_api.js 767-815). Updates take the documented form (`SettingsUpdate`).
+         */
+        SettingAsGiven: string | number | boolean | unknown[] | {
+            [key: string]: unknown;
+        } | null;
+        /**
          * @description The general settings of the manager, as the settings operations return them. Open: the real
          *     manager returns more keys than the documentation lists (observed).
          */
         Settings: {
             /** @description Account id. */
             customer?: string;
-            zone?: components["schemas"]["ZoneName"];
+            zone?: components["schemas"]["ZoneName"] | components["schemas"]["SettingAsGiven"];
             /** @description Password of the default Zone. */
             password?: string;
             /** @description Client IPs allowed into the browser admin UI and this API (127.0.0.1 is always allowed). */
@@ -1766,20 +1802,16 @@ export interface components {
             /** @description URL used for tests. */
             test_url?: string;
             /**
-             * Format: int32
              * @description Request logs setting, returned as a number (observed; the documentation documents a boolean for
              *     updates, see `SettingsUpdate`).
              */
-            logs?: number;
+            logs?: number | components["schemas"]["SettingAsGiven"];
             /** @description Log level name. */
             log?: string;
-            /**
-             * Format: int32
-             * @description Limit of a logged body in HAR, not further documented.
-             */
-            har_limit?: number;
+            /** @description Limit of a logged body in HAR, not further documented. */
+            har_limit?: number | components["schemas"]["SettingAsGiven"];
             /** @description Request statistics are enabled. */
-            request_stats?: boolean;
+            request_stats?: boolean | components["schemas"]["SettingAsGiven"];
             /** @description Drop-in mode. Not further documented. */
             dropin?: boolean;
             /** @description Not documented. */
