@@ -4,7 +4,7 @@ import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Reply } from './side-by-side.js';
+import { call, type Reply } from './pair.js';
 
 // The sandbox behaves as the real local proxy manager 1.570.247 where a call changes state: each case
 // below plays the same calls against both (run by `pnpm test:real-manager`, inside a network namespace

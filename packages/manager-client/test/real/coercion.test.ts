@@ -1,26 +1,22 @@
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
 import { viaProxy } from '@zone-api/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type At, both, type Reply, SHIFT, type SideBySide, same, startSideBySide } from './side-by-side.js';
+import { describe, expect, it } from 'vitest';
+import { type At, type Reply, SHIFT, usePair } from './pair.js';
 
 // How the real local proxy manager 1.570.247 reads request bodies and keeps port configurations, and the
 // sandbox (default, not strict) the same: each case plays the same calls against both and compares the
 // answers and the stored configurations value by value, and asserts the real answer too, so that a case
 // cannot pass by both being wrong alike. Each case uses ports of its own (the sandbox's are + SHIFT).
 
-let s: SideBySide;
-beforeAll(async () => {
-  s = await startSideBySide();
-}, 120_000);
-afterAll(async () => s?.stop());
+const s = usePair();
 
 type Config = Record<string, unknown>;
 const FORM = 'application/x-www-form-urlencoded';
 
 /** The stored configuration of a port (GET /api/proxies) on each side, the sandbox's port number taken back to the real one's. */
 async function stored(port: number): Promise<[Config | undefined, Config | undefined]> {
-  const [real, sbx] = await both(s, () => ['GET', '/api/proxies']);
+  const [real, sbx] = await s.both(() => ['GET', '/api/proxies']);
   const find = (r: Reply, p: number) => (r.body as Config[]).find((c) => c.port === p);
   const back = (c: Config | undefined) => (c ? { ...c, port: (c.port as number) - SHIFT } : c);
   return [find(real, port), back(find(sbx, port + SHIFT))];
@@ -28,7 +24,7 @@ async function stored(port: number): Promise<[Config | undefined, Config | undef
 
 /** A port as GET /api/proxies_running lists it on each side, as `stored`. */
 async function running(port: number): Promise<[Config | undefined, Config | undefined]> {
-  const [real, sbx] = await both(s, () => ['GET', '/api/proxies_running']);
+  const [real, sbx] = await s.both(() => ['GET', '/api/proxies_running']);
   const find = (r: Reply, p: number) => (r.body as Config[]).find((c) => c.port === p);
   const back = (c: Config | undefined) => (c ? { ...c, port: (c.port as number) - SHIFT } : c);
   return [find(real, port), back(find(sbx, port + SHIFT))];
@@ -50,7 +46,7 @@ describe('createProxy stores what it is given', () => {
       whitelist_ips: '10.1.1.1',
       unknown_field: 'kept?',
     };
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), ...proxy } }], { status: 200 }, created);
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), ...proxy } }], { status: 200 }, created);
     const [real, sbx] = await stored(port);
     // A single value for the whitelist joins the default whitelist (empty here) as one entry.
     expect(real).toEqual({ ...proxy, whitelist_ips: ['10.1.1.1'], port, proxy_type: 'persist', password: 'z8x7c6v5b4n3', gb_cost: 0.6 });
@@ -59,8 +55,7 @@ describe('createProxy stores what it is given', () => {
 
   it('empty strings are left out, proxy_type "" runs as persist, a port given as a string is stored as its number', async () => {
     const port = 25310;
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', '/api/proxies', { proxy: { port: String(at(port)), asn: '', proxy_type: '', country: null, zone: 'res_zone' } }],
       { status: 200 },
       created,
@@ -81,8 +76,7 @@ describe('createProxy stores what it is given', () => {
 
   it('a proxy_type other than persist: the port runs without being stored, cannot be updated, is deleted', async () => {
     const port = 25315;
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', '/api/proxies', { proxy: { port: at(port), proxy_type: 'x1', country: 'us' } }],
       { status: 200 },
       created,
@@ -95,21 +89,19 @@ describe('createProxy stores what it is given', () => {
     expect(realRun).toMatchObject({ proxy_type: 'x1', port, dns: 'local' });
     expect(realRun).not.toHaveProperty('country');
     expect(sbxRun).toEqual(realRun);
-    await same(
-      s,
+    await s.same(
       (at) => ['PUT', `/api/proxies/${at(port)}`, { proxy: { country: 'de' } }],
       { status: 400 },
       (r) => JSON.stringify(r.body).replace(/\d{5}/g, 'N'),
     );
-    await same(s, (at) => ['DELETE', `/api/proxies/${at(port)}`], { status: 204 });
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port + 1), proxy_type: 'duplicate' } }], { status: 200 }, created);
-    await same(s, (at) => ['DELETE', `/api/proxies/${at(port + 1)}`], { status: 500, body: 'Server error: cannot delete this port' });
+    await s.same((at) => ['DELETE', `/api/proxies/${at(port)}`], { status: 204 });
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port + 1), proxy_type: 'duplicate' } }], { status: 200 }, created);
+    await s.same((at) => ['DELETE', `/api/proxies/${at(port + 1)}`], { status: 500, body: 'Server error: cannot delete this port' });
   });
 
   it('a form body is read as its JSON; port 0 takes the next free port', async () => {
     const port = 25320;
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', '/api/proxies', `proxy[port]=${at(port)}&proxy[ssl]=true&proxy[zone]=res_zone`, FORM],
       { status: 200 },
       created,
@@ -117,27 +109,27 @@ describe('createProxy stores what it is given', () => {
     const [real, sbx] = await stored(port);
     expect(real).toMatchObject({ port, ssl: 'true', zone: 'res_zone' });
     expect(sbx).toEqual(real);
-    const [zeroReal, zeroSbx] = await both(s, () => ['POST', '/api/proxies', { proxy: { port: 0, zone: 'res_zone' } }]);
+    const [zeroReal, zeroSbx] = await s.both(() => ['POST', '/api/proxies', { proxy: { port: 0, zone: 'res_zone' } }]);
     expect([zeroReal.status, zeroSbx.status]).toEqual([200, 200]);
     for (const r of [zeroReal, zeroSbx]) expect((r.body as { data: { port: number } }).data.port).toBeGreaterThanOrEqual(24000);
   });
 
   it('no body, no proxy, a text body, bad JSON, users that is no list: the real crashes, 500 text', async () => {
     const crash = { status: 500, media: 'text/html', body: "Server error: Cannot read properties of undefined (reading 'port')" };
-    await same(s, () => ['POST', '/api/proxies'], crash);
-    await same(s, () => ['POST', '/api/proxies', {}], crash);
-    await same(s, () => ['POST', '/api/proxies', { unknown_field: 1 }], crash);
-    await same(s, () => ['POST', '/api/proxies', '{"proxy":{}}', 'text/plain'], crash);
-    await same(s, () => ['POST', '/api/proxies', '{"proxy": {', 'application/json'], {
+    await s.same(() => ['POST', '/api/proxies'], crash);
+    await s.same(() => ['POST', '/api/proxies', {}], crash);
+    await s.same(() => ['POST', '/api/proxies', { unknown_field: 1 }], crash);
+    await s.same(() => ['POST', '/api/proxies', '{"proxy":{}}', 'text/plain'], crash);
+    await s.same(() => ['POST', '/api/proxies', '{"proxy": {', 'application/json'], {
       status: 500,
       media: 'text/html',
       body: 'Server Error',
     });
-    await same(s, () => ['POST', '/api/proxies', { proxy: { users: 'x' } }], {
+    await s.same(() => ['POST', '/api/proxies', { proxy: { users: 'x' } }], {
       status: 500,
       body: 'Server error: req.body.proxy.users.map is not a function',
     });
-    await same(s, () => ['POST', '/api/proxies', { proxy: { port: 'abc' } }], {
+    await s.same(() => ['POST', '/api/proxies', { proxy: { port: 'abc' } }], {
       status: 400,
       body: { errors: [{ msg: 'Invalid port. It must be a number >= 1000', field: 'port' }] },
     });
@@ -147,9 +139,9 @@ describe('createProxy stores what it is given', () => {
 describe('updateProxy converts the fields to their types', () => {
   it('strings for booleans and numbers become them, other values stay; a body without proxy is the observed 400', async () => {
     const port = 25330;
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
     const update = { ssl: 'true', proxy_retry: '5', dns: 'not-in-enum', sticky_ip: '0', country: 'de' };
-    await same(s, (at) => ['PUT', `/api/proxies/${at(port)}`, { proxy: update }], { status: 200 }, created);
+    await s.same((at) => ['PUT', `/api/proxies/${at(port)}`, { proxy: update }], { status: 200 }, created);
     const [real, sbx] = await stored(port);
     const sent = (c: Config | undefined) => Object.fromEntries(Object.keys(update).map((k) => [k, c?.[k]]));
     expect(sent(real)).toEqual({ ssl: true, proxy_retry: 5, dns: 'not-in-enum', sticky_ip: false, country: 'de' });
@@ -157,9 +149,9 @@ describe('updateProxy converts the fields to their types', () => {
     // What an update in place adds: the plan's kind, the cloud's super proxy ports and antivirus server.
     expect(real).toMatchObject({ static: false, mobile: false, unblock: false, super_proxy_ports: [], av_server_url: '127.0.0.1:1343' });
     expect(sbx).toEqual(real);
-    await same(s, (at) => ['PUT', `/api/proxies/${at(port)}`, 'proxy[rotate_session]=true', FORM], { status: 200 }, created);
+    await s.same((at) => ['PUT', `/api/proxies/${at(port)}`, 'proxy[rotate_session]=true', FORM], { status: 200 }, created);
     expect((await stored(port)).map((c) => c?.rotate_session)).toEqual([true, true]);
-    await same(s, (at) => ['PUT', `/api/proxies/${at(port)}`, {}], {
+    await s.same((at) => ['PUT', `/api/proxies/${at(port)}`, {}], {
       status: 400,
       body: { errors: [{ msg: "Request body should contain 'proxy' field", body: '{}' }] },
     });
@@ -167,8 +159,8 @@ describe('updateProxy converts the fields to their types', () => {
 
   it('enable_ssl updates in place each port without SSL analyzing; a port without a Zone then runs without one', async () => {
     const port = 25335;
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port) } }], { status: 200 }, created);
-    await same(s, () => ['POST', '/api/enable_ssl'], { status: 200, body: 'ok' });
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port) } }], { status: 200 }, created);
+    await s.same(() => ['POST', '/api/enable_ssl'], { status: 200, body: 'ok' });
     const [real, sbx] = await stored(port);
     expect(real).toMatchObject({ ssl: true, static: true });
     expect(sbx).toEqual(real);
@@ -179,8 +171,8 @@ describe('updateProxy converts the fields to their types', () => {
 
   it("enable_ssl on a multiplied port: a duplicate runs with its master's configuration, without its whitelist", async () => {
     const port = 25337;
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', multiply: 2 } }], { status: 200 }, created);
-    await same(s, () => ['POST', '/api/enable_ssl'], { status: 200, body: 'ok' });
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', multiply: 2 } }], { status: 200 }, created);
+    await s.same(() => ['POST', '/api/enable_ssl'], { status: 200, body: 'ok' });
     const [realRun, sbxRun] = await running(port + 1);
     expect(realRun).toMatchObject({ master_port: port, ssl: true });
     expect(realRun).not.toHaveProperty('whitelist_ips');
@@ -191,11 +183,11 @@ describe('updateProxy converts the fields to their types', () => {
 describe('deleting and banning read the port first and the body as the real manager does', () => {
   it('deleteProxies without ports deletes nothing; with a form body it deletes the ports named', async () => {
     const port = 25340;
-    await same(s, () => ['POST', '/api/proxies/delete', {}], { status: 204 });
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
-    await same(s, (at) => ['POST', '/api/proxies/delete', `ports[0]=${at(port)}`, FORM], { status: 204 });
+    await s.same(() => ['POST', '/api/proxies/delete', {}], { status: 204 });
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    await s.same((at) => ['POST', '/api/proxies/delete', `ports[0]=${at(port)}`, FORM], { status: 204 });
     expect(await stored(port)).toEqual([undefined, undefined]);
-    await same(s, () => ['POST', '/api/proxies/delete', { ports: [25998] }], {
+    await s.same(() => ['POST', '/api/proxies/delete', { ports: [25998] }], {
       status: 500,
       body: 'Server error: this proxy does not exist',
     });
@@ -203,32 +195,29 @@ describe('deleting and banning read the port first and the body as the real mana
 
   it('a port that does not exist is answered before the body is read', async () => {
     const gone = (at: At) => at(25999);
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', `/api/proxies/${gone(at)}/unbanips`, {}],
       { status: 500, body: 'Server error: No proxy at port 25999' },
       portless,
     );
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', `/api/proxies/${gone(at)}/unbanip`],
       { status: 500, body: 'Server error: No proxy at port 25999' },
       portless,
     );
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', `/api/proxies/${gone(at)}/banip`, { ips: 'x' }],
       { status: 400, body: 'No proxy at port 25999' },
       portless,
     );
-    await same(s, () => ['POST', '/api/proxies/abc/banips', {}], { status: 400, body: 'No proxy at port abc' });
-    await same(s, () => ['POST', '/api/proxies/0/banip', 'ip=10.1.1.1', FORM], { status: 400, body: 'No proxy at port 0' });
+    await s.same(() => ['POST', '/api/proxies/abc/banips', {}], { status: 400, body: 'No proxy at port abc' });
+    await s.same(() => ['POST', '/api/proxies/0/banip', 'ip=10.1.1.1', FORM], { status: 400, body: 'No proxy at port 0' });
     // A port that is no number: deleteProxy reads it as NaN, getSessions looks it up as given (web_api.js 508-525).
-    await same(s, () => ['DELETE', '/api/proxies/abc'], { status: 500, body: 'Server error: this proxy does not exist' });
-    await same(s, () => ['GET', '/api/sessions/abc'], { status: 400, media: 'text/html', body: 'server does not exist' });
+    await s.same(() => ['DELETE', '/api/proxies/abc'], { status: 500, body: 'Server error: this proxy does not exist' });
+    await s.same(() => ['GET', '/api/sessions/abc'], { status: 400, media: 'text/html', body: 'server does not exist' });
     // deleteProxy reads the port as a number (`+port`: hexadecimal names it too).
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(25396) } }], { status: 200 }, created);
-    await same(s, (at) => ['DELETE', `/api/proxies/0x${at(25396).toString(16)}`], { status: 204 });
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(25396) } }], { status: 200 }, created);
+    await s.same((at) => ['DELETE', `/api/proxies/0x${at(25396).toString(16)}`], { status: 204 });
     const [real, sbx] = await stored(25396);
     expect(real).toBeUndefined();
     expect(sbx).toBeUndefined();
@@ -236,30 +225,28 @@ describe('deleting and banning read the port first and the body as the real mana
 
   it('a port named with a leading zero: a key most handlers look up as given, updateProxy by ==, deleteProxy by +port', async () => {
     const port = 25397;
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
     const zero = (at: At) => `0${at(port)}`;
     // `this.proxy_ports[port]` (web_api.js 437-514, 553-556): `025397` is no key of the running ports.
-    await same(s, (at) => ['GET', `/api/sessions/${zero(at)}`], { status: 400, media: 'text/html', body: 'server does not exist' });
-    await same(s, (at) => ['GET', `/api/proxy_status/${zero(at)}`], { status: 200, body: { status: 'Unknown proxy' } });
-    await same(s, () => ['GET', '/api/proxy_status/abc'], { status: 200, body: { status: 'Unknown proxy' } });
-    await same(s, (at) => ['GET', `/api/banlist/${zero(at)}`], { status: 400, media: 'text/html', body: 'server does not exist' });
-    await same(s, (at) => ['POST', `/api/refresh_sessions/${zero(at)}`], { status: 400, media: null, body: '' });
-    await same(s, (at) => ['GET', `/api/refresh_sessions/${zero(at)}`], { status: 400, media: null, body: '' });
+    await s.same((at) => ['GET', `/api/sessions/${zero(at)}`], { status: 400, media: 'text/html', body: 'server does not exist' });
+    await s.same((at) => ['GET', `/api/proxy_status/${zero(at)}`], { status: 200, body: { status: 'Unknown proxy' } });
+    await s.same(() => ['GET', '/api/proxy_status/abc'], { status: 200, body: { status: 'Unknown proxy' } });
+    await s.same((at) => ['GET', `/api/banlist/${zero(at)}`], { status: 400, media: 'text/html', body: 'server does not exist' });
+    await s.same((at) => ['POST', `/api/refresh_sessions/${zero(at)}`], { status: 400, media: null, body: '' });
+    await s.same((at) => ['GET', `/api/refresh_sessions/${zero(at)}`], { status: 400, media: null, body: '' });
     const zeroless = (r: Reply) => (typeof r.body === 'string' ? { ...r, body: r.body.replace(String(port + SHIFT), String(port)) } : r);
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', `/api/proxies/${zero(at)}/banip`, { ip: '10.1.1.1' }],
       { status: 400, body: `No proxy at port 0${port}` },
       zeroless,
     );
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', `/api/proxies/${zero(at)}/unbanips`],
       { status: 500, body: `Server error: No proxy at port 0${port}` },
       zeroless,
     );
     // `p.port==old_port` (web_api.js 391-392): the update finds the port.
-    await same(s, (at) => ['PUT', `/api/proxies/${zero(at)}`, { proxy: { country: 'us' } }], { status: 200 }, created);
+    await s.same((at) => ['PUT', `/api/proxies/${zero(at)}`, { proxy: { country: 'us' } }], { status: 200 }, created);
     const [real, sbx] = await stored(port);
     expect(real?.country).toBe('us');
     expect(sbx).toEqual(real);
@@ -267,23 +254,23 @@ describe('deleting and banning read the port first and the body as the real mana
 
   it('on a port that exists: a subnet is no IP, unbanips ignores its body, a ban on all ports needs an ip, form bodies are read', async () => {
     const port = 25350;
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
-    await same(s, (at) => ['POST', `/api/proxies/${at(port)}/banip`, 'ip=10.1.1.1', FORM], { status: 204 });
-    await same(s, (at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: ['10.1.1.1'] } });
-    await same(s, (at) => ['POST', `/api/proxies/${at(port)}/unbanip`, { ip: '10.9.0.0/16' }], { status: 400, body: 'No IP provided' });
-    await same(s, () => ['POST', '/api/banip', { domain: 'x1', ports: [] }], { status: 400, body: 'No IP provided' });
-    await same(s, () => ['POST', '/api/banip', 'domain=x1', FORM], { status: 400, body: 'No IP provided' });
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    await s.same((at) => ['POST', `/api/proxies/${at(port)}/banip`, 'ip=10.1.1.1', FORM], { status: 204 });
+    await s.same((at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: ['10.1.1.1'] } });
+    await s.same((at) => ['POST', `/api/proxies/${at(port)}/unbanip`, { ip: '10.9.0.0/16' }], { status: 400, body: 'No IP provided' });
+    await s.same(() => ['POST', '/api/banip', { domain: 'x1', ports: [] }], { status: 400, body: 'No IP provided' });
+    await s.same(() => ['POST', '/api/banip', 'domain=x1', FORM], { status: 400, body: 'No IP provided' });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await same(s, (at) => ['POST', `/api/proxies/${at(port)}/unbanips`, { ip: 'not-an-ip' }], { status: 200, body: 'OK' });
-    await same(s, (at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: [] } });
-    await same(s, (at) => ['POST', `/api/proxies/${at(port)}/banips`, '{bad', 'application/json'], { status: 500, body: 'Server Error' });
+    await s.same((at) => ['POST', `/api/proxies/${at(port)}/unbanips`, { ip: 'not-an-ip' }], { status: 200, body: 'OK' });
+    await s.same((at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: [] } });
+    await s.same((at) => ['POST', `/api/proxies/${at(port)}/banips`, '{bad', 'application/json'], { status: 500, body: 'Server Error' });
   });
 });
 
 describe('what a port runs and sends upstream', () => {
   it('a number field given as no number runs as NaN: proxies_running shows null where the stored config keeps the string', async () => {
     const port = 25360;
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', vip: 'abc' } }], { status: 200 }, created);
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', vip: 'abc' } }], { status: 200 }, created);
     const [real, sbx] = await stored(port);
     expect(real?.vip).toBe('abc');
     expect(sbx).toEqual(real);
@@ -294,8 +281,7 @@ describe('what a port runs and sends upstream', () => {
 
   it("a port's own customer goes upstream in its username: a customer the network does not know is refused there (407)", async () => {
     const port = 25362;
-    await same(
-      s,
+    await s.same(
       (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', customer: 'Someone Else' } }],
       { status: 200 },
       created,
@@ -328,8 +314,7 @@ describe('what a port runs and sends upstream', () => {
       ];
       for (const [port, ext_proxies, status, error, checked] of cases) {
         const label = JSON.stringify(ext_proxies);
-        await same(
-          s,
+        await s.same(
           (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', ext_proxies } }],
           { status: 200 },
           created,
@@ -340,7 +325,7 @@ describe('what a port runs and sends upstream', () => {
         expect(sbx.status, `${label}: ${sbx.text}`).toBe(real.status);
         // The sandbox names its own reason for a refused connection; the reading error is the real one's.
         if (status === 200 || typeof ext_proxies[0] !== 'string') expect(sbx.headers['x-lpm-error'], label).toBe(error);
-        await same(s, (at) => ['GET', `/api/proxy_status/${at(port)}`], { status: 200, body: { status: checked, status_details: [] } });
+        await s.same((at) => ['GET', `/api/proxy_status/${at(port)}`], { status: 200, body: { status: checked, status_details: [] } });
       }
     } finally {
       ext.close();
@@ -359,7 +344,7 @@ describe('a port with an smtp list relays each connection', () => {
     ];
     for (const [port, smtp, status, text] of cases) {
       const label = JSON.stringify(smtp);
-      await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', smtp } }], { status: 200 }, created);
+      await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', smtp } }], { status: 200 }, created);
       const real = await viaProxy(`http://127.0.0.1:${port}`, `${s.targetUrl}/t/smtp`);
       const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${s.targetUrl}/t/smtp`);
       expect([real.status, real.text], label).toEqual([status, text]);
@@ -383,8 +368,8 @@ describe('a port with an smtp list relays each connection', () => {
 
 describe('the admin whitelist', () => {
   it('a subnet is stored as its network address', async () => {
-    await same(s, () => ['POST', '/api/add_whitelist_ip', { ip: '10.9.1.5/16' }], { status: 200, body: 'OK' });
-    const [real, sbx] = await both(s, () => ['GET', '/api/settings']);
+    await s.same(() => ['POST', '/api/add_whitelist_ip', { ip: '10.9.1.5/16' }], { status: 200, body: 'OK' });
+    const [real, sbx] = await s.both(() => ['GET', '/api/settings']);
     const www = (r: Reply) => (r.body as { www_whitelist_ips: string[] }).www_whitelist_ips;
     expect(www(real)).toEqual(['10.9.0.0']);
     expect(www(sbx)).toEqual(www(real));
@@ -392,8 +377,8 @@ describe('the admin whitelist', () => {
 
   it('a change of the default whitelist reaches the ports: stored and running', async () => {
     const port = 25380;
-    await same(s, (at) => ['POST', '/api/proxies', { proxy: { port: at(port), whitelist_ips: ['10.2.2.2'] } }], { status: 200 }, created);
-    await same(s, () => ['POST', '/api/add_whitelist_ip', { ip: '192.0.2.7' }], { status: 200, body: 'OK' });
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), whitelist_ips: ['10.2.2.2'] } }], { status: 200 }, created);
+    await s.same(() => ['POST', '/api/add_whitelist_ip', { ip: '192.0.2.7' }], { status: 200, body: 'OK' });
     const [real, sbx] = await stored(port);
     expect(real?.whitelist_ips).toContain('192.0.2.7');
     expect(sbx?.whitelist_ips).toEqual(real?.whitelist_ips);
@@ -416,25 +401,22 @@ describe('settings', () => {
     };
   };
   it('strings for numbers and booleans converted, form and text bodies read, invalid whitelist entries dropped, the admin whitelist as given', async () => {
-    await same(
-      s,
+    await s.same(
       () => ['PUT', '/api/settings', { request_stats: 'false', logs: '5', har_limit: '100', unknown_field: 1 }],
       { status: 200 },
       pick,
     );
-    await same(s, () => ['PUT', '/api/settings', 'har_limit=200&logs=3&request_stats=true', FORM], { status: 200 }, pick);
-    await same(s, () => ['PUT', '/api/settings', { logs: true }], { status: 200 }, pick);
-    await same(s, () => ['PUT', '/api/settings', 'hello', 'text/plain'], { status: 200 }, pick);
-    const real = await same(
-      s,
+    await s.same(() => ['PUT', '/api/settings', 'har_limit=200&logs=3&request_stats=true', FORM], { status: 200 }, pick);
+    await s.same(() => ['PUT', '/api/settings', { logs: true }], { status: 200 }, pick);
+    await s.same(() => ['PUT', '/api/settings', 'hello', 'text/plain'], { status: 200 }, pick);
+    const real = await s.same(
       () => ['PUT', '/api/settings', { whitelist_ips: ['300.1.1.1', '10.1.1.1', '127.0.0.1', '10.9.1.5/16'] }],
       { status: 200 },
       pick,
     );
     expect(pick(real).whitelist_ips).toEqual(['10.1.1.1', '10.9.0.0/16']);
-    await same(s, () => ['PUT', '/api/settings', { www_whitelist_ips: ['not-an-ip'] }], { status: 200 }, pick);
-    await same(
-      s,
+    await s.same(() => ['PUT', '/api/settings', { www_whitelist_ips: ['not-an-ip'] }], { status: 200 }, pick);
+    await s.same(
       () => ['PUT', '/api/settings', { www_whitelist_ips: [], whitelist_ips: [], logs: 1000, har_limit: 1024 }],
       { status: 200 },
       pick,

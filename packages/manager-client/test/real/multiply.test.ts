@@ -1,6 +1,6 @@
 import { loadBundle, schemaValidator } from '@zone-api/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
+import { describe, expect, it } from 'vitest';
+import { type Reply, SHIFT, usePair } from './pair.js';
 
 // `multiply` and `users` as the real manager 1.570.247 runs them, played against it and the sandbox
 // side by side (pair.ts; a sandbox port is the real one's number + SHIFT): one stored configuration,
@@ -10,13 +10,7 @@ const doc = loadBundle('manager');
 const validator = schemaValidator(doc);
 const RUNNING = '#/paths/~1api~1proxies_running/get/responses/200/content/application~1json/schema';
 
-let pair: Pair;
-beforeAll(async () => {
-  pair = await startPair();
-}, 120_000);
-afterAll(async () => {
-  await pair?.close();
-});
+const pair = usePair();
 
 type Cfg = { port: number; proxy_type?: string; master_port?: number; multiply?: number; users?: unknown; user?: string };
 /** The configs of the ports from `port` to `port + 9`, renumbered from 0, with the fields multiply decides. */

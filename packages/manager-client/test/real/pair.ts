@@ -1,16 +1,35 @@
 import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, startRulesTarget, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { ACCOUNT } from './account.js';
-import { type Call, call, type Reply, SHIFT } from './side-by-side.js';
 
-// The real manager and the sandbox side by side, for suites that play the same calls against both and
-// compare the answers value by value (run by `pnpm test:real-manager`, inside a network namespace with
-// only loopback). The real manager's upstream is the sandbox's network; a loopback target (the testkit's
-// startRulesTarget) answers the status a request asks for in `st=`. A proxy port of the sandbox is the real one's number + SHIFT.
+// The real local proxy manager 1.570.247 and the sandbox side by side, for the suites that play the
+// same calls against both and compare the answers value by value (run by `pnpm test:real-manager`,
+// inside a network namespace with only loopback). The real manager's upstream is the sandbox's network;
+// a loopback target (the testkit's startRulesTarget) answers `hello <url>` with the status a request
+// asks for in `st=`. Both listen on the same loopback: a proxy port of the sandbox is the real one's
+// number + SHIFT, and a call is written once as a function of `at`, which gives each side its number
+// for a port of the case. A suite takes its pair with `usePair()` (started before its tests, closed
+// after them).
 
-export { type At, type Call, call, type Reply, SHIFT } from './side-by-side.js';
+export interface Reply {
+  status: number;
+  media: string | null;
+  body: unknown;
+}
+
+export const SHIFT = 1000;
+export type At = (port: number) => number;
+/** A call: method, path, then a body (JSON unless a string with its own media type is given). */
+export type Call = (at: At) => [method: string, path: string, body?: unknown, media?: string];
+
+export interface PairOptions {
+  /** The sandbox with `--strict`. */
+  strict?: boolean;
+  /** More command-line arguments for the real manager. */
+  extraArgs?: string[];
+}
 
 export interface Pair {
   sandbox: Sandbox;
@@ -29,21 +48,47 @@ export interface Pair {
   close(): Promise<void>;
 }
 
-export async function startPair(extraArgs: string[] = []): Promise<Pair> {
+/** One call as a client makes it: a JSON body unless a string with its own media type is given. */
+export async function call(base: string, method: string, path: string, body?: unknown, media = 'application/json'): Promise<Reply> {
+  const init: RequestInit = { method, headers: {} };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    init.headers = { 'content-type': media };
+  }
+  const res = await fetch(`${base}${path}`, init);
+  const text = await res.text();
+  const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? null;
+  let parsed: unknown = text;
+  if (type === 'application/json') parsed = JSON.parse(text);
+  return { status: res.status, media: type, body: parsed };
+}
+
+/**
+ * Starts the sandbox (no ports, an empty log, proxy ports listening), the real manager upstream of it
+ * (its stubbed cloud describing the sandbox's Zones, prices included), and the loopback target.
+ */
+export async function startPair(options: PairOptions = {}): Promise<Pair> {
   const target = await startRulesTarget();
   const { url: targetUrl, asked } = target;
   const seed = defaultSeed();
   seed.manager.ports = [];
   seed.manager.har = [];
-  const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed });
+  const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed, strict: options.strict });
+  const zones = Object.fromEntries(
+    Object.entries(ACCOUNT.zones).map(([name, z]) => [
+      name,
+      { ...z, cost: { gb: seed.account.zones.find((x) => x.name === name)?.price_per_gb } },
+    ]),
+  );
   let manager: RunningRealManager;
   try {
     manager = await startRealManager({
       wwwPort: await freePort(),
       ...ACCOUNT,
+      zones,
       proxy: '127.0.0.1',
       proxyPort: Number(new URL(sandbox.networkUrl as string).port),
-      extraArgs,
+      extraArgs: options.extraArgs ?? [],
     });
   } catch (err) {
     await sandbox.close();
@@ -82,5 +127,40 @@ export async function startPair(extraArgs: string[] = []): Promise<Pair> {
       await sandbox.close();
       await target.close();
     },
+  };
+}
+
+/**
+ * The pair of a test file: started before its tests (`beforeAll`), closed after them (`afterAll`).
+ * What it returns reads the started pair, so it is used inside tests and hooks only.
+ */
+export function usePair(options: PairOptions = {}): Pair {
+  let started: Pair | undefined;
+  beforeAll(async () => {
+    started = await startPair(options);
+  }, 120_000);
+  afterAll(async () => started?.close());
+  const pair = (): Pair => {
+    if (!started) throw new Error('the pair is started in beforeAll: use it inside a test or a hook');
+    return started;
+  };
+  return {
+    get sandbox() {
+      return pair().sandbox;
+    },
+    get manager() {
+      return pair().manager;
+    },
+    get targetUrl() {
+      return pair().targetUrl;
+    },
+    get asked() {
+      return pair().asked;
+    },
+    both: (req) => pair().both(req),
+    same: (req, expected, norm) => pair().same(req, expected, norm),
+    createBoth: (port, proxy) => pair().createBoth(port, proxy),
+    through: (port, path) => pair().through(port, path),
+    close: () => pair().close(),
   };
 }

@@ -1,6 +1,6 @@
 import { viaProxy } from '@zone-api/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
+import { describe, expect, it } from 'vitest';
+import { type Reply, SHIFT, usePair } from './pair.js';
 
 // A port's `rules` applied to its traffic, played against the real manager 1.570.247 and the sandbox
 // side by side (pair.ts; a sandbox port is the real one's number + SHIFT): the same rules, the same
@@ -8,13 +8,7 @@ import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
 // answers, the ban lists, the next request's exit peer, how often the target was asked, and the rules
 // each log entry lists. Both sides' upstream is the sandbox's network, which gives each session its peer.
 
-let pair: Pair;
-beforeAll(async () => {
-  pair = await startPair();
-}, 120_000);
-afterAll(async () => {
-  await pair?.close();
-});
+const pair = usePair();
 type Side = 'real' | 'sandbox';
 const SIDES: Side[] = ['real', 'sandbox'];
 const portOf = (side: Side, port: number) => (side === 'real' ? port : port + SHIFT);

@@ -1,19 +1,13 @@
 import { freePort } from '@zone-api/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
+import { describe, expect, it } from 'vitest';
+import { type Reply, SHIFT, usePair } from './pair.js';
 
 // A port's traffic as the real manager 1.570.247 runs it, played against it and the sandbox side by
 // side (pair.ts; a sandbox port is the real one's number + SHIFT): which upstream a port's traffic takes,
 // and what a port's deletion takes with it.
 // Each case asserts the real program's answer too, so that both cannot pass by being wrong alike.
 
-let pair: Pair;
-beforeAll(async () => {
-  pair = await startPair();
-}, 120_000);
-afterAll(async () => {
-  await pair?.close();
-});
+const pair = usePair();
 
 type Entry = { request: { url: string }; response: { status: number | string }; details?: { port?: number } };
 type Stat = { key: number | string; reqs: number; success: number };

@@ -1,6 +1,6 @@
 import { loadBundle, schemaValidator } from '@zone-api/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Pair, type Reply, SHIFT, startPair } from './pair.js';
+import { describe, expect, it } from 'vitest';
+import { type Reply, SHIFT, usePair } from './pair.js';
 
 // The routes the real manager's own web interface calls (spec tag "Web interface"), played against the
 // real manager 1.570.247 and the sandbox side by side: each answer compared value by value where the
@@ -12,13 +12,7 @@ const validator = schemaValidator(doc);
 const schemaOf = (path: string, method: string, media = 'application/json') =>
   `#/paths/${path.replaceAll('/', '~1')}/${method}/responses/200/content/${media.replace('/', '~1')}/schema`;
 
-let pair: Pair;
-beforeAll(async () => {
-  pair = await startPair();
-}, 120_000);
-afterAll(async () => {
-  await pair?.close();
-});
+const pair = usePair();
 
 const valid = (path: string, method: string, r: Reply) =>
   expect(
@@ -134,11 +128,7 @@ describe('ports, logs and reports as the web interface uses them', () => {
     await pair.same((at) => ['POST', '/api/update_ips', { port: at(port), ips: [] }], { status: 200, body: 'ok' });
     const configs = async (path: string): Promise<[unknown, unknown]> => {
       const [real, sbx] = await pair.both(() => ['GET', path]);
-      // The Zone's price per GB left out: this pair's real manager has no prices from its stubbed cloud.
-      const find = (r: Reply, p: number) => {
-        const { gb_cost: _cost, ...rest } = (r.body as Array<{ port: number; gb_cost?: number }>).find((c) => c.port === p) ?? { port: 0 };
-        return { ...rest, port };
-      };
+      const find = (r: Reply, p: number) => ({ ...(r.body as Array<{ port: number }>).find((c) => c.port === p), port });
       return [find(real, port), find(sbx, port + SHIFT)];
     };
     const [stored, storedSbx] = await configs('/api/proxies');
