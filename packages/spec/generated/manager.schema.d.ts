@@ -1774,7 +1774,7 @@ export interface components {
          */
         SettingAsGiven: string | number | boolean | unknown[] | {
             [key: string]: unknown;
-        } | null;
+        };
         /**
          * @description The general settings of the manager, as the settings operations return them. Open: the real
          *     manager returns more keys than the documentation lists (observed).
