@@ -35,6 +35,7 @@ function row({ path, method, op, credentials, responses, facts }) {
   if (facts.brandPrefix) out.brandPrefix = facts.brandPrefix;
   if (op.deprecated) out.deprecated = true;
   if (facts.pagination) out.pagination = facts.pagination;
+  if (facts.unchecked?.length) out.unchecked = facts.unchecked;
   out.success = Object.fromEntries(responses.filter((r) => /^2\d\d$/.test(r.status)).map((r) => [r.status, r.media]));
   return out;
 }

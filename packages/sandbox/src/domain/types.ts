@@ -189,7 +189,8 @@ export interface KeptStats {
 
 export interface ManagerState {
   version: string;
-  releases: Release[];
+  /** Newest first; never empty (the seed schema's `minItems: 1`). */
+  releases: [Release, ...Release[]];
   settings: ManagerSettings;
   /** The current token of `GET /api/gen_token`, for `POST /api/add_wip`. */
   token: string | null;

@@ -55,7 +55,7 @@ export function banningHandlers(c: ManagerContext) {
   return {
     banIp: (ctx) => {
       const cfg = portOf(ctx);
-      const { ip, domain, ms } = (ctx.body ?? {}) as { ip?: unknown; domain?: unknown; ms?: unknown };
+      const { ip, domain, ms } = ctx.body ?? {};
       if (!isManagerIp(ip)) throw noIp();
       ban([cfg.port], [ip], domainOf(domain), duration(ms));
       return { status: 204 };
@@ -64,7 +64,7 @@ export function banningHandlers(c: ManagerContext) {
     // BanIpsRequest and BanIpAllPortsRequest are a union of two forms (`ip` or `ips` required).
     banIps: (ctx) => {
       const cfg = portOf(ctx);
-      const b = (ctx.body ?? {}) as { ip?: unknown; ips?: unknown; domain?: unknown; ms?: unknown };
+      const b = ctx.body ?? {};
       // The real manager reads `ips` and drops what is not an IP (web_api.js 441-444); the documentation's `ip` is read too.
       const given = [...(Array.isArray(b.ip) ? b.ip : []), ...(Array.isArray(b.ips) ? b.ips : [])];
       const ips = given.filter(isManagerIp);
@@ -75,7 +75,7 @@ export function banningHandlers(c: ManagerContext) {
 
     unbanIp: (ctx) => {
       const cfg = { port: unbanPort(ctx) };
-      const { ip, domain } = (ctx.body ?? {}) as { ip?: unknown; domain?: unknown };
+      const { ip, domain } = ctx.body ?? {};
       if (!isManagerIp(ip)) throw noIp();
       // "Not banned" means no ban of that IP at all, whatever its domain (web_api.js 482-484) ...
       if (!store.activeBans(cfg.port).some((b) => b.ip === ip)) throw new HttpError(400, 'IP is not banned', { text: true });
@@ -93,8 +93,8 @@ export function banningHandlers(c: ManagerContext) {
       return { text: 'OK' };
     },
 
-    banIpAllPorts: (ctx: ManagerCtx) => {
-      const b = (ctx.body ?? {}) as { ip?: unknown; ips?: unknown; domain?: unknown; ms?: unknown; ports?: unknown };
+    banIpAllPorts: (ctx) => {
+      const b = ctx.body ?? {};
       // Only the ports named, and only those that exist; none named, none banned (manager.js 605-611).
       const named = Array.isArray(b.ports) ? b.ports.map(Number) : [];
       const ports = [...store.ports.keys()].filter((p) => named.includes(p));

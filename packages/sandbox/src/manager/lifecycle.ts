@@ -22,7 +22,7 @@ export function lifecycleHandlers(c: ManagerContext) {
     getVersion: () => ({ body: { version: m().version, argv: options.argv } }),
 
     getLatestVersion: () => {
-      const latest = m().releases[0] as { ver: string };
+      const latest = m().releases[0];
       return { body: { version: latest.ver, newer: newer(latest.ver, m().version), versions: m().releases } };
     },
 
@@ -50,7 +50,7 @@ export function lifecycleHandlers(c: ManagerContext) {
     },
 
     upgradeManager: () => {
-      const latest = (m().releases[0] as { ver: string }).ver;
+      const latest = m().releases[0].ver;
       const from = m().version;
       if (newer(latest, from)) m().version = latest;
       resetRuntime(`upgrade from ${from} to ${m().version}`);

@@ -49,7 +49,7 @@ async function searchLog(har: readonly HarEntry[], search: string | undefined): 
 }
 
 function usernameOf(e: HarEntry): string {
-  const username = (e.details as { username?: unknown } | undefined)?.username;
+  const username = e.details?.username;
   return typeof username === 'string' ? username : '';
 }
 

@@ -28,7 +28,7 @@ export const isStored = (cfg: ProxyPortConfig): boolean => cfg.proxy_type === un
 
 /** How many ports a configuration runs: `multiply`, at least one. */
 export function portCount(cfg: ProxyPortConfig): number {
-  const n = Math.floor(Number((cfg as { multiply?: unknown }).multiply));
+  const n = Math.floor(Number(cfg.multiply));
   return Number.isFinite(n) && n > 1 ? n : 1;
 }
 

@@ -175,7 +175,7 @@ export function webUiHandlers(c: ManagerContext) {
       return { body: {} };
     },
     changeProxyIps: async (ctx) => {
-      const { port, ips = [], vips = [] } = ctx.body as { port: number; ips?: string[]; vips?: string[] };
+      const { port, ips = [], vips = [] } = ctx.body;
       const cfg = store.ports.get(port);
       if (!cfg) return { status: 400, text: `No proxy at port ${port}` };
       // `proxy_update(proxy, {ips, vips})` (web_api.js 276-284, mgr_proxy.js 340-375): lists that differ
@@ -197,7 +197,7 @@ export function webUiHandlers(c: ManagerContext) {
     resetLogs,
     getLogsReset: resetLogs,
     createErrorReport: (ctx) => {
-      const report = (ctx.body ?? {}) as { type?: unknown; message?: unknown };
+      const report = ctx.body ?? {};
       log(`web interface error ${String(report.type ?? '')}: ${String(report.message ?? '')}`);
       return { text: 'OK' };
     },

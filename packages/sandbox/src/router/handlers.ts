@@ -1,5 +1,13 @@
-import type { OperationId as AccountOperationId, OperationTypes as AccountOperations } from '@zone-api/spec/account';
-import type { OperationId as ManagerOperationId, OperationTypes as ManagerOperations } from '@zone-api/spec/manager';
+import type {
+  OperationId as AccountOperationId,
+  OperationTypes as AccountOperations,
+  operations as accountOperationTable,
+} from '@zone-api/spec/account';
+import type {
+  OperationId as ManagerOperationId,
+  OperationTypes as ManagerOperations,
+  operations as managerOperationTable,
+} from '@zone-api/spec/manager';
 import type { Answer, Ctx, Handler } from './http.js';
 
 // Handlers typed by operationId: a table's keys are the generated operationId unions, and each
@@ -28,20 +36,38 @@ export type BodyOf<Op> = Op extends { requestBody: infer B }
     ? JsonOf<NonNullable<B>> | undefined
     : undefined;
 
-/** What a handler of one operation sees. */
-export interface OperationCtx<A, Op> extends Omit<Ctx<A>, 'query' | 'params' | 'body'> {
+/** The keys of every member of a union (`keyof` of a union gives only the keys they share). */
+type KeysOf<T> = T extends unknown ? keyof T : never;
+/** The parts of a request (`body`, `path`) an operation's table row says the real program reads unchecked. */
+type UncheckedOf<Row> = Row extends { readonly unchecked: readonly (infer P)[] } ? P : never;
+/**
+ * A body the real program reads without checking it (`x-observed-unchecked: [body]`): the router hands it
+ * on as sent (router/bodies.ts), any JSON or none (`null`), checked only under `--strict`. Its fields are
+ * the documented ones, each of any type: the handler reads them as the real program does.
+ */
+export type BodyAsSent<B> = { readonly [K in KeysOf<NonNullable<B>>]?: unknown } | null | undefined;
+/** Path parameters the real program looks up unchecked (`x-observed-unchecked: [path]`): the text as sent, or the checked value under `--strict`. */
+export type PathAsSent<P> = { readonly [K in keyof P]: P[K] | string };
+
+/**
+ * What a handler of one operation sees: its generated types, or for a part its table row marks
+ * `unchecked`, that part as sent (BodyAsSent, PathAsSent).
+ */
+export interface OperationCtx<A, Op, Row = unknown> extends Omit<Ctx<A>, 'query' | 'params' | 'body'> {
   query: QueryOf<Op>;
-  params: PathOf<Op>;
-  body: BodyOf<Op>;
+  params: 'path' extends UncheckedOf<Row> ? PathAsSent<PathOf<Op>> : PathOf<Op>;
+  body: 'body' extends UncheckedOf<Row> ? BodyAsSent<BodyOf<Op>> : BodyOf<Op>;
 }
 
-export type OperationHandler<A, Op> = (ctx: OperationCtx<A, Op>) => Answer | undefined | Promise<Answer | undefined>;
+export type OperationHandler<A, Op, Row = unknown> = (ctx: OperationCtx<A, Op, Row>) => Answer | undefined | Promise<Answer | undefined>;
 
-/** A complete handler table: one typed handler per operationId of `Ops`. */
-export type HandlerTable<A, Ops> = { [K in keyof Ops & string]: OperationHandler<A, Ops[K]> };
+/** A complete handler table: one typed handler per operationId of `Ops`, each part typed as its row in `Rows` says the router hands it on. */
+export type HandlerTable<A, Ops, Rows = Record<never, never>> = {
+  [K in keyof Ops & string]: OperationHandler<A, Ops[K], K extends keyof Rows ? Rows[K] : unknown>;
+};
 
-export type AccountTable<A> = HandlerTable<A, AccountOperations>;
-export type ManagerTable<A> = HandlerTable<A, ManagerOperations>;
+export type AccountTable<A> = HandlerTable<A, AccountOperations, typeof accountOperationTable>;
+export type ManagerTable<A> = HandlerTable<A, ManagerOperations, typeof managerOperationTable>;
 export type { AccountOperationId, AccountOperations, ManagerOperationId, ManagerOperations };
 
 type Merged<T extends readonly object[]> = T extends readonly [infer H, ...infer R extends readonly object[]] ? H & Merged<R> : unknown;

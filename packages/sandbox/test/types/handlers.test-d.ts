@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { AccountHandlers } from '../../src/account/context.js';
 import type { ManagerHandlers, ManagerHandlerTable } from '../../src/manager/context.js';
+import type { BodyAsSent, ManagerOperations } from '../../src/router/handlers.js';
 
 // The handler tables are typed by operationId from the types generated into @zone-api/spec: these
 // checks fail `tsc` (the `types` project) when a handler may read a field its operation does not
@@ -9,11 +10,14 @@ import type { ManagerHandlers, ManagerHandlerTable } from '../../src/manager/con
 describe('handler tables typed by operationId', () => {
   it('gives each handler its operation generated params, query and body', () => {
     void ({
-      banIp: (ctx) => {
-        expectTypeOf(ctx.params.port).toEqualTypeOf<number>();
-        expectTypeOf(ctx.body.ip).toEqualTypeOf<string>();
-        expectTypeOf(ctx.body.domain).toEqualTypeOf<string | undefined>();
-        return { status: 204 };
+      changeProxyIps: (ctx) => {
+        expectTypeOf(ctx.body.port).toEqualTypeOf<number>();
+        expectTypeOf(ctx.body.ips).toEqualTypeOf<string[] | undefined>();
+        return undefined;
+      },
+      getBanList: (ctx) => {
+        expectTypeOf(ctx.query.full).toEqualTypeOf<string | undefined>();
+        return undefined;
       },
       getVersion: (ctx) => {
         expectTypeOf(ctx.body).toEqualTypeOf<undefined>();
@@ -28,13 +32,38 @@ describe('handler tables typed by operationId', () => {
     } satisfies AccountHandlers);
   });
 
-  it('refuses a body field the operation does not have', () => {
+  it('types a part the real manager reads unchecked (x-observed-unchecked) as sent: path text, body fields of any type', () => {
     void ({
       banIp: (ctx) => {
-        // @ts-expect-error BanIpRequest has `ip`, not `ips`
-        void ctx.body.ips;
-        // @ts-expect-error and `ip` is a string
-        void ctx.body.ip.push;
+        expectTypeOf(ctx.params.port).toEqualTypeOf<number | string>();
+        expectTypeOf(ctx.body).toEqualTypeOf<BodyAsSent<ManagerOperations['banIp']['requestBody']['content']['application/json']>>();
+        expectTypeOf(ctx.body?.ip).toEqualTypeOf<unknown>();
+        expectTypeOf(ctx.body?.ms).toEqualTypeOf<unknown>();
+        return { status: 204 };
+      },
+      // A union of two forms: the fields of both.
+      banIps: (ctx) => {
+        expectTypeOf(ctx.body?.ips).toEqualTypeOf<unknown>();
+        expectTypeOf(ctx.body?.ip).toEqualTypeOf<unknown>();
+        return { status: 204 };
+      },
+    } satisfies ManagerHandlers);
+  });
+
+  it('refuses a body field the operation does not have', () => {
+    void ({
+      changeProxyIps: (ctx) => {
+        // @ts-expect-error UpdateIpsRequest has `ips`, not `ipz`
+        void ctx.body.ipz;
+        // @ts-expect-error and `port` is a number
+        void ctx.body.port.push;
+        return undefined;
+      },
+      banIp: (ctx) => {
+        // @ts-expect-error BanIpRequest has `ip`, not `ips`, even read unchecked
+        void ctx.body?.ips;
+        // @ts-expect-error an unchecked body may be absent
+        void ctx.body.ip;
         return undefined;
       },
     } satisfies ManagerHandlers);
