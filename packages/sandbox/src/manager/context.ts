@@ -1,3 +1,4 @@
+import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
@@ -48,26 +49,8 @@ export interface ManagerOptions {
   };
 }
 
-/** Defaults the manager applies to a port (what `proxies_running` shows beside the stored fields). */
-export const PORT_DEFAULTS = {
-  proxy_type: 'persist',
-  iface: '0.0.0.0',
-  proxy: 'zproxy.example.com',
-  proxy_port: 22225,
-  proxy_connection_type: 'http',
-  proxy_retry: 2,
-  insecure: false,
-  ssl: false,
-  dns: 'local',
-  route_err: 'pass_dyn',
-  sticky_ip: false,
-  pool_size: 0,
-  rotate_session: false,
-  max_ban_retries: 10,
-  socket_inactivity_timeout: 120_000,
-  debug: 'none',
-  multiply: 1,
-} as const;
+/** A port's defaults: their one home is domain/port-defaults.ts. */
+export { PORT_DEFAULTS };
 
 export type ManagerContext = ReturnType<typeof managerContext>;
 

@@ -1,5 +1,6 @@
 import { HAR_LIMITS } from '../domain/har.js';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
+import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import { badRequest, HttpError } from '../errors.js';
 import { leniencyHeaders } from '../router/lenient.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
@@ -55,10 +56,10 @@ export function settingsHandlers(c: ManagerContext) {
       cache_report: [0],
       cache_limit: 100_000_000,
       server_conf: { client: {} },
-      proxy_port: 22225,
+      proxy_port: PORT_DEFAULTS.proxy_port,
       logs_settings: {},
       use_custom_cert: false,
-      socket_inactivity_timeout: 120_000,
+      socket_inactivity_timeout: PORT_DEFAULTS.socket_inactivity_timeout,
       new_ui: false,
     };
   }

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { headerBrand, NETWORK_REALM } from '../brand.js';
 import { ipInList } from '../domain/net.js';
+import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { bill } from './billing.js';
@@ -30,7 +31,8 @@ import { parseUsername } from './username.js';
 // Its refusals are each a distinct error, named in `x-<brand>-error` / `x-<brand>-err-code` and in an
 // RFC 9209 `Proxy-Status`.
 
-export const DEFAULT_NETWORK_PORT = 22225;
+/** The upstream's port, as the provider's (a port's default `proxy_port`). */
+export const DEFAULT_NETWORK_PORT = PORT_DEFAULTS.proxy_port;
 const STICKY_LIMIT = 10_000;
 
 export interface NetworkOptions {

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
 import { PEER_IP_HEADERS, PORT_ERROR_HEADER } from '../brand.js';
 import { type Exchange, harKeep } from '../domain/har.js';
+import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { StreamedBody } from './body.js';
@@ -61,8 +62,8 @@ export async function throughUpstream<T>(
 ): Promise<{ answer: T; peer: string | null; session: string }> {
   const { store, cfg, port, session, upstream, now, gate } = ctx;
   const { host } = target;
-  const retries = cfg.max_ban_retries ?? 10;
-  const upstreamRetries = cfg.proxy_retry ?? 2;
+  const retries = cfg.max_ban_retries ?? PORT_DEFAULTS.max_ban_retries;
+  const upstreamRetries = cfg.proxy_retry ?? PORT_DEFAULTS.proxy_retry;
   /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
   const attemptOnce = async (current: string) => {
     for (let tries = 0; ; tries++) {
