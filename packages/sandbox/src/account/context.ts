@@ -65,7 +65,7 @@ export function accountContext(store: Store) {
 
   /** `zones` of the whitelist and recent-IPs reads: one Zone, or `*` for all (the credential's only). */
   function zonesOf(ctx: C): ZoneState[] {
-    const sel = ctx.query.zones as string;
+    const sel = ctx.query.zones;
     if (ctx.auth.scheme === 'zone') {
       if (sel !== '*' && sel !== ctx.auth.zone)
         throw badRequest('query.zones', `the X-Service-Auth credential is for Zone ${ctx.auth.zone}`);

@@ -145,7 +145,7 @@ export function logsStatsHandlers(c: ManagerContext) {
 
     getGeneralLogs: (ctx) => {
       // `limit=0` is the whole log: the real manager slices with `-limit` (lib/mixins/web_api.js 1438-1443).
-      const limit = (ctx.query.limit as number | undefined) ?? 100;
+      const limit = ctx.query.limit ?? 100;
       return { text: m().general_log.slice(-limit).join('\n') };
     },
 
@@ -153,7 +153,7 @@ export function logsStatsHandlers(c: ManagerContext) {
       const q = ctx.query;
       // The filters as the real manager reads them (lib/manager.js 715-757).
       const searched = await searchLog(m().har, q.search as string | undefined);
-      const sortKey = (q.sort as string | undefined) || 'uuid';
+      const sortKey = q.sort || 'uuid';
       // A field entries do not have sorts nothing: the log's own order (loki's simplesort on undefined).
       const getter = Object.hasOwn(harField, sortKey) ? harField[sortKey] : undefined;
       const code = q.status_code as string | undefined;
@@ -180,9 +180,9 @@ export function logsStatsHandlers(c: ManagerContext) {
           return (x < y ? -1 : x > y ? 1 : 0) * dir;
         });
       else if (desc) matched.reverse();
-      const skip = (q.skip as number | undefined) ?? 0;
+      const skip = q.skip ?? 0;
       // No limit, or `limit=0`, is all of them (`+req.query.limit||0`, then loki's limit(undefined)).
-      const limit = (q.limit as number | undefined) || undefined;
+      const limit = q.limit || undefined;
       const entries = limit !== undefined ? matched.slice(skip, skip + limit) : matched.slice(skip);
       return {
         body: {

@@ -80,7 +80,7 @@ export function usersAccessHandlers(c: ManagerContext) {
     listUsers: () => ({ body: m().users }),
 
     addUser: (ctx) => {
-      const email = ctx.body.email as string;
+      const email = ctx.body.email;
       if (!m().users.some((u) => u.email === email)) m().users.push({ email });
       log(`user ${email} added`);
       return undefined;

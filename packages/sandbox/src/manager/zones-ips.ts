@@ -32,14 +32,14 @@ export function zonesIpsHandlers(c: ManagerContext) {
     },
 
     listAllocatedIps: (ctx) => {
-      const name = (ctx.query.zone as string | undefined) ?? m().settings.zone;
+      const name = ctx.query.zone ?? m().settings.zone;
       const zone = store.zones.get(name);
       if (!zone) throw badRequest('query.zone', `Zone ${name} does not exist`);
       return { body: { ips: zone.ips } };
     },
 
     listAllocatedVips: (ctx) => {
-      const name = (ctx.query.zone as string | undefined) ?? m().settings.zone;
+      const name = ctx.query.zone ?? m().settings.zone;
       const zone = store.zones.get(name);
       if (!zone) throw badRequest('query.zone', `Zone ${name} does not exist`);
       return { body: { ips: zone.gips } };
@@ -48,7 +48,7 @@ export function zonesIpsHandlers(c: ManagerContext) {
     refreshIps: (ctx) => {
       const zone = store.zones.get(ctx.body.zone);
       if (!zone) throw badRequest('body.zone', `Zone ${ctx.body.zone} does not exist`);
-      const wanted = ctx.body.ips as string[];
+      const wanted = ctx.body.ips;
       onField('body.ips', () => store.pools.replaceIps(zone, wanted));
       const ips = [...new Set(wanted)];
       log(`refreshed ${ips.length} IPs of Zone ${zone.name}`);
