@@ -40,11 +40,11 @@ export class Store {
   /** gIP -> Zone name. */
   gipAllocated = new Map<string, string>();
   cities: Record<string, City[]> = {};
-  peers: Peer[] = [];
+  peers!: Peer[];
   networkStatus!: StateData['network_status'];
-  reqLogs: ReqLog[] = [];
-  usage: UsageDay[] = [];
-  charges: Charge[] = [];
+  reqLogs!: ReqLog[];
+  usage!: UsageDay[];
+  charges!: Charge[];
   manager!: Omit<ManagerState, 'ports' | 'bans'>;
   ports = new Map<number, ProxyPortConfig>();
   /** Port -> bans keyed by IP and domain (see banKey): adding or lifting one is O(1), whatever the list. */
@@ -169,12 +169,12 @@ export class Store {
     this.zones.delete(zone.name);
     this.touch('usage');
     this.touch('req_logs');
-    const other = (r: { zone: string }) => r.zone !== zone.name;
+    const other = (r: { zone?: string }) => r.zone !== zone.name;
     this.usage = this.usage.filter(other);
     this.reqLogs = this.reqLogs.filter(other);
     this.charges = this.charges.filter(other);
     this.touch('peers');
-    this.peers = this.peers.filter((p) => p.zone === undefined || p.zone !== zone.name);
+    this.peers = this.peers.filter(other);
   }
 
   /** Stores a port's configuration, or replaces the one on its number (its bans and session counter stay). */
