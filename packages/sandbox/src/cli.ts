@@ -30,7 +30,7 @@ Usage: zone-api-sandbox [options]
                      port, and the state holds the new numbers (for sandboxes side by side in CI)
   --proxy HOST       the proxy ports' upstream, manager-wide, as the real manager's --proxy (env
                      ZONE_API_SANDBOX_PROXY; default: the network); a port's own proxy is stored, not followed
-  --proxy-port N     its port, as the real manager's --proxy_port (env ZONE_API_SANDBOX_PROXY_PORT, default 22225)
+  --proxy-port N     its port, as the real manager's --proxy_port (env ZONE_API_SANDBOX_PROXY_PORT, default ${DEFAULT_NETWORK_PORT})
   --no-proxy-ports   manager proxy ports do not listen (default: each port of the state is an HTTP proxy
                      on its iface, loopback by default, forwarding through the network)
   --no-traffic       neither the network nor listening ports (env ZONE_API_SANDBOX_TRAFFIC=off)
