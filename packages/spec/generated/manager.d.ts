@@ -5,9 +5,9 @@ export type { $defs, components, operations as OperationTypes, paths, webhooks }
 
 /** Every operation of the Local Proxy Manager API: operationId -> method, path and what the spec says of it. */
 export declare const operations: {
-  readonly addAdminWhitelistIp: { readonly method: "POST"; readonly path: "/api/add_whitelist_ip"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly addAdminWhitelistIp: { readonly method: "POST"; readonly path: "/api/add_whitelist_ip"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly addUser: { readonly method: "POST"; readonly path: "/api/pm_user"; readonly idempotent: false; readonly changesState: true; readonly brandPrefix: "pm"; readonly success: { readonly "200": readonly [] } };
-  readonly addWhitelistIp: { readonly method: "POST"; readonly path: "/api/add_wip"; readonly idempotent: false; readonly changesState: true; readonly credentials: readonly ["managerToken"]; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly addWhitelistIp: { readonly method: "POST"; readonly path: "/api/add_wip"; readonly idempotent: false; readonly changesState: true; readonly credentials: readonly ["managerToken"]; readonly unchecked: readonly ["body"]; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly banIp: { readonly method: "POST"; readonly path: "/api/proxies/{port}/banip"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body", "path"]; readonly success: { readonly "204": readonly [] } };
   readonly banIpAllPorts: { readonly method: "POST"; readonly path: "/api/banip"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "204": readonly [] } };
   readonly banIps: { readonly method: "POST"; readonly path: "/api/proxies/{port}/banips"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body", "path"]; readonly success: { readonly "204": readonly [] } };
