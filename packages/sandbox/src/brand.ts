@@ -20,6 +20,16 @@ export const headerBrand = (brand: string): string => (brand.toLowerCase() === L
 /** The headers that name the exit peer's IP in an answer of the network, the legacy one first. */
 export const PEER_IP_HEADERS = [`x-${headerBrand(LEGACY_BRAND)}-ip`, `x-${headerBrand(UPSTREAM_BRAND)}-ip`];
 
+/**
+ * The real manager's default `test_url` (lpm_config_static.js 71): the provider's test host, which a
+ * port's status check asks for. The sandbox's network answers it itself, offline (network.ts).
+ */
+export const PROVIDER_TEST_URL = 'http://geo.brdtest.com/mygeo.json';
+export const PROVIDER_TEST_HOST = new URL(PROVIDER_TEST_URL).hostname;
+
+/** The User-Agent of the real manager's own requests (its status check; lib/util.js `user_agent`). */
+export const managerUserAgent = (version: string): string => `luminati-proxy-manager/${version}`;
+
 /** The header in which a manager port names why it refused or failed a request (as the real manager). */
 export const PORT_ERROR_HEADER = 'x-lpm-error';
 

@@ -488,11 +488,20 @@ describe("a port's upstream settings", () => {
       expect(res.status).toBe(502);
       expect(res.headers['x-lpm-error']).toMatch(/cannot be reached \(ECONNRESET\)/);
       expect(connections).toBe(4);
-      expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toMatchObject({ status: 'ok' });
+      // The status check goes through the port as a request does: the port's error is its status.
+      expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({
+        status: `The upstream 127.0.0.1:${brokenPort} cannot be reached (ECONNRESET)`,
+        status_details: [],
+      });
+      expect(connections).toBe(8);
       broken.close();
       await new Promise((r) => setTimeout(r, 50));
-      const status = (await manager.getProxyStatus({ params: { path: { port } } })).data as Rec;
-      expect(status).toEqual({ status: 'No hosts available', status_details: [] });
+      // The last status until `force`; then a refused upstream, as the real manager words it (observed).
+      expect((await manager.getProxyStatus({ params: { path: { port } } })).data).toMatchObject({
+        status: expect.stringMatching(/ECONNRESET/),
+      });
+      const status = (await manager.getProxyStatus({ params: { path: { port }, query: { force: true } } })).data as Rec;
+      expect(status).toEqual({ status: 'connection refused (may have been caused due to firewall settings)', status_details: [] });
     } finally {
       await s.close();
       broken.close();
@@ -511,6 +520,35 @@ describe("a port's upstream settings", () => {
       const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/own-proxy`);
       expect(res.status, res.text).toBe(200);
       expect(JSON.parse(res.text)).toMatchObject({ path: '/own-proxy' });
+    } finally {
+      await t.manager.deleteProxy({ params: { path: { port } } });
+    }
+  });
+
+  it('proxy_status sends test_url through the port (STATUS CHECK), which the network answers offline; the last status until force', async () => {
+    const port = await freePort();
+    await t.manager.createProxy({ body: { proxy: { port, zone: RES } } });
+    const checks = async () =>
+      ((await t.manager.getLogs({ params: { query: { port_from: port, port_to: port } } })).data as Rec).log.entries.filter(
+        (e: Rec) => e.details.context === 'STATUS CHECK',
+      );
+    try {
+      const testUrl = (await t.manager.getSettings()).data?.test_url;
+      expect(testUrl).toBe('http://geo.brdtest.com/mygeo.json');
+      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({ status: 'ok', status_details: [] });
+      await t.sandbox.settled();
+      const [first, ...more] = await checks();
+      expect(more).toHaveLength(0);
+      expect(first).toMatchObject({ request: { method: 'GET', url: testUrl }, response: { status: 200 } });
+      // Neither the context nor the manager's agent header is passed on or logged.
+      expect(first.request.headers.map((h: Rec) => h.name.toLowerCase())).not.toContain('x-hola-context');
+      expect(JSON.parse(first.response.content.text)).toMatchObject({ ip: first.details.proxy_peer, country: expect.any(String) });
+      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({ status: 'ok', status_details: [] });
+      await t.sandbox.settled();
+      expect(await checks()).toHaveLength(1);
+      await t.manager.getProxyStatus({ params: { path: { port }, query: { force: true } } });
+      await t.sandbox.settled();
+      expect(await checks()).toHaveLength(2);
     } finally {
       await t.manager.deleteProxy({ params: { path: { port } } });
     }
@@ -543,14 +581,14 @@ describe("a port's upstream settings", () => {
       await t.manager.updateProxy({ params: { path: { port } }, body: { proxy: { ext_proxies: [{ proxy: ext }] } } });
       const res = await via(`http://127.0.0.1:${port}`, `${targetUrl}/ext`);
       expect([res.status, res.headers['x-lpm-error']]).toEqual([502, '_url.match is not a function']);
-      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toEqual({
+      expect((await t.manager.getProxyStatus({ params: { path: { port }, query: { force: true } } })).data).toEqual({
         status: '_url.match is not a function',
         status_details: [],
       });
       // An external proxy that refuses the connection: the real manager's status says so.
       await t.manager.updateProxy({ params: { path: { port } }, body: { proxy: { ext_proxies: ['127.0.0.1:1'] } } });
       expect((await via(`http://127.0.0.1:${port}`, `${targetUrl}/ext`)).status).toBe(502);
-      expect((await t.manager.getProxyStatus({ params: { path: { port } } })).data).toMatchObject({
+      expect((await t.manager.getProxyStatus({ params: { path: { port }, query: { force: true } } })).data).toMatchObject({
         status: 'connection refused (may have been caused due to firewall settings)',
       });
     } finally {

@@ -416,7 +416,10 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Get the status of a port
    *
-   * Returns the status of the port: `ok` for a healthy port. The real manager always answers `200`,
+   * Returns the status of the port: `ok` for a healthy port. The real manager checks a port by
+   * sending `GET` of the settings' `test_url` through the port itself (context `STATUS CHECK`: logged
+   * and counted as the port's request, its rules not applied), `ok` when it answers `200`, else the
+   * answer's error header or status text (observed; lib/manager.js 627-662). The real manager always answers `200`,
    * also for a port it does not know (`Unknown proxy`), a port whose Zone is disabled
    * (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
    * The port is looked up as given, unchecked: `abc` or `024000` name no port and are answered

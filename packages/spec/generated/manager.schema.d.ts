@@ -299,7 +299,10 @@ export interface paths {
         };
         /**
          * Get the status of a port
-         * @description Returns the status of the port: `ok` for a healthy port. The real manager always answers `200`,
+         * @description Returns the status of the port: `ok` for a healthy port. The real manager checks a port by
+         *     sending `GET` of the settings' `test_url` through the port itself (context `STATUS CHECK`: logged
+         *     and counted as the port's request, its rules not applied), `ok` when it answers `200`, else the
+         *     answer's error header or status text (observed; lib/manager.js 627-662). The real manager always answers `200`,
          *     also for a port it does not know (`Unknown proxy`), a port whose Zone is disabled
          *     (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
          *     The port is looked up as given, unchecked: `abc` or `024000` name no port and are answered
@@ -3060,10 +3063,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Check the port again instead of reporting the last known status (observed; not further documented).
+                 * @description Check the port again instead of reporting the last known status (observed; not further
+                 *     documented). The real manager reads any value but `false` and `0` as true, an empty one too
+                 *     (lib/mixins/web_api.js 565-566); without it, a port checked before answers its last status.
                  * @example true
                  */
-                force?: boolean;
+                force?: boolean | string;
             };
             header?: never;
             path: {

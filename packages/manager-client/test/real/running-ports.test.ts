@@ -130,3 +130,50 @@ describe("a port's own proxy", () => {
     expect(sbxLog).toEqual(realLog);
   });
 });
+
+/** The status checks each side logged for the port: `port url status context`, with the port renumbered from `base`. */
+function checks(r: Reply, base: number): string[] {
+  const all = (r.body as { log: { entries: (Entry & { request: { method: string }; details?: { context?: string } })[] } }).log.entries;
+  return all
+    .filter((e) => e.details?.context === 'STATUS CHECK')
+    .map((e) => `${(e.details?.port ?? 0) - base} ${e.request.method} ${e.request.url} ${e.response.status}`);
+}
+
+describe("proxy_status' test request", () => {
+  it('GET test_url through the port itself, logged as its STATUS CHECK and counted; the last status answered until `force` (any value but false and 0)', async () => {
+    const port = 25630;
+    const [realSettings, sbxSettings] = await pair.both(() => ['GET', '/api/settings']);
+    const testUrl = (realSettings.body as { test_url: string }).test_url;
+    expect((sbxSettings.body as { test_url: string }).test_url).toBe(testUrl);
+    // A rule that would ban the peer of any answer naming a country: not run for a status check.
+    const rule = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'body', body: 'country' };
+    await pair.createBoth(port, { rules: [rule] });
+    const logs = async () => {
+      const [real, sbx] = await pair.both(() => ['GET', '/api/logs?limit=0']);
+      return [checks(real, port), checks(sbx, port + SHIFT)];
+    };
+    const expectChecks = async (count: number) => {
+      await expect
+        .poll(async () => (await logs())[0]?.length, { timeout: 5000, message: `the real manager logs ${count} checks` })
+        .toBe(count);
+      await pair.sandbox.settled();
+      const [real, sbx] = await logs();
+      expect(real).toEqual(Array.from({ length: count }, () => `0 GET ${testUrl} 200`));
+      expect(sbx).toEqual(real);
+    };
+    const ok = { status: 200, body: { status: 'ok', status_details: [] } };
+    await pair.same((at) => ['GET', `/api/proxy_status/${at(port)}`], ok);
+    await expectChecks(1);
+    // The last status, no new request: absent, `false` and `0` do not force.
+    for (const q of ['', '?force=false', '?force=0']) await pair.same((at) => ['GET', `/api/proxy_status/${at(port)}${q}`], ok);
+    await expectChecks(1);
+    // Any other value forces a new check, an empty one and `abc` too (lib/mixins/web_api.js 565-566).
+    for (const q of ['?force=true', '?force=abc', '?force=']) await pair.same((at) => ['GET', `/api/proxy_status/${at(port)}${q}`], ok);
+    await expectChecks(4);
+    const [statsReal, statsSbx] = await pair.both(() => ['GET', '/api/recent_stats']);
+    expect(counts(statsReal, port).ports).toMatchObject({ '0': { reqs: 4, success: 4 } });
+    expect(counts(statsSbx, port + SHIFT).ports['0']).toEqual(counts(statsReal, port).ports['0']);
+    // No rule ran: nothing banned.
+    await pair.same((at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: [] } });
+  });
+});

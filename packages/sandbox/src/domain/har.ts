@@ -24,6 +24,8 @@ export function harEntryWeight(e: HarEntry): number {
 
 export interface Exchange {
   port: number;
+  /** The request's context (`x-hola-context`, e.g. `STATUS CHECK`); none: `RESPONSE`. */
+  context?: string;
   started: number;
   time: number;
   method: string;
@@ -144,7 +146,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
   return {
     uuid,
     details: {
-      context: 'RESPONSE',
+      context: x.context ?? 'RESPONSE',
       out_bw: x.outBw,
       in_bw: x.inBw,
       bw: x.inBw + x.outBw,

@@ -1,3 +1,4 @@
+import { PROVIDER_TEST_URL } from '../brand.js';
 import { harEntry } from './har.js';
 import { lcg, SEED } from './seed-ids.js';
 import type { HarEntry, StateData } from './types.js';
@@ -85,7 +86,7 @@ export function managerSeed(): StateData['manager'] {
       pending_www_ips: [],
       read_only: false,
       config: 'zone-api-sandbox (in memory)',
-      test_url: 'https://example.com/myip.json',
+      test_url: PROVIDER_TEST_URL,
       logs: 1000,
       log: 'notice',
       har_limit: 1024,

@@ -44,8 +44,10 @@ export interface ManagerOptions {
   ports?: {
     open(cfg: ProxyPortConfig): Promise<unknown>;
     close(port: number): Promise<void>;
-    /** Whether the port's upstream answers, checked for real: `true`, else the status the real manager's check reports. */
-    upstreamAnswers(cfg: ProxyPortConfig): Promise<true | string>;
+    /** The port's status check (`test_url` through the port, as the real manager's): `ok`, else the status the real manager reads. */
+    check(cfg: ProxyPortConfig, testUrl: string, userAgent: string): Promise<string>;
+    /** Calls `listener` with the port of each request through a port that succeeds. */
+    onSuccess?(listener: (port: number) => void): void;
   };
 }
 

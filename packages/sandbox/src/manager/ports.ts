@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { managerUserAgent } from '../brand.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
 import { listenHost, portFree } from '../free-ports.js';
@@ -49,7 +50,13 @@ export function portsHandlers(c: ManagerContext) {
   const { store, options, m, log, portByKey, portOf, status, effective, portFacts } = c;
   const types = options.portFieldTypes ?? {};
   /** The status of each port's last check (`getProxyStatus`), which `proxies_running` shows from then on. */
-  const checked = new Map<number, object>();
+  const checked = new Map<number, { status?: string; status_details?: unknown[] }>();
+  // A request through a port that succeeds makes its status `ok`, kept until a check finds otherwise
+  // (lib/manager.js 322-326: the port's usage report); proxies_running shows it.
+  options.ports?.onSuccess?.((port) => {
+    const last = checked.get(port);
+    if (last?.status !== 'ok') checked.set(port, { ...last, status: 'ok' });
+  });
   /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
   function checkPort(port: number, self?: number): void {
     if (port !== self && store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
@@ -267,12 +274,26 @@ export function portsHandlers(c: ManagerContext) {
       if (!cfg) return { body: { status: 'Unknown proxy' } };
       // The real manager adds the details of its port check to the answer for `persist` ports only.
       let s = status(cfg);
-      // When ports carry traffic, the upstream is checked for real.
-      // The real manager's answer for an upstream it cannot reach or read (observed).
-      const up = s.status === 'ok' && options.ports ? await options.ports.upstreamAnswers(cfg) : true;
-      if (up !== true) s = { status: up, status_details: [] };
       // A disabled Zone is answered before the port's details are read (web_api.js 557-561).
-      const answer = cfg.proxy_type === 'persist' && s.status !== 'Disabled zone' ? { status_details: [], ...s } : s;
+      const details = (x: typeof s) => (cfg.proxy_type === 'persist' && x.status !== 'Disabled zone' ? { status_details: [], ...x } : x);
+      if (s.status !== 'ok' || !options.ports) {
+        const answer = details(s);
+        checked.set(cfg.port, answer);
+        return { body: answer };
+      }
+      // When ports carry traffic, the port is checked as the real manager checks it: its last status is
+      // answered until `force` asks again, any value of it but `false` and `0` (web_api.js 565-585).
+      const force = ctx.query.force;
+      const again = force !== undefined && String(force) !== 'false' && String(force) !== '0';
+      const last = checked.get(cfg.port);
+      if (last?.status && !again) {
+        const answer = details(last as typeof s);
+        checked.set(cfg.port, answer);
+        return { body: answer };
+      }
+      const result = await options.ports.check(cfg, m().settings.test_url, managerUserAgent(m().version));
+      if (result !== 'ok') s = { status: result, status_details: [] };
+      const answer = details(s);
       checked.set(cfg.port, answer);
       return { body: answer };
     },

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
-import { headerBrand, NETWORK_REALM } from '../brand.js';
+import { headerBrand, NETWORK_REALM, PROVIDER_TEST_HOST } from '../brand.js';
 import { ipInList } from '../domain/net.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
@@ -185,12 +185,36 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const { whitelist, blacklist = [] } = zone.domains;
     if ((whitelist.length && !whitelist.some((d) => matchesDomain(host, d))) || blacklist.some((d) => matchesDomain(host, d)))
       throw refuse(brand, 'domain_forbidden', `Domain ${host} is not allowed for Zone ${zone.name}`);
-    if (!egressAllowed(host, o.egressAllow))
+    // The provider's test host is answered by the network itself (testHostAnswer), not reached.
+    if (host !== PROVIDER_TEST_HOST && !egressAllowed(host, o.egressAllow))
       throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback targets; allow ${host} with --egress-allow`);
     if (loopbackRefused(host, clientIp, o.egressAllow)) throw refuse(brand, 'egress_refused', remoteLoopbackMessage(clientIp, host));
     const exit = pickExit(store, brand, zone, user.options);
     const usage = { zone, clientIp, session: user.options.session ?? '', ua: r.ua, host };
     return { store, brand, exit, usage, peerHeader: { [`x-${headerBrand(brand)}-ip`]: exit.ip } };
+  }
+
+  /**
+   * A plain request to the provider's test host (the real manager's default `test_url`, which its
+   * status check asks for through each port), answered by the network itself, offline: 200 with JSON
+   * of what the sandbox knows of the exit peer (its IP, country, ASN, state and city, as far as the
+   * seed names them). The provider's own answer describes the peer's location with more fields, which
+   * the sandbox does not invent.
+   */
+  function testHostAnswer(exit: Exit, req: Omit<ForwardOptions, 'ca'>): Forwarded {
+    if (req.body instanceof Readable) req.body.resume();
+    const asnum = Number(String(exit.asn ?? '').replace(/^AS/i, ''));
+    const geo = { ...(exit.city ? { city: exit.city } : {}), ...(exit.state ? { region: exit.state } : {}) };
+    const body = Buffer.from(
+      JSON.stringify({
+        ip: exit.ip,
+        country: exit.country.toUpperCase(),
+        ...(exit.asn ? { asn: { asnum: Number.isFinite(asnum) ? asnum : exit.asn } } : {}),
+        geo,
+      }),
+    );
+    const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length), server: NETWORK_REALM };
+    return { status: 200, statusText: 'OK', headers, rawHeaders: Object.entries(headers).flat(), body: Readable.from([body]) };
   }
 
   /**
@@ -270,7 +294,10 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const settle = o.inflight?.start() ?? (() => {});
     let res: Forwarded;
     try {
-      res = await forward({ ...req, ca: o.targetCa, remote: { clientIp: a.usage.clientIp, allow: o.egressAllow } });
+      res =
+        req.url.hostname.toLowerCase() === PROVIDER_TEST_HOST && req.url.protocol === 'http:'
+          ? testHostAnswer(a.exit, req)
+          : await forward({ ...req, ca: o.targetCa, remote: { clientIp: a.usage.clientIp, allow: o.egressAllow } });
     } catch (err) {
       settle();
       const code = (err as NodeJS.ErrnoException).code ?? 'error';

@@ -38,6 +38,12 @@ export interface PortRequest {
   gate?: Gate;
   /** CA certificates trusted for HTTPS targets beside the system's (SSL analyzing talks TLS to the target itself). */
   targetCa?: readonly string[];
+  /**
+   * The request's context, as the client named it in `x-hola-context` (the real manager reads the
+   * header into the request's context and does not pass it on, lib/context.js 13-15 and 134-139): the
+   * status check's `STATUS CHECK` skips the port's rules (lib/rules.js 60, 111, 132). None: `RESPONSE`.
+   */
+  context?: string;
   /** A new HAR exchange of this request. */
   exchange: (method: string, url: string) => Exchange;
   log: (x: Exchange) => void;

@@ -1,8 +1,8 @@
 import { createServer as createHttpsServer } from 'node:https';
-import { connect, isIP, type Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../brand.js';
-import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight } from '../domain/har.js';
+import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight, successful } from '../domain/har.js';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { HarEntry, ProxyPortConfig } from '../domain/types.js';
@@ -14,6 +14,7 @@ import type { Inflight } from './inflight.js';
 import { checkRemoteName } from './lookup.js';
 import type { ProxyNetwork } from './network.js';
 import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
+import { statusCheck } from './status-check.js';
 import { connectHead, respond, smtpSockets, TunnelServer, tunnel } from './tunnel.js';
 import { EXT_PROXY_NOT_TEXT, extProxy, Gate } from './upstream.js';
 import { portCustomer, portUsername } from './username.js';
@@ -42,11 +43,6 @@ export interface PortTrafficOptions {
   /** Counts each request and tunnel until its HAR entry is written (sandbox.settled()). */
   inflight?: Inflight;
 }
-
-/** The real manager's status of a port whose upstream it cannot reach (observed). */
-const NO_HOSTS = 'No hosts available';
-/** Its status of a port whose external proxy refuses the connection (lib/manager.js 652-655). */
-const EXT_REFUSED = 'connection refused (may have been caused due to firewall settings)';
 
 export class PortTraffic {
   private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
@@ -123,29 +119,16 @@ export class PortTraffic {
   }
 
   /**
-   * Whether a port's upstream answers, checked for real: a TCP connection to it (the proxy it names,
-   * the external proxy whose turn is next, or the sandbox's network). Checking takes no turn. `true`,
-   * else the status the real manager's check reports: the error of an `ext_proxies` entry it cannot
-   * read, `connection refused …` for an external proxy that refuses (lib/manager.js 649-656, observed),
-   * and `No hosts available` for any other upstream it cannot reach (observed for a port's own `proxy`).
+   * The port's status check, as the real manager makes it (status-check.ts): `test_url` asked for
+   * through the port itself, on loopback, logged and counted as the port's request with the context
+   * `STATUS CHECK`. The status the real manager reads from the answer: `ok`, or why not.
    */
-  async upstreamAnswers(cfg: ProxyPortConfig): Promise<true | string> {
-    let up: { host: string; port: number; ext?: boolean };
-    try {
-      up = this.upstreamOf(cfg, false);
-    } catch (err) {
-      return (err as Error).message === EXT_PROXY_NOT_TEXT ? EXT_PROXY_NOT_TEXT : NO_HOSTS;
-    }
-    return new Promise((resolve) => {
-      const socket = connect({ host: up.host, port: up.port });
-      socket.setTimeout(3000, () => socket.destroy());
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', (err: NodeJS.ErrnoException) => resolve(up.ext && err.code === 'ECONNREFUSED' ? EXT_REFUSED : NO_HOSTS));
-      socket.once('close', () => resolve(NO_HOSTS));
-    });
+  check(cfg: ProxyPortConfig, testUrl: string, userAgent: string): Promise<string> {
+    const s = this.servers.get(cfg.port);
+    if (!s) return Promise.resolve('error');
+    const host = s.iface === '0.0.0.0' ? '127.0.0.1' : s.iface === '::' ? '::1' : s.iface;
+    const checked = statusCheck(host, cfg.port, testUrl, userAgent);
+    return this.o.inflight?.track(checked) ?? checked;
   }
 
   /** Listens on exactly the ports of the state (after a reset or a load); returns the ports that could not bind. */
@@ -257,6 +240,11 @@ export class PortTraffic {
     const userFor = (session: string) => portUsername(cfg, portCustomer(cfg, s.customer), zoneName, session, UPSTREAM_BRAND);
     const session = this.session(cfg, clientIp);
     const started = this.o.now();
+    // The real manager's own headers: read into the request's context, neither passed on nor logged (lib/context.js 13-15, 134-139).
+    const hola = request.headers['x-hola-context'];
+    const context = Array.isArray(hola) ? hola[0] : hola;
+    delete request.headers['x-hola-context'];
+    delete request.headers['x-hola-agent'];
     const ctx: PortRequest = {
       store,
       cfg,
@@ -272,7 +260,11 @@ export class PortTraffic {
       now: this.o.now,
       gate: this.gateOf(cfg),
       targetCa: this.o.targetCa,
-      exchange: (method, url) => this.exchange(cfg, started, method, url, request, upstream, clientIp),
+      ...(context ? { context } : {}),
+      exchange: (method, url) => ({
+        ...this.exchange(cfg, started, method, url, request, upstream, clientIp),
+        ...(context ? { context } : {}),
+      }),
       log: (x) => this.log(x),
     };
     const track = <T>(work: Promise<T>) => this.o.inflight?.track(work) ?? work;
@@ -361,7 +353,17 @@ export class PortTraffic {
    * One HAR entry, the log trimmed to the settings' `logs` entries; with `logs: 0` nothing is logged
    * (as the real manager: lib/manager.js 360-367, lib/loki.js 91-99).
    */
+  /** Listeners told of each request through a port that succeeded (its port), as the real manager's usage report. */
+  private readonly succeeded: ((port: number) => void)[] = [];
+
+  /** Calls `listener` with the port of each request that succeeds through a port (the real manager then shows the port `ok`). */
+  onSuccess(listener: (port: number) => void): void {
+    this.succeeded.push(listener);
+  }
+
   private log(x: Exchange): void {
+    // Whatever is logged: the real manager marks the port `ok` from the request's usage report (lib/manager.js 322-326).
+    if (successful(x.status)) for (const l of this.succeeded) l(x.port);
     const keep = Math.min(Math.max(0, Number(this.o.store.manager.settings.logs) || 0), HAR_LIMITS.entries);
     if (!keep) return;
     const har = this.o.store.manager.har;

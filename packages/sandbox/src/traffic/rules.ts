@@ -4,6 +4,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { Exchange } from '../domain/har.js';
 import type { Store } from '../domain/state.js';
 import type { PortRequest } from './port-request.js';
+import { STATUS_CHECK_CONTEXT } from './status-check.js';
 
 // A port's `rules` applied to its requests, as the real local proxy manager 1.570.247 applies them
 // (@luminati-io/luminati-proxy, lib/rules.js; the trigger a rule's fields stand for: util/rules_util.js
@@ -282,7 +283,8 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
   url: string,
   send: (attempt: PortRequest) => Promise<S>,
 ): Promise<{ sent: S; rules: Json[] } | { byRule: Extract<Outcome, { kind: 'answer' }>; rules: Json[] }> {
-  const rules = portRules(ctx.cfg.rules);
+  // The status check's request runs no rule (lib/rules.js 60, 111, 132).
+  const rules = ctx.context === STATUS_CHECK_CONTEXT ? [] : portRules(ctx.cfg.rules);
   if (!rules.length) return { sent: await send(ctx), rules: [] };
   const run = new RuleRun(rules, storeEffects(ctx.store, ctx.port, ctx.now));
   let attempt = ctx;
