@@ -276,6 +276,9 @@ export function portsHandlers(c: ManagerContext) {
       let s = status(cfg);
       // A disabled Zone is answered before the port's details are read (web_api.js 557-561).
       const details = (x: typeof s) => (cfg.proxy_type === 'persist' && x.status !== 'Disabled zone' ? { status_details: [], ...x } : x);
+      // A port with an `smtp` list is an SMTP relay: not checked (web_api.js 563-564).
+      const smtp = (cfg as { smtp?: unknown }).smtp as ArrayLike<unknown> | undefined;
+      if (s.status === 'ok' && smtp?.length) return { body: { status: 'ok', status_details: [{ msg: 'SMTP proxy' }] } };
       if (s.status !== 'ok' || !options.ports) {
         const answer = details(s);
         checked.set(cfg.port, answer);
