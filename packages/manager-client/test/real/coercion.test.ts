@@ -157,6 +157,33 @@ describe('updateProxy converts the fields to their types', () => {
     });
   });
 
+  it('an update in place to another proxy_type: the port stays stored with it; it is then read-only', async () => {
+    // proxy_update_in_place (mgr_proxy.js 402-423) assigns the update to the stored entry: whatever
+    // proxy_type it now has, the port stays in GET /api/proxies; the next update finds it, and refuses a
+    // proxy_type other than persist (web_api.js 398-399). Found by random seed 1136855369.
+    const port = 25332;
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    const update = { proxy: { proxy_type: '', zone: 'static_zone' } };
+    // The answer's fields of the update itself (the real one answers the port's whole running options).
+    const answer = (r: Reply) => {
+      const data = (r.body as { data: Config }).data;
+      return { status: r.status, proxy_type: data.proxy_type, zone: data.zone, password: data.password };
+    };
+    const [realPut, sbxPut] = await s.both((at) => ['PUT', `/api/proxies/${at(port)}`, update]);
+    expect(answer(realPut)).toEqual({ status: 200, proxy_type: '', zone: 'static_zone', password: 'z8x7c6v5b4n3' });
+    expect(answer(sbxPut)).toEqual(answer(realPut));
+    const [real, sbx] = await stored(port);
+    expect(real).toMatchObject({ port, proxy_type: '', zone: 'static_zone' });
+    expect(sbx).toEqual(real);
+    const [realRun, sbxRun] = await running(port);
+    expect(realRun).toMatchObject({ port, proxy_type: '', zone: 'static_zone' });
+    expect(sbxRun).toEqual(realRun);
+    await s.same((at) => ['PUT', `/api/proxies/${at(port)}`, { proxy: { country: 'de' } }], {
+      status: 400,
+      body: { errors: [{ msg: 'Proxy is read-only' }] },
+    });
+  });
+
   it('enable_ssl updates in place each port without SSL analyzing; a port without a Zone then runs without one', async () => {
     const port = 25335;
     await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port) } }], { status: 200 }, created);

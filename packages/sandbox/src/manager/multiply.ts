@@ -19,12 +19,15 @@ export const isDuplicate = (cfg: ProxyPortConfig): boolean =>
   cfg.proxy_type === 'duplicate' && typeof (cfg as Running).master_port === 'number';
 
 /**
- * Whether the manager stores a running port's configuration: only a `persist` one (a create without
+ * Whether the manager stores a running port's configuration: a `persist` one (a create without
  * `proxy_type` is one; a port of the seed has none). A port created with another `proxy_type` runs
  * without being stored (lib/mixins/mgr_proxy.js 271-282): `GET /api/proxies` leaves it out, an update
  * finds no port (`No proxy at port N`), `proxies_running` shows only what the running port says of it.
+ * A stored port stays stored whatever `proxy_type` an update in place gives it (`assign(old_opt,
+ * new_proxy)` on the stored entry, mgr_proxy.js 402-423): `kept` names those ports.
  */
-export const isStored = (cfg: ProxyPortConfig): boolean => cfg.proxy_type === undefined || cfg.proxy_type === 'persist';
+export const isStored = (cfg: ProxyPortConfig, kept?: ReadonlySet<number>): boolean =>
+  cfg.proxy_type === undefined || cfg.proxy_type === 'persist' || !!kept?.has(cfg.port);
 
 /** How many ports a configuration runs: `multiply`, at least one. */
 export function portCount(cfg: ProxyPortConfig): number {
@@ -69,9 +72,9 @@ export function duplicatesOf(store: Store, master: number): ProxyPortConfig[] {
 }
 
 /** The stored configurations (`GET /api/proxies`): no duplicates, and no `user` the master runs as. */
-export function storedConfigs(store: Store): ProxyPortConfig[] {
+export function storedConfigs(store: Store, kept?: ReadonlySet<number>): ProxyPortConfig[] {
   return [...store.ports.values()]
-    .filter((c) => isStored(c))
+    .filter((c) => isStored(c, kept))
     .map((c) => {
       if (!(c as Running).multiply_users || !('user' in c)) return c;
       const { user: _user, ...rest } = c as Running;
@@ -101,10 +104,16 @@ export function deletion(store: Store, ports: number[]): { ports: number[]; refu
   return { ports: [...out], ...(refused ? { refused } : {}) };
 }
 
-/** An update names a duplicate or another port not stored: the real manager has no such port to update (400 `{errors: [{msg}]}`, web_api.js 392-397). */
-export function refuseDuplicateUpdate(cfg: ProxyPortConfig): void {
-  if (!isStored(cfg))
+/**
+ * An update names a duplicate or another port not stored: the real manager has no such port to update
+ * (400 `{errors: [{msg}]}`, web_api.js 392-397). A stored port whose `proxy_type` an update made other
+ * than `persist` is read-only (web_api.js 398-399).
+ */
+export function refuseDuplicateUpdate(cfg: ProxyPortConfig, kept?: ReadonlySet<number>): void {
+  if (!isStored(cfg, kept))
     throw new HttpError(400, `No proxy at port ${cfg.port}`, { body: { errors: [{ msg: `No proxy at port ${cfg.port}` }] } });
+  if (cfg.proxy_type !== undefined && cfg.proxy_type !== 'persist')
+    throw new HttpError(400, 'Proxy is read-only', { body: { errors: [{ msg: 'Proxy is read-only' }] } });
 }
 
 /**

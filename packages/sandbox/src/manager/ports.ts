@@ -51,6 +51,8 @@ export function portsHandlers(c: ManagerContext) {
   const types = options.portFieldTypes ?? {};
   /** The status of each port's last check (`getProxyStatus`), which `proxies_running` shows from then on. */
   const checked = new Map<number, { status?: string; status_details?: unknown[] }>();
+  /** Stored ports an update in place gave a `proxy_type` other than `persist`: they stay stored (multiply.ts isStored). */
+  const kept = new Set<number>();
   // A request through a port that succeeds makes its status `ok`, kept until a check finds otherwise
   // (lib/manager.js 322-326: the port's usage report); proxies_running shows it.
   options.ports?.onSuccess?.((port) => {
@@ -90,6 +92,7 @@ export function portsHandlers(c: ManagerContext) {
 
   function dropPort(port: number): void {
     store.dropPort(port);
+    kept.delete(port);
     checked.delete(port);
   }
 
@@ -124,11 +127,11 @@ export function portsHandlers(c: ManagerContext) {
       body: [...store.ports.values()]
         .sort((a, b) => a.port - b.port)
         .map((cfg) =>
-          runningView(cfg, runningConfig(cfg, types), m().settings.zone, checked.get(cfg.port), isStored(cfg) || isDuplicate(cfg)),
+          runningView(cfg, runningConfig(cfg, types), m().settings.zone, checked.get(cfg.port), isStored(cfg, kept) || isDuplicate(cfg)),
         ),
     }),
 
-    listProxies: () => ({ body: storedConfigs(store) }),
+    listProxies: () => ({ body: storedConfigs(store, kept) }),
 
     createProxy: async (ctx) => {
       // As the real manager reads the body (web_api.js 348-385): no check of the fields, none converted.
@@ -176,6 +179,7 @@ export function portsHandlers(c: ManagerContext) {
         await listen(configs);
         for (const cfg of configs) {
           store.putPort(cfg);
+          kept.delete(cfg.port);
           // A new port has not been checked, even where a port of its number was (and was deleted, or reset away).
           checked.delete(cfg.port);
         }
@@ -223,7 +227,7 @@ export function portsHandlers(c: ManagerContext) {
       // `this.proxies.find(p=>p.port==old_port)` (web_api.js 391-397): `024000` or `0x5DC0` name port 24000, `abc` none.
       const old = store.ports.get(Number(ctx.params.port));
       if (!old) throw new HttpError(400, `No proxy at port ${ctx.params.port}`);
-      refuseDuplicateUpdate(old);
+      refuseDuplicateUpdate(old, kept);
       // The real manager converts the fields to their types first (lib/middleware.js 124-131), then wants `proxy` (web_api.js 405-410).
       const body = ctx.body;
       const raw = body?.proxy;
@@ -262,6 +266,8 @@ export function portsHandlers(c: ManagerContext) {
         log(`port ${old.port} moved to ${port}`);
       } else {
         store.putPort(cfg);
+        // Updated in place: the stored entry stays, whatever proxy_type it now has (mgr_proxy.js 402-423).
+        if (!isStored(cfg)) kept.add(port);
         log(`port ${port} updated`);
       }
       await rebuildDuplicates(store, old.port, cfg, options.ports);
