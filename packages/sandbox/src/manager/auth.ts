@@ -5,9 +5,10 @@ import { HttpError } from '../errors.js';
 import type { OperationDef } from '../router/spec.js';
 
 /**
- * The manager's access rules, as the spec states them, before the body is read: an operation whose
- * security names `managerToken` needs the current token (`Authorization: <token>`, no Bearer); one
- * with `x-client-ip-check: true` needs a client IP that is loopback or in `www_whitelist_ips`.
+ * The manager's access rules, as the spec states them, once the body is read (the real manager's body
+ * parsers run before its API routes, web_server.js 166-176: a body that is no JSON is a 500 first): an
+ * operation whose security names `managerToken` needs the current token (`Authorization: <token>`, no
+ * Bearer); one with `x-client-ip-check: true` needs a client IP that is loopback or in `www_whitelist_ips`.
  */
 export function authenticateManager(store: Store, req: FastifyRequest, _reply: FastifyReply, op: OperationDef): undefined {
   if (op.credentials.includes('managerToken')) {

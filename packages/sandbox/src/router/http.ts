@@ -39,7 +39,11 @@ export interface ApiOptions<A> {
   doc: OpenApiDoc;
   handlers: Record<string, Handler<A>>;
   faults: FaultRegistry;
-  /** Runs before the body is read: throws an HttpError (401, 403) for a refused credential. */
+  /**
+   * Runs before the body is read: throws an HttpError (401, 403) for a refused credential. Where bodies
+   * are read as the real manager reads them (`realBodies`), it runs after the body is read, as the real
+   * manager's checks do (its body parsers come before its API routes, web_server.js 166-176).
+   */
   authenticate?: (req: FastifyRequest, reply: FastifyReply, op: OperationDef) => A;
   /** Runs before validation, after content parameters are parsed: may fill in values (e.g. from a credential). */
   prepare?: (req: FastifyRequest, op: OperationDef, auth: A) => void;
@@ -232,7 +236,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
       config: { op },
       onRequest(req, reply, done) {
         const proceed = () => {
-          if (authenticate) {
+          if (authenticate && !realBodies) {
             try {
               (req as Req)[kAuth] = authenticate(req, reply, op);
             } catch (err) {
@@ -251,6 +255,14 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         proceed();
       },
       preValidation(req, reply, done) {
+        // A body the real manager cannot parse is refused (500) before its credential is checked.
+        if (authenticate && realBodies) {
+          try {
+            (req as Req)[kAuth] = authenticate(req, reply, op);
+          } catch (err) {
+            return done(err as Error);
+          }
+        }
         const refused = readBody(req, op, realBodies);
         if (refused) return done(refused);
         const q = req.query as Record<string, unknown>;
