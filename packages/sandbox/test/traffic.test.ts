@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { createManagerClient } from '@zone-api/manager-client';
-import { basicAuth, freePort, peerOf, viaProxy } from '@zone-api/testkit';
+import { basicAuth, freePort, peerOf, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, startSandbox, validateSeed } from '../src/index.js';
@@ -177,6 +177,13 @@ describe('the proxy network', () => {
     expect(egress.status).toBe(403);
     expect(egress.headers['proxy-status']).toBe('zone-api-sandbox; error=destination_ip_prohibited; details="egress_refused"');
     expect(egress.text).toMatch(/--egress-allow/);
+    // The network answers the provider's test host itself only for a plain HTTP request (the status
+    // check's GET); a tunnel to it would leave the sandbox, so egress refuses it as it refuses any name.
+    const testHost = await tunnelThrough(t.sandbox.networkUrl as string, 'geo.brdtest.com:443', { auth: basicAuth(user(RES), RES_PW) });
+    expect(testHost.status).toBe(403);
+    expect(testHost.headers['proxy-status']).toBe('zone-api-sandbox; error=destination_ip_prohibited; details="egress_refused"');
+    const plain = await via(t.sandbox.networkUrl as string, 'http://geo.brdtest.com/mygeo.json', { auth: basicAuth(user(RES), RES_PW) });
+    expect(plain.status).toBe(200);
 
     await t.account.changeZoneDisable({ body: { zone: DC, disable: 1 } });
     expect(await refused(user(DC), DC_PW)).toMatchObject({ status: 403, code: 'zone_disabled' });

@@ -33,6 +33,8 @@ import { parseUsername } from './username.js';
 
 /** The upstream's port, as the provider's (a port's default `proxy_port`). */
 export const DEFAULT_NETWORK_PORT = PORT_DEFAULTS.proxy_port;
+/** A request the network answers itself (testHostAnswer): plain HTTP to the provider's test host; a tunnel to it is egress as any. */
+const answeredHere = (url: URL) => url.protocol === 'http:' && url.hostname.toLowerCase() === PROVIDER_TEST_HOST;
 const STICKY_LIMIT = 10_000;
 
 export interface NetworkOptions {
@@ -166,8 +168,11 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     return exit;
   }
 
-  /** Who may send this request, and through which exit peer: the checks of the network, in order; a refusal throws. */
-  function admit(r: Admission) {
+  /**
+   * Who may send this request, and through which exit peer: the checks of the network, in order; a
+   * refusal throws. `here`: the network answers the request itself (answeredHere), so egress does not apply.
+   */
+  function admit(r: Admission, here = false) {
     const { username, password, clientIp, hostname } = r;
     const user = username ? parseUsername(username, o.strict) : { error: 'no Proxy-Authorization: Basic credential was sent' };
     const brand = 'brand' in user ? user.brand : 'zone-api';
@@ -185,8 +190,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const { whitelist, blacklist = [] } = zone.domains;
     if ((whitelist.length && !whitelist.some((d) => matchesDomain(host, d))) || blacklist.some((d) => matchesDomain(host, d)))
       throw refuse(brand, 'domain_forbidden', `Domain ${host} is not allowed for Zone ${zone.name}`);
-    // The provider's test host is answered by the network itself (testHostAnswer), not reached.
-    if (host !== PROVIDER_TEST_HOST && !egressAllowed(host, o.egressAllow))
+    if (!here && !egressAllowed(host, o.egressAllow))
       throw refuse(brand, 'egress_refused', `The sandbox sends traffic only to loopback targets; allow ${host} with --egress-allow`);
     if (loopbackRefused(host, clientIp, o.egressAllow)) throw refuse(brand, 'egress_refused', remoteLoopbackMessage(clientIp, host));
     const exit = pickExit(store, brand, zone, user.options);
@@ -268,10 +272,10 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
         }),
       };
     }
-    const admitted = admit(admission);
+    const url = new URL(request.url as string);
+    const admitted = admit(admission, answeredHere(url));
     return {
       customTag: respond(async (response) => {
-        const url = new URL(request.url as string);
         // Streamed on as it arrives (the network keeps none of it, and sends it once).
         const body = new StreamedBody(request, 0, PREREAD);
         await body.start();
@@ -294,10 +298,9 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const settle = o.inflight?.start() ?? (() => {});
     let res: Forwarded;
     try {
-      res =
-        req.url.hostname.toLowerCase() === PROVIDER_TEST_HOST && req.url.protocol === 'http:'
-          ? testHostAnswer(a.exit, req)
-          : await forward({ ...req, ca: o.targetCa, remote: { clientIp: a.usage.clientIp, allow: o.egressAllow } });
+      res = answeredHere(req.url)
+        ? testHostAnswer(a.exit, req)
+        : await forward({ ...req, ca: o.targetCa, remote: { clientIp: a.usage.clientIp, allow: o.egressAllow } });
     } catch (err) {
       settle();
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
@@ -331,7 +334,7 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
   /** A plain request as a port of this sandbox sends it, without the loopback hop: the network's answer. */
   async function request(r: Admission, req: Omit<ForwardOptions, 'ca' | 'via'>): Promise<Forwarded> {
     try {
-      const admitted = admit(r);
+      const admitted = admit(r, answeredHere(req.url));
       const body = counted(req.body);
       return await exchange(admitted, { ...req, body: body.body }, () => requestSize(req.method, req.url.href, req.headers, body.bytes()));
     } catch (err) {
