@@ -30,6 +30,14 @@ export function listenHost(iface: unknown): string {
   return networkInterfaces()[iface]?.find((a) => a.family === 'IPv4')?.address ?? '127.0.0.1';
 }
 
+/**
+ * The address a client on this machine connects to for a listener bound on `host`: the wildcard
+ * addresses are reached on loopback (`0.0.0.0` on 127.0.0.1, `::` on ::1), any other as it is.
+ */
+export function loopbackFor(host: string): string {
+  return host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+}
+
 /** Whether `port` can be bound on `host` now. */
 export function portFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {

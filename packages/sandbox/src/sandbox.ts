@@ -11,7 +11,7 @@ import { controlRoutes, faultControl, hostAllowed, isLoopbackHost, newControlTok
 import { lockDataFile } from './domain/persist.js';
 import { Store } from './domain/state.js';
 import type { StateData } from './domain/types.js';
-import { freePort, portInUse, renumberPorts } from './free-ports.js';
+import { freePort, loopbackFor, portInUse, renumberPorts } from './free-ports.js';
 import { answerInProcess } from './in-process.js';
 import { authenticateManager, managerErrorBody, managerHandlers } from './manager/index.js';
 import { portFieldTypes } from './manager/port-config.js';
@@ -291,7 +291,8 @@ async function startLocked(
     await Promise.allSettled([account.close(), manager.close(), traffic.close()]);
     throw err;
   }
-  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const near = loopbackFor(host);
+  const urlHost = near.includes(':') ? `[${near}]` : near;
 
   return {
     ports: {

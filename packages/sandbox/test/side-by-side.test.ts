@@ -161,6 +161,19 @@ async function hold(port = 0): Promise<{ server: TcpServer; port: number }> {
   return { server, port: (server.address() as { port: number }).port };
 }
 
+describe('a sandbox listening on every interface', () => {
+  it('names loopback in its URLs (0.0.0.0 as 127.0.0.1, :: as [::1]), and answers there', async () => {
+    const [v4, v6] = await Promise.all([startSandbox({ host: '0.0.0.0' }), startSandbox({ host: '::' })]);
+    try {
+      expect(v4.managerUrl).toBe(`http://127.0.0.1:${v4.ports.manager}`);
+      expect(v6.managerUrl).toBe(`http://[::1]:${v6.ports.manager}`);
+      expect((await fetch(`${v6.managerUrl}/api/version`)).status).toBe(200);
+    } finally {
+      await Promise.all([v4.close(), v6.close()]);
+    }
+  }, 60_000);
+});
+
 describe('a port in use', () => {
   it('an API port in use is an error naming the option that picks a free one', async () => {
     const { port } = await hold();

@@ -1,4 +1,5 @@
 import type { Store } from '../domain/state.js';
+import { loopbackFor } from '../free-ports.js';
 import { SandboxCa } from './ca.js';
 import { Inflight } from './inflight.js';
 import { DEFAULT_NETWORK_PORT, type ProxyNetwork, startNetwork } from './network.js';
@@ -73,7 +74,7 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
   // reached over TCP, even when it is the network.
   const upstream: Upstream | undefined = o.upstream
     ? { host: o.upstream.host, port: o.upstream.port ?? DEFAULT_NETWORK_PORT }
-    : network && { host: o.host === '0.0.0.0' ? '127.0.0.1' : o.host === '::' ? '::1' : o.host, port: network.port, network: true };
+    : network && { host: loopbackFor(o.host), port: network.port, network: true };
   // The CA of SSL analyzing is made at start (in the background: about half a second of key generation).
   const ca = o.proxyPorts ? SandboxCa.create(now()) : undefined;
   ca?.catch(() => undefined);

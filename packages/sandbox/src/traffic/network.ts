@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
-import { headerBrand, NETWORK_REALM, PROVIDER_TEST_HOST } from '../brand.js';
+import { headerBrand, NETWORK_REALM } from '../brand.js';
 import { ipInList } from '../domain/net.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
@@ -22,6 +22,7 @@ import {
   writeAnswerHead,
 } from './forward.js';
 import type { Inflight } from './inflight.js';
+import { answeredHere, type Exit, testHostAnswer } from './test-host.js';
 import { connectHead, dial, relay, respond, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
 import { parseUsername } from './username.js';
 
@@ -33,8 +34,6 @@ import { parseUsername } from './username.js';
 
 /** The upstream's port, as the provider's (a port's default `proxy_port`). */
 export const DEFAULT_NETWORK_PORT = PORT_DEFAULTS.proxy_port;
-/** A request the network answers itself (testHostAnswer): plain HTTP to the provider's test host; a tunnel to it is egress as any. */
-const answeredHere = (url: URL) => url.protocol === 'http:' && url.hostname.toLowerCase() === PROVIDER_TEST_HOST;
 const STICKY_LIMIT = 10_000;
 
 export interface NetworkOptions {
@@ -102,14 +101,6 @@ function refuse(brand: string, code: RefusalCode, message: string): RequestError
 }
 
 const matchesDomain = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);
-
-interface Exit {
-  ip: string;
-  country: string;
-  city?: string;
-  state?: string;
-  asn?: string;
-}
 
 /**
  * The exit peers of a Zone, with what targeting reads of them: its datacenter IPs (country and city
@@ -196,29 +187,6 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     const exit = pickExit(store, brand, zone, user.options);
     const usage = { zone, clientIp, session: user.options.session ?? '', ua: r.ua, host };
     return { store, brand, exit, usage, peerHeader: { [`x-${headerBrand(brand)}-ip`]: exit.ip } };
-  }
-
-  /**
-   * A plain request to the provider's test host (the real manager's default `test_url`, which its
-   * status check asks for through each port), answered by the network itself, offline: 200 with JSON
-   * of what the sandbox knows of the exit peer (its IP, country, ASN, state and city, as far as the
-   * seed names them). The provider's own answer describes the peer's location with more fields, which
-   * the sandbox does not invent.
-   */
-  function testHostAnswer(exit: Exit, req: Omit<ForwardOptions, 'ca'>): Forwarded {
-    if (req.body instanceof Readable) req.body.resume();
-    const asnum = Number(String(exit.asn ?? '').replace(/^AS/i, ''));
-    const geo = { ...(exit.city ? { city: exit.city } : {}), ...(exit.state ? { region: exit.state } : {}) };
-    const body = Buffer.from(
-      JSON.stringify({
-        ip: exit.ip,
-        country: exit.country.toUpperCase(),
-        ...(exit.asn ? { asn: { asnum: Number.isFinite(asnum) ? asnum : exit.asn } } : {}),
-        geo,
-      }),
-    );
-    const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length), server: NETWORK_REALM };
-    return { status: 200, statusText: 'OK', headers, rawHeaders: Object.entries(headers).flat(), body: Readable.from([body]) };
   }
 
   /**

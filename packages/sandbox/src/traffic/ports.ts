@@ -6,7 +6,7 @@ import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight, successful } from 
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { HarEntry, ProxyPortConfig } from '../domain/types.js';
-import { listenHost } from '../free-ports.js';
+import { listenHost, loopbackFor } from '../free-ports.js';
 import type { SandboxCa } from './ca.js';
 import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import { passHeaders } from './forward.js';
@@ -126,8 +126,7 @@ export class PortTraffic {
   check(cfg: ProxyPortConfig, testUrl: string, userAgent: string): Promise<string> {
     const s = this.servers.get(cfg.port);
     if (!s) return Promise.resolve('error');
-    const host = s.iface === '0.0.0.0' ? '127.0.0.1' : s.iface === '::' ? '::1' : s.iface;
-    const checked = statusCheck(host, cfg.port, testUrl, userAgent);
+    const checked = statusCheck(loopbackFor(s.iface), cfg.port, testUrl, userAgent);
     return this.o.inflight?.track(checked) ?? checked;
   }
 
