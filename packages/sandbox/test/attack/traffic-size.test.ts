@@ -1,6 +1,11 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { journalOf } from '../../src/domain/persist.js';
+import { defaultSeed, type Sandbox, startSandbox } from '../../src/index.js';
 import { C, listenOnLoopback, RES, RES_PW, useTrafficSandbox } from '../helpers.js';
 
 // Traffic of any size through the network and through a port: no size and no client that goes away
@@ -179,4 +184,59 @@ describe('the HAR log keeps bodies up to har_limit and marks what it cut', () =>
     expect(request?.postData?.text).toHaveLength(limit);
     expect(request?.postData?.comment).toBe(`cut to har_limit: ${limit} of ${5 * MB} bytes kept`);
   });
+});
+
+describe('--data after more traffic than a string can hold', () => {
+  // The HAR log once kept whole request bodies, and the data file holds the HAR: past about 512 MB of
+  // bodies the state's JSON was longer than V8's longest string ("Invalid string length"), no save
+  // succeeded, and that traffic was neither billed nor logged in the file. The file holds what the log
+  // holds (har_limit bytes of each body), whatever went through.
+  const UPLOADS = 5;
+  const EACH = 110;
+  let dir: string | undefined;
+  let sandboxes: Sandbox[] = [];
+  afterAll(async () => {
+    await Promise.allSettled(sandboxes.map((s) => s.close()));
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`${UPLOADS * EACH} MB through a port: every request billed and logged, in the file too, which stays small`, async () => {
+    dir = mkdtempSync(join(tmpdir(), 'zone-api-data-'));
+    const file = join(dir, 'state.json');
+    const seed = defaultSeed();
+    seed.manager.ports = [];
+    const options = { accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed, dataFile: file } as const;
+    const first = await startSandbox(options);
+    sandboxes.push(first);
+    const port = await freePort();
+    const created = await fetch(`${first.managerUrl}/api/proxies`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ proxy: { port, zone: RES } }),
+    });
+    expect(created.status).toBe(200);
+    const billed = (s: Sandbox) => s.state().usage.reduce((n, d) => n + d.bw_up, 0);
+    const billedBefore = billed(first);
+    const atStart = received;
+    for (let i = 0; i < UPLOADS; i++) {
+      const r = await upload(`http://127.0.0.1:${port}`, EACH);
+      expect(r.status, r.text).toBe(200);
+    }
+    expect(received - atStart).toBe(UPLOADS * EACH * MB);
+    await first.settled();
+    const logged = (s: Sandbox) => s.state().manager.har.filter((e) => e.details?.port === port);
+    expect(logged(first).map((e) => e.request.bodySize)).toEqual(Array(UPLOADS).fill(EACH * MB));
+    expect(billed(first) - billedBefore).toBeGreaterThan(UPLOADS * EACH * MB);
+    const har = logged(first);
+    const usage = billed(first);
+    await first.close();
+    sandboxes = [];
+    // The snapshot and its journal: the log's har_limit bytes of each body, not the bodies.
+    const bytes = statSync(file).size + (statSync(journalOf(file), { throwIfNoEntry: false })?.size ?? 0);
+    expect(bytes).toBeLessThan(8 * MB);
+    const again = await startSandbox(options);
+    sandboxes.push(again);
+    expect(logged(again)).toEqual(har);
+    expect(billed(again)).toBe(usage);
+  }, 180_000);
 });
