@@ -69,6 +69,18 @@ describe('--data keeps the state across restarts', () => {
     }
   });
 
+  it("what the real manager keeps as given survives a restart: the settings' empty or unknown zone", async () => {
+    const file = join(freshDir(), 'state.json');
+    for (const zone of ['', 'no_such_zone']) {
+      await withSandbox(file, async (s) => {
+        expect((await clients(s).manager.updateSettings({ body: { zone } })).response.status).toBe(200);
+      });
+      await withSandbox(file, async (s) => {
+        expect((await clients(s).manager.getSettings()).data?.zone).toBe(zone);
+      });
+    }
+  });
+
   it('a torn temp file from a crash mid-write is ignored and removed; the data file wins', async () => {
     const dir = freshDir();
     const file = join(dir, 'state.json');

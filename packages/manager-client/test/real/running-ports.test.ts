@@ -177,3 +177,80 @@ describe("proxy_status' test request", () => {
     await pair.same((at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: [] } });
   });
 });
+
+describe('traffic the proxy network refuses', () => {
+  it('is answered, logged and counted as any other request (a Zone whose IP whitelist does not hold the client: 403)', async () => {
+    // The real manager passes the network's answer on and logs it: it reads the network's error header
+    // only for a tunnel (lib/mixins/server_handle.js 187: the plain request's check is not acted on),
+    // and each answered request is its port's `response` (lib/server.js 859, 117, 414-498).
+    const port = 25640;
+    await pair.createBoth(port, { zone: 'static_zone' });
+    const [real, sbx] = await pair.through(port, '/refused?st=200');
+    expect(real).toMatchObject({ status: 403, text: 'Client IP 127.0.0.1 is not in the whitelist of Zone static_zone' });
+    expect({ status: sbx.status, text: sbx.text }).toEqual({ status: real.status, text: real.text });
+    const [realLog, sbxLog] = await logged('/refused', 1, port);
+    expect(realLog).toEqual(['0 /refused?st=200 403']);
+    expect(sbxLog).toEqual(realLog);
+    const [statsReal, statsSbx] = await pair.both(() => ['GET', '/api/recent_stats']);
+    const line = (r: Reply, base: number) => {
+      const c = counts(r, base);
+      return { port: c.ports['0'], forbidden: c.status_code.find((s) => s.key === 403) };
+    };
+    expect(line(statsReal, port)).toEqual({ port: { reqs: 1, success: 0 }, forbidden: { key: 403, reqs: 1, success: 0 } });
+    expect(line(statsSbx, port + SHIFT)).toEqual(line(statsReal, port));
+  });
+});
+
+describe("the settings' zone", () => {
+  it('is stored as given, empty or unknown; a port without its own Zone is then refused by the network, and its status check says why', async () => {
+    const [before] = await pair.both(() => ['GET', '/api/settings']);
+    const zoneBefore = (before.body as { zone: string }).zone;
+    try {
+      for (const [zone, port, path, refusal] of [
+        [
+          '',
+          25650,
+          '/zone-empty',
+          'Proxy authentication failed: the username is not <brand>-customer-<CUSTOMER>-zone-<ZONE>[-<key>-<value>...]',
+        ],
+        ['no_such_zone', 25651, '/zone-unknown', 'Proxy authentication failed: wrong customer, Zone or password'],
+      ] as const) {
+        // Stored as given (lib/mixins/mgr_config.js 116-129), and answered so.
+        const set = await pair.same(
+          () => ['PUT', '/api/settings', { zone }],
+          { status: 200 },
+          (r) => ({
+            status: r.status,
+            zone: (r.body as { zone?: unknown }).zone,
+          }),
+        );
+        expect((set.body as { zone: unknown }).zone).toBe(zone);
+        await pair.same(
+          () => ['GET', '/api/settings'],
+          { status: 200 },
+          (r) => (r.body as { zone?: unknown }).zone,
+        );
+        // A port created without a Zone: its traffic names the settings' Zone, or none (lib/username.js 98-100).
+        const [realMade, sbxMade] = await pair.both((at) => ['POST', '/api/proxies', { proxy: { port: at(port) } }]);
+        expect([realMade.status, sbxMade.status]).toEqual([200, 200]);
+        const [real, sbx] = await pair.through(port, `${path}?st=200`);
+        expect(real).toMatchObject({ status: 407, text: refusal });
+        expect({ status: sbx.status, text: sbx.text }).toEqual({ status: real.status, text: real.text });
+        const [realLog, sbxLog] = await logged(path, 1, port);
+        expect(realLog).toEqual([`0 ${path}?st=200 407`]);
+        expect(sbxLog).toEqual(realLog);
+        // The check goes through the port and is refused alike; its details are the port check's of the
+        // Zone (lib/mixins/mgr_proxy.js 507-513, web_api.js 568-573).
+        await pair.same((at) => ['GET', `/api/proxy_status/${at(port)}?force=1`], {
+          status: 200,
+          body: {
+            status: 'Proxy Authentication Required',
+            status_details: [{ msg: 'the provided zone name is not valid.', field: 'zone' }],
+          },
+        });
+      }
+    } finally {
+      await pair.both(() => ['PUT', '/api/settings', { zone: zoneBefore }]);
+    }
+  });
+});

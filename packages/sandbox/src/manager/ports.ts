@@ -278,33 +278,33 @@ export function portsHandlers(c: ManagerContext) {
       // Looked up as a key (web_api.js 553-556): `abc` or `024000` names none.
       const cfg = portByKey(ctx.params.port);
       if (!cfg) return { body: { status: 'Unknown proxy' } };
-      // The real manager adds the details of its port check to the answer for `persist` ports only.
       let s = status(cfg);
-      // A disabled Zone is answered before the port's details are read (web_api.js 557-561).
-      const details = (x: typeof s) => (cfg.proxy_type === 'persist' && x.status !== 'Disabled zone' ? { status_details: [], ...x } : x);
+      // The answer, with the details of the real manager's port check for `persist` ports only, and
+      // remembered: proxies_running shows it, and it is answered again until `force`. A disabled Zone is
+      // answered before the port's details are read (web_api.js 557-561).
+      const answer = (x: typeof s) => {
+        const out = cfg.proxy_type === 'persist' && x.status !== 'Disabled zone' ? { status_details: [], ...x } : { status: x.status };
+        checked.set(cfg.port, out);
+        return { body: out };
+      };
+      // A Zone the account does not have (an unknown one, or none: the settings' `zone` set to `""`) is
+      // checked all the same when ports carry traffic: the network refuses the port's username, and the
+      // details are the real manager's port check of the Zone (lib/mixins/mgr_proxy.js 507-513).
+      const unknownZone = !store.zones.has(cfg.zone ?? m().settings.zone);
+      if (unknownZone && options.ports)
+        s = { status: 'ok', status_details: [{ msg: 'the provided zone name is not valid.', field: 'zone' }] };
       // A port with an `smtp` list is an SMTP relay: not checked (web_api.js 563-564).
       const smtp = (cfg as { smtp?: unknown }).smtp as ArrayLike<unknown> | undefined;
       if (s.status === 'ok' && smtp?.length) return { body: { status: 'ok', status_details: [{ msg: 'SMTP proxy' }] } };
-      if (s.status !== 'ok' || !options.ports) {
-        const answer = details(s);
-        checked.set(cfg.port, answer);
-        return { body: answer };
-      }
+      if (s.status !== 'ok' || !options.ports) return answer(s);
       // When ports carry traffic, the port is checked as the real manager checks it: its last status is
       // answered until `force` asks again, any value of it but `false` and `0` (web_api.js 565-585).
       const force = ctx.query.force;
       const again = force !== undefined && String(force) !== 'false' && String(force) !== '0';
       const last = checked.get(cfg.port);
-      if (last?.status && !again) {
-        const answer = details(last as typeof s);
-        checked.set(cfg.port, answer);
-        return { body: answer };
-      }
+      if (last?.status && !again) return answer(last as typeof s);
       const result = await options.ports.check(cfg, m().settings.test_url, managerUserAgent(m().version));
-      if (result !== 'ok') s = { status: result, status_details: [] };
-      const answer = details(s);
-      checked.set(cfg.port, answer);
-      return { body: answer };
+      return answer({ ...s, status: result });
     },
 
     getRefreshSessions: refreshSession,

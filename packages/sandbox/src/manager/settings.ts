@@ -78,10 +78,13 @@ export function settingsHandlers(c: ManagerContext) {
       // A Cloud Proxy Manager setting: the local manager refuses it before looking at anything else.
       if (b.logs_settings) throw new HttpError(400, 'Available only in Cloud Proxy Manager');
       // Values the real manager would store and then answer outside the documented settings (a `zone` that
-      // is no name, a `logs` or `har_limit` still no number, a `request_stats` no boolean): refused, naming
-      // the field, rather than answered outside the spec (parity.yaml lists the difference).
+      // is no text, a `logs` or `har_limit` still no number, a `request_stats` no boolean): refused, naming
+      // the field, rather than answered outside the spec (parity.yaml lists the difference). A `zone` that is
+      // text is stored as given, empty or unknown (lib/mixins/mgr_config.js 116-129): a port without its own
+      // Zone then sends no Zone upstream (lib/username.js 98-100), or one the network does not know, and is
+      // refused there (407); `--strict` refuses such a Zone here.
       const unanswerable: Array<[string, boolean]> = [
-        ['zone', b.zone !== undefined && (typeof b.zone !== 'string' || b.zone.length < 1 || b.zone.length > 64)],
+        ['zone', b.zone !== undefined && typeof b.zone !== 'string'],
         ['logs', b.logs !== undefined && !(Number.isInteger(b.logs) && (b.logs as number) >= 0 && (b.logs as number) < 2 ** 31)],
         [
           'har_limit',
@@ -98,7 +101,7 @@ export function settingsHandlers(c: ManagerContext) {
           );
       // The real manager stores a Zone it does not know (lib/mixins/mgr_config.js 116-129); `--strict` refuses it.
       if (options.strict && b.zone !== undefined && !store.zones.has(b.zone as string))
-        throw badRequest('body.zone', `Zone ${b.zone} does not exist`);
+        throw badRequest('body.zone', b.zone === '' ? 'is empty: name a Zone of the account' : `Zone ${b.zone} does not exist`);
       if (options.strict)
         for (const key of ['www_whitelist_ips', 'whitelist_ips'] as const) {
           const list = (Array.isArray(b[key]) ? b[key] : []) as string[];

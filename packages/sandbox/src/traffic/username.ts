@@ -56,9 +56,13 @@ export function portCustomer(cfg: ProxyPortConfig, customer: string): string {
   return own ? String(own).toLowerCase().replace(/ /g, '_') : customer;
 }
 
-/** The username a proxy port sends upstream for one request. */
+/**
+ * The username a proxy port sends upstream for one request. An empty Zone (the settings' `zone` set to
+ * `""`) is left out, as the real manager leaves out every empty value (lib/username.js 98-100): the
+ * network then refuses the username.
+ */
 export function portUsername(cfg: ProxyPortConfig, customer: string, zone: string, session: string | undefined, brand: string): string {
-  let out = `${brand}-customer-${customer}-zone-${zone}`;
+  let out = `${brand}-customer-${customer}${zone ? `-zone-${zone}` : ''}`;
   const c = cfg as Record<string, unknown>;
   for (const key of PORT_OPTIONS) {
     const v = c[key];
