@@ -46,5 +46,12 @@ export const NETWORK_REALM = 'zone-api sandbox proxy network';
  */
 export const PROVIDER_API_HOST = 'api.brightdata.com';
 
+/**
+ * The provider's domain as the real manager has it built in (its package.json `api_domain`, read by
+ * util/lpm_config.js 16): a port's complete configuration names it (`api_domain`, `www_domain`, `www_api`,
+ * `www_help`), as the real manager's does once its cloud has answered.
+ */
+export const PROVIDER_DOMAIN = PROVIDER_API_HOST.replace(/^api\./, '');
+
 /** The origins of PROVIDER_API_HOST that the MSW adapter answers for the account API by default. */
 export const PROVIDER_API_ORIGINS = [`https://${PROVIDER_API_HOST}`, `http://${PROVIDER_API_HOST}`];

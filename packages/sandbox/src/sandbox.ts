@@ -168,10 +168,7 @@ async function startLocked(
         managerHandlers(own, {
           reservedPorts: () => (traffic.network ? [...reserved(), traffic.network.port] : reserved()),
           ports,
-          portDefaults: () => ({
-            ...(ports ? { iface: '127.0.0.1' } : {}),
-            ...(traffic.upstream ? { proxy: traffic.upstream.host, proxy_port: traffic.upstream.port } : {}),
-          }),
+          portDefaults: () => (traffic.upstream ? { proxy: traffic.upstream.host, proxy_port: traffic.upstream.port } : {}),
           strict: options.strict,
           portFieldTypes: portFieldTypes(specs.manager),
           argv: options.argv ?? `--port ${first ? (options.managerPort ?? 0) : 0}`,

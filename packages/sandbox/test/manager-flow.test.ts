@@ -21,7 +21,16 @@ describe('proxy ports', () => {
 
     const created = await manager.createProxy({ body: { proxy: { zone: STATIC, country: 'us', sticky_ip: true } } });
     expect(created.response.status).toBe(200);
-    expect(created.data?.data).toMatchObject({ port: 24002, zone: STATIC, country: 'us', sticky_ip: true, status: 'ok', customer: C });
+    // The port's complete configuration (the real manager's complete_proxy_config): the settings, the defaults, the Zone's plan kind.
+    expect(created.data?.data).toMatchObject({
+      port: 24002,
+      zone: STATIC,
+      country: 'us',
+      sticky_ip: true,
+      customer: C,
+      static: true,
+      multiply: 0,
+    });
     const explicit = await manager.createProxy({ body: { proxy: { port: 25000 } } });
     expect(explicit.data?.data).toMatchObject({ port: 25000, zone: STATIC, dns: 'local', proxy_connection_type: 'http' });
     expect((await manager.createProxy({ body: { proxy: {} } })).data?.data.port).toBe(25001);

@@ -239,9 +239,11 @@ describe('proxy ports that carry traffic', () => {
     const port = await freePort();
     const created = await manager.createProxy({ body: { proxy: { port, zone: RES, headers: [{ name: 'x-from-port', value: 'yes' }] } } });
     expect(created.response.status).toBe(200);
-    // What the port shows is how it runs: on loopback, through the sandbox's network.
+    // What the port shows is its upstream, the sandbox's network (the real manager's complete configuration has
+    // no `iface` unless given: where ports listen is the sandbox's own choice, loopback).
     const network = new URL(t.sandbox.networkUrl as string);
-    expect(created.data?.data).toMatchObject({ iface: '127.0.0.1', proxy: '127.0.0.1', proxy_port: Number(network.port) });
+    expect(created.data?.data).toMatchObject({ proxy: '127.0.0.1', proxy_port: Number(network.port), hosts: ['127.0.0.1'] });
+    expect(created.data?.data).not.toHaveProperty('iface');
     expect(t.sandbox.listeningPorts()).toContain(port);
     const proxy = `http://127.0.0.1:${port}`;
 

@@ -61,8 +61,12 @@ const DEFAULT_ZONE = 'res_zone';
 const defaultPassword = startSeed.account.zones.find((z) => z.name === DEFAULT_ZONE)?.passwords[0] as string;
 Object.assign(startSeed.manager.settings, { zone: DEFAULT_ZONE, password: defaultPassword });
 
-/** The seed's Zones as the real manager's cloud describes them: passwords, the current plan, permissions, the price per GB. */
-function zonesOf(seed: ReturnType<typeof defaultSeed>) {
+/**
+ * The seed's Zones as the real manager's cloud describes them: passwords, the current plan, permissions,
+ * the price per GB, and the price of refreshing a gIP as the sandbox lists it (`refresh`, by Zone; none
+ * for a Zone it does not list).
+ */
+function zonesOf(seed: ReturnType<typeof defaultSeed>, refresh: Map<string, unknown>) {
   return Object.fromEntries(
     seed.account.zones.map((z) => [
       z.name,
@@ -71,6 +75,7 @@ function zonesOf(seed: ReturnType<typeof defaultSeed>) {
         plan: (z.plans.at(-1) ?? {}) as Record<string, unknown>,
         perm: z.perms.join(' '),
         cost: { gb: z.price_per_gb },
+        refresh_cost: refresh.get(z.name) ?? null,
       },
     ]),
   );
@@ -106,6 +111,8 @@ const json = async (url: string, init?: RequestInit) => {
  * start (something a sequence changed that no call undoes), it is started again.
  */
 async function realTarget(): Promise<Target> {
+  const listed = (await json(`${sandbox.managerUrl}/api/zones`)) as { zones: Array<{ name: string; refresh_cost: unknown }> };
+  const refresh = new Map(listed.zones.map((z) => [z.name, z.refresh_cost]));
   const boot = async () => {
     const wwwPort = await freePort();
     manager = await startRealManager({
@@ -113,7 +120,7 @@ async function realTarget(): Promise<Target> {
       customer: ACCOUNT.customer,
       zone: DEFAULT_ZONE,
       password: defaultPassword,
-      zones: zonesOf(startSeed),
+      zones: zonesOf(startSeed, refresh),
       proxy: '127.0.0.1',
       proxyPort: NETWORK_PORT,
     });

@@ -93,7 +93,7 @@ export function managerSeed(): StateData['manager'] {
       request_stats: true,
       dropin: true,
       zagent: false,
-      sync_config: true,
+      sync_config: false,
     },
     token: null,
     token_issued: [],

@@ -32,10 +32,10 @@ export interface ManagerOptions {
   /** Called after `POST /api/shutdown` has been answered (the CLI may exit; tests keep running). */
   onShutdown?: () => void;
   /**
-   * Defaults a port shows that come from how the sandbox runs: where ports listen and the upstream
-   * (`iface`, `proxy`, `proxy_port`), as the real manager shows its own flags.
+   * Defaults a port shows that come from how the sandbox runs: its upstream (`proxy`, `proxy_port`), as
+   * the real manager shows its own flags.
    */
-  portDefaults?: () => { iface?: string; proxy?: string; proxy_port?: number };
+  portDefaults?: () => { proxy?: string; proxy_port?: number };
   /** The manager bundle, for what the sandbox answers from the spec (the port fields of `GET /api/consts`). */
   doc?: OpenApiDoc;
   /** The port the manager API listens on (`www` in `GET /api/defaults`), once it listens. */
@@ -116,21 +116,6 @@ export function managerContext(store: Store, options: ManagerOptions) {
     return { status: 'ok' };
   }
 
-  function effective(cfg: ProxyPortConfig) {
-    const s = m().settings;
-    return {
-      ...PORT_DEFAULTS,
-      ...options.portDefaults?.(),
-      customer: s.customer,
-      zone: s.zone,
-      whitelist_ips: s.whitelist_ips,
-      ...cfg,
-      // The running port's upstream port is the manager's, whatever its own (lib/mixins/mgr_proxy.js 45-47).
-      proxy_port: options.portDefaults?.().proxy_port ?? PORT_DEFAULTS.proxy_port,
-      ...status(cfg),
-    };
-  }
-
   /**
    * What the manager stores with a new port (lib/mixins/mgr_proxy.js 171-176): the password of its Zone
    * (else the one given, else the manager's), the Zone's price per GB (lib/zones.js 93-103) and the
@@ -151,5 +136,5 @@ export function managerContext(store: Store, options: ManagerOptions) {
     log(`${what}: ports ${[...store.ports.keys()].join(', ') || '(none)'} restarted with their configuration`);
   }
 
-  return { store, options, m, log, portByKey, portOf, status, effective, portFacts, resetRuntime };
+  return { store, options, m, log, portByKey, portOf, status, portFacts, resetRuntime };
 }

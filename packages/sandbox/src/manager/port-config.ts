@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { deref, type OpenApiDoc } from '@zone-api/spec/model';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
@@ -128,16 +129,72 @@ export function updatedConfig(old: ProxyPortConfig, given: Record<string, Json>,
   next.gb_cost = facts.gb_cost;
   next.whitelist_ips = [...new Set(facts.whitelist.concat(next.whitelist_ips || []))];
   for (const [k, v] of Object.entries(next)) if (types[k] === 'number' && v) next[k] = +v;
-  const plan = facts.plan;
-  Object.assign(next, {
+  Object.assign(next, planFields(facts.plan));
+  return { ...old, ...next } as ProxyPortConfig;
+}
+
+/** The fields `update_proxy_fields` reads as numbers (`+value` when set; util/lpm_config.js `numeric_fields`, 1.570.247). */
+const NUMERIC_FIELDS = [
+  'port',
+  'multiply',
+  'proxy_port',
+  'proxy_retry',
+  'vip',
+  'ext_proxy_port',
+  'pool_size',
+  'throttle',
+  'max_ban_retries',
+];
+
+/**
+ * A stored configuration as the real manager starts its port (`update_proxy_fields`, mgr_proxy.js 171-189):
+ * its number fields as numbers (`+value` of each that is set: `"abc"` is NaN, sent as null), and what
+ * planFields adds for the Zone's plan `plan`.
+ */
+export function startedConfig(cfg: ProxyPortConfig, plan: Record<string, unknown>): ProxyPortConfig {
+  const out: Record<string, Json> = { ...cfg };
+  for (const k of NUMERIC_FIELDS) if (out[k]) out[k] = +out[k];
+  return { ...out, ...planFields(plan) } as ProxyPortConfig;
+}
+
+/**
+ * What `update_proxy_fields` adds to the configuration a port starts with (mgr_proxy.js 171-189): the
+ * kind of its Zone's plan, and the cloud's super proxy ports and antivirus server (none offline: its
+ * default address).
+ */
+export function planFields(plan: Record<string, unknown>): Record<string, Json> {
+  return {
     static: plan.type === 'static',
     mobile: !!plan.mobile,
     unblock: plan.type === 'unblocker' || !!plan.unblocker,
     super_proxy_ports: [],
     av_server_url: '127.0.0.1:1343',
-  });
-  return { ...old, ...next } as ProxyPortConfig;
+  };
 }
+
+/**
+ * Whether an update restarts the port with the new configuration rather than update it in place
+ * (`proxy_update`, mgr_proxy.js 340-375): another port, a `multiply` or `multiply_users` given and not
+ * equal (`!=`) to the port's, other `users`, or other `ips` or `vips` (each sorted, none as `[]`: an
+ * update that leaves out the `ips` of a port that has some changes them).
+ */
+export function restarts(old: ProxyPortConfig, given: Record<string, Json>, port: number): boolean {
+  const o = old as Record<string, Json>;
+  // biome-ignore lint/suspicious/noDoubleEquals: the real manager compares with `!=`
+  const differ = (k: string) => given[k] !== undefined && given[k] != o[k];
+  const sorted = (x: Json) => JSON.stringify(x ? (typeof x === 'string' ? [...x] : Object.values(x)).map(String).sort() : []);
+  return (
+    port !== old.port ||
+    differ('multiply') ||
+    differ('multiply_users') ||
+    (given.users !== undefined && !isDeepStrictEqual(given.users, o.users)) ||
+    sorted(o.ips) !== sorted(given.ips) ||
+    sorted(o.vips) !== sorted(given.vips)
+  );
+}
+
+/** The ban list a restarted port's configuration carries (mgr_proxy.js 433, 444: its `Ip_cache`, whose Map sends as `{}`). */
+export const RESTARTED_BANLIST = { cache: {}, max: null } as const;
 
 /**
  * A stored configuration as a port runs it: number fields given as strings read as numbers

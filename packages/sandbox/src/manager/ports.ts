@@ -5,6 +5,7 @@ import { HttpError } from '../errors.js';
 import { listenHost, portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 import { dropPortLogs } from './logs-stats.js';
+import { managerOptions } from './manager-options.js';
 
 import {
   deletion,
@@ -20,9 +21,12 @@ import {
 import {
   coerceUpdate,
   createBody,
+  RESTARTED_BANLIST,
+  restarts,
   runningConfig,
   runningView,
   serverError,
+  startedConfig,
   storedConfig,
   unrelayableSmtp,
   unstartableLookup,
@@ -47,7 +51,8 @@ const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { bo
 const noSuchProxy = () => serverError('this proxy does not exist');
 
 export function portsHandlers(c: ManagerContext) {
-  const { store, options, m, log, portByKey, portOf, status, effective, portFacts } = c;
+  const { store, options, m, log, portByKey, portOf, status, portFacts } = c;
+  const { complete } = managerOptions(c);
   const types = options.portFieldTypes ?? {};
   /** The status of each port's last check (`getProxyStatus`), which `proxies_running` shows from then on. */
   const checked = new Map<number, { status?: string; status_details?: unknown[] }>();
@@ -86,6 +91,9 @@ export function portsHandlers(c: ManagerContext) {
     }
     return port;
   }
+
+  /** A stored configuration as the real manager starts its port (port-config.ts startedConfig). */
+  const started = (cfg: ProxyPortConfig): ProxyPortConfig => startedConfig(cfg, portFacts({ zone: cfg.zone }).plan);
 
   /** Ports a create is opening now (between picking a number and storing the port): another create skips them. */
   const creating = new Set<number>();
@@ -184,7 +192,7 @@ export function portsHandlers(c: ManagerContext) {
           checked.delete(cfg.port);
         }
         log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
-        return { body: { data: effective(configs[0] as ProxyPortConfig) } };
+        return { body: { data: complete(started(configs[0] as ProxyPortConfig)) } };
       } finally {
         for (const port of mine) creating.delete(port);
       }
@@ -245,8 +253,12 @@ export function portsHandlers(c: ManagerContext) {
       checkPort(port, old.port);
       checkZone(given);
       const fresh = structuredClone(given) as Record<string, unknown>;
-      const cfg =
-        port === old.port ? updatedConfig(old, fresh, portFacts({ zone: fresh.zone || old.zone }), types) : { ...old, ...fresh, port };
+      // Restarted (proxy_remove_and_create, mgr_proxy.js 427-445): the old configuration with the update, stored
+      // as a create stores it, with the old port's ban list; else updated in place (mgr_proxy.js 402-423).
+      const restart = restarts(old, fresh, port);
+      const cfg = restart
+        ? storedConfig({ ...old, ...fresh, banlist: RESTARTED_BANLIST }, port, portFacts({ zone: fresh.zone || old.zone }))
+        : updatedConfig(old, fresh, portFacts({ zone: fresh.zone || old.zone }), types);
       // A move or a new interface listens anew (refused, with the old port kept, if it cannot); other changes apply to the next request.
       const iface = (c: ProxyPortConfig) => c.iface;
       if (options.ports && (port !== old.port || iface(cfg) !== iface(old))) {
@@ -267,11 +279,13 @@ export function portsHandlers(c: ManagerContext) {
       } else {
         store.putPort(cfg);
         // Updated in place: the stored entry stays, whatever proxy_type it now has (mgr_proxy.js 402-423).
-        if (!isStored(cfg)) kept.add(port);
-        log(`port ${port} updated`);
+        if (!restart && !isStored(cfg)) kept.add(port);
+        log(`port ${port} ${restart ? 'restarted' : 'updated'}`);
       }
       await rebuildDuplicates(store, old.port, cfg, options.ports);
-      return { body: { data: effective(cfg) } };
+      // The port's complete configuration: an update in place answers the running port's (proxy_port.js
+      // update_config), a restart the new port's (mgr_proxy.js 444).
+      return { body: { data: complete(started(cfg)) } };
     },
 
     getProxyStatus: async (ctx) => {

@@ -1,8 +1,9 @@
 import { networkInterfaces } from 'node:os';
 import { deref } from '@zone-api/spec/model';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { type ManagerContext, type ManagerHandlers, PORT_DEFAULTS } from './context.js';
+import type { ManagerContext, ManagerHandlers } from './context.js';
 import { statKeys } from './logs-stats.js';
+import { managerOptions } from './manager-options.js';
 import { rebuildDuplicates } from './multiply.js';
 import { updatedConfig } from './port-config.js';
 
@@ -17,6 +18,7 @@ const countryNames = new Intl.DisplayNames(['en'], { type: 'region' });
 
 export function webUiHandlers(c: ManagerContext) {
   const { store, options, m, log, portByKey, portFacts } = c;
+  const { defaults } = managerOptions(c);
 
   /** The port fields as the spec describes them (`ProxyPort`): type, description, the values of a list, the default. */
   function portFields(): Record<string, Json> {
@@ -43,77 +45,6 @@ export function webUiHandlers(c: ManagerContext) {
         ...Object.keys(networkInterfaces()).map((name) => ({ key: name, value: name })),
       ];
     return out;
-  }
-
-  /**
-   * The manager's effective options (`GET /api/defaults`, the real manager's `opts`): a new port's
-   * defaults and the manager-wide settings, under the names the real manager uses.
-   */
-  function defaults(): Record<string, Json> {
-    const s = m().settings as Record<string, Json>;
-    const d = PORT_DEFAULTS;
-    const run = options.portDefaults?.() ?? {};
-    return {
-      multiply: 0,
-      multiply_users: false,
-      ssl: d.ssl,
-      tls_lib: 'open_ssl',
-      av_check: false,
-      customer: s.customer,
-      zone: s.zone,
-      password: s.password,
-      proxy: run.proxy ?? d.proxy,
-      proxy_port: run.proxy_port ?? d.proxy_port,
-      proxy_connection_type: d.proxy_connection_type,
-      proxy_retry: d.proxy_retry,
-      dns: d.dns,
-      reverse_lookup_dns: false,
-      session: true,
-      sticky_ip: d.sticky_ip,
-      rotate_session: d.rotate_session,
-      throttle: '',
-      route_err: d.route_err,
-      debug: d.debug,
-      lpm_auth: s.lpm_auth ?? 'none',
-      const: false,
-      multiply_ips: false,
-      multiply_vips: false,
-      max_ban_retries: d.max_ban_retries,
-      preset: 'session_long',
-      ua: false,
-      follow_redirect: false,
-      whitelist_ips: s.whitelist_ips ?? [],
-      www_whitelist_ips: s.www_whitelist_ips ?? [],
-      www: options.wwwPort?.() ?? 0,
-      config: s.config ?? false,
-      dropin: s.dropin ?? false,
-      dropin_port: d.proxy_port,
-      no_usage_stats: true,
-      high_perf: false,
-      zagent: s.zagent ?? false,
-      reseller: s.reseller ?? false,
-      cluster: false,
-      sync_config: s.sync_config ?? false,
-      sync_zones: true,
-      sync_stats: true,
-      request_stats: s.request_stats ?? true,
-      test_url: s.test_url,
-      log: s.log ?? 'notice',
-      logs: s.logs,
-      logs_settings: s.logs_settings ?? {},
-      har_limit: s.har_limit,
-      ports_limit: 10000,
-      ui_ws: true,
-      force: false,
-      session_termination: false,
-      local_login: false,
-      read_only: s.read_only ?? false,
-      extra_ssl_ips: [],
-      new_ui: s.new_ui ?? false,
-      api_body_limit: '2mb',
-      api_parameter_limit: 10000,
-      socket_inactivity_timeout: d.socket_inactivity_timeout,
-    };
   }
 
   /** The countries of the seed's cities, as `GET /api/all_locations` lists countries. */

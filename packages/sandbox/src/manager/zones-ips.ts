@@ -1,7 +1,7 @@
 import { ipRecord } from '../domain/ips.js';
-import { GIP_REFRESH_COST } from '../domain/money.js';
 import { badRequest, onField } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
+import { zoneRefreshCost } from './manager-options.js';
 
 // Zones and IPs: the account's Zones as the manager sees them, and the IPs and gIPs allocated to them.
 
@@ -19,7 +19,7 @@ export function zonesIpsHandlers(c: ManagerContext) {
               perm: z.perms.join(' '),
               plan,
               password: z.passwords[0] ?? '',
-              refresh_cost: plan?.vip ? GIP_REFRESH_COST : null,
+              refresh_cost: zoneRefreshCost(plan),
             };
           }),
         def: m().settings.zone,

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { ACCOUNT } from './account.js';
+import { type Call, type Reply, SHIFT, usePair } from './pair.js';
+
+// What a create and an update answer as `{data}` on the real local proxy manager 1.570.247: the port's
+// complete configuration (`complete_proxy_config`, lib/mixins/mgr_proxy.js 45-63): the manager's
+// built-in defaults, its settings and the port's configuration merged, then its upstream port, what the
+// port's Zone permits and the upstream's addresses. Played against it and the sandbox side by side
+// (pair.ts; a sandbox port is the real one's number + SHIFT) and compared value by value, the real
+// answer asserted too. Each case uses ports of its own.
+
+const pair = usePair();
+
+type Config = Record<string, unknown>;
+
+/**
+ * A `{data}` with what belongs to where each runs taken out: its API port (`www`), the files it keeps
+ * (`config`, `loki`, `session_path`: the real manager's in its work folder, the sandbox's in its store) and
+ * the port's number (taken back to the real one's). The cloud's Zones (`zones`) are compared apart (zonesOf).
+ */
+function comparable(r: Reply, shift: number): Config {
+  const { www, config, loki, session_path, zones, ...rest } = (r.body as { data: Config }).data;
+  for (const x of [www, config, loki, session_path]) expect(['number', 'string']).toContain(typeof x);
+  return { ...rest, port: (rest.port as number) - shift };
+}
+
+/**
+ * The cloud's Zones in a `{data}`: the real manager's stubbed cloud describes the Zones of ACCOUNT (a
+ * simpler plan, permissions and no gIP price), the sandbox's its seed's. Compared: each Zone the stub
+ * describes is there, with the same fields, passwords and price per GB.
+ */
+function zonesOf(r: Reply): Config {
+  const zones = (r.body as { data: { zones: Record<string, Config> } }).data.zones;
+  return Object.fromEntries(
+    Object.keys(ACCOUNT.zones).map((name) => {
+      const z = zones[name] as Config;
+      return [name, { keys: Object.keys(z).sort(), ips: z.ips, kw: z.kw, cost: z.cost, password: z.password }];
+    }),
+  );
+}
+
+/** The same call to both: each answers 200, with the same complete configuration; the real one's data. */
+async function sameData(req: Call): Promise<Config> {
+  const [real, sbx] = await pair.both(req);
+  expect(real.status, JSON.stringify(real.body)).toBe(200);
+  expect(sbx.status, JSON.stringify(sbx.body)).toBe(200);
+  expect(comparable(sbx, SHIFT)).toEqual(comparable(real, 0));
+  expect(zonesOf(sbx)).toEqual(zonesOf(real));
+  return (real.body as { data: Config }).data;
+}
+
+/** The stored configurations (GET /api/proxies) of the ports from `from` to `from + 99`, by port, each side's numbers taken back to the real one's. */
+async function storedFrom(from: number): Promise<[Config[], Config[]]> {
+  const [real, sbx] = await pair.both(() => ['GET', '/api/proxies']);
+  const mine = (r: Reply, base: number) =>
+    (r.body as Config[])
+      .filter((c) => (c.port as number) >= base && (c.port as number) < base + 100)
+      .map((c) => ({ ...c, port: (c.port as number) - base + from }))
+      .sort((a, b) => (a.port as number) - (b.port as number));
+  return [mine(real, from), mine(sbx, from + SHIFT)];
+}
+
+describe("a create's {data}: the port's complete configuration", () => {
+  it("the built-in defaults, the settings and the port's fields, as given, with what the manager adds", async () => {
+    const data = await sameData((at) => [
+      'POST',
+      '/api/proxies',
+      { proxy: { port: at(25800), zone: 'res_zone', proxy_retry: '4', foo: 1 } },
+    ]);
+    expect(data).toMatchObject({
+      port: 25800,
+      zone: 'res_zone',
+      foo: 1,
+      // A number field given as a string runs as its number (update_proxy_fields, mgr_proxy.js 176-179).
+      proxy_retry: 4,
+      // Built-in defaults (util/lpm_config.js, lpm_config_static.js) and the provider's domain.
+      multiply: 0,
+      new_proxy_port: 33335,
+      cluster: true,
+      api_domain: 'brightdata.com',
+      www_help: 'https://help.brightdata.com',
+      num_workers: 1,
+      // The settings.
+      customer: ACCOUNT.customer,
+      sync_config: false,
+      // What the manager adds: the Zone's password, price and plan kind, its permissions, the upstream.
+      password: 'r3s1d3nt9x7w',
+      proxy_type: 'persist',
+      static: false,
+      mobile: false,
+      ssl_perm: false,
+      state_perm: false,
+      zip_perm: false,
+      hosts: ['127.0.0.1'],
+    });
+    expect(data).not.toHaveProperty('status');
+  });
+
+  it('a port without a Zone: the default Zone (static) and its permissions; an unknown Zone: no state_perm or zip_perm', async () => {
+    const bare = await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25810) } }]);
+    expect(bare).toMatchObject({ zone: ACCOUNT.zone, static: true, gb_cost: 0.6, password: ACCOUNT.password });
+    // The port's own `state_perm` and `cn_hosts` give way to what the manager sets (none, for a Zone it does not know).
+    const unknown = await sameData((at) => [
+      'POST',
+      '/api/proxies',
+      { proxy: { port: at(25811), zone: 'no_such_zone', state_perm: 1, cn_hosts: ['x'] } },
+    ]);
+    expect(unknown).toMatchObject({ zone: 'no_such_zone', ssl_perm: false, gb_cost: 0 });
+    for (const k of ['state_perm', 'zip_perm', 'cn_hosts']) expect(unknown).not.toHaveProperty(k);
+  });
+
+  it('only the real manager’s numeric fields run as numbers: a text that is no number is NaN (null); other fields as given', async () => {
+    const data = await sameData((at) => [
+      'POST',
+      '/api/proxies',
+      { proxy: { port: at(25812), proxy_retry: 'abc', max_ban_retries: '7', socket_inactivity_timeout: { a: 1 }, sticky_ip: 'x' } },
+    ]);
+    expect(data).toMatchObject({ proxy_retry: null, max_ban_retries: 7, socket_inactivity_timeout: { a: 1 }, sticky_ip: 'x' });
+  });
+});
+
+describe("an update's {data}: the port's complete configuration", () => {
+  it('in place: the running configuration with the update; the stored one gains the plan kind', async () => {
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25820), zone: 'res_zone' } }]);
+    const data = await sameData((at) => ['PUT', `/api/proxies/${at(25820)}`, { proxy: { ssl: true, proxy_retry: 3 } }]);
+    expect(data).toMatchObject({ port: 25820, ssl: true, proxy_retry: 3, zone: 'res_zone', static: false });
+    expect(data).not.toHaveProperty('banlist');
+    const [real, sbx] = await storedFrom(25820);
+    expect(real).toEqual([expect.objectContaining({ port: 25820, ssl: true, static: false, av_server_url: expect.any(String) })]);
+    expect(sbx).toEqual(real);
+  });
+
+  it("another port, another multiply, other ips: the port restarts with the old port's ban list; stored without the plan kind", async () => {
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25830), proxy_retry: '4' } }]);
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25840), zone: 'res_zone', multiply: 2, ssl: 'false' } }]);
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25850), zone: 'res_zone' } }]);
+    const moved = await sameData((at) => ['PUT', `/api/proxies/${at(25830)}`, { proxy: { port: at(25831) } }]);
+    expect(moved).toMatchObject({ port: 25831, banlist: { cache: {}, max: null }, static: true, proxy_retry: 4 });
+    const multiplied = await sameData((at) => ['PUT', `/api/proxies/${at(25840)}`, { proxy: { multiply: 3 } }]);
+    expect(multiplied).toMatchObject({ port: 25840, multiply: 3, ssl: 'false', banlist: { cache: {}, max: null } });
+    const ips = await sameData((at) => ['PUT', `/api/proxies/${at(25850)}`, { proxy: { ips: ['1.1.1.1'] } }]);
+    expect(ips).toMatchObject({ port: 25850, ips: ['1.1.1.1'], banlist: { cache: {}, max: null } });
+    const [real, sbx] = await storedFrom(25830);
+    expect(real.map((c) => c.port)).toEqual([25831, 25840, 25850]);
+    for (const c of real) expect(c).toMatchObject({ banlist: { cache: {}, max: null } });
+    for (const c of real) expect(c).not.toHaveProperty('static');
+    expect(sbx).toEqual(real);
+  });
+});

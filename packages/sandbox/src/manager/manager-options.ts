@@ -1,0 +1,180 @@
+import { PROVIDER_DOMAIN } from '../brand.js';
+import { GIP_REFRESH_COST } from '../domain/money.js';
+import { PORT_DEFAULTS } from '../domain/port-defaults.js';
+import type { ProxyPortConfig, ZoneState } from '../domain/types.js';
+import type { ManagerContext } from './context.js';
+
+// The manager's options as the real local proxy manager 1.570.247 holds them: its built-in defaults and
+// the manager-wide settings (`GET /api/defaults`), and a port's complete configuration, which a create
+// and an update answer as `{data}` (`complete_proxy_config`, lib/mixins/mgr_proxy.js 45-63).
+
+// biome-ignore lint/suspicious/noExplicitAny: options hold what a client sent
+type Json = any;
+
+/** The real manager's port of its newer upstream, its default (util/lpm_config_static.js 74). */
+const NEW_PROXY_PORT = 33_335;
+/** How often the real manager resolves its upstream's addresses, in ms (util/lpm_config_static.js 78). */
+const RESOLVE_PROXIES_INTERVAL = 10_000;
+
+/** The cloud's description of one Zone (its `_defaults.zones` entry, lib/zones.js 33-47): passwords, current plan, permissions, prices. */
+export function cloudZone(z: ZoneState): Record<string, Json> {
+  const plan = z.plans[z.plans.length - 1];
+  return {
+    ips: 'any',
+    kw: {},
+    cost: { gb: z.price_per_gb },
+    refresh_cost: zoneRefreshCost(plan),
+    password: [...z.passwords],
+    plan: plan ?? {},
+    perm: z.perms.join(' '),
+  };
+}
+
+/** What refreshing one gIP of a Zone costs: its plan's gIPs, else none (`null`). listZones and the cloud's Zones answer it. */
+export const zoneRefreshCost = (plan: { vip?: unknown } | undefined): number | null => (plan?.vip ? GIP_REFRESH_COST : null);
+
+/**
+ * The permissions the real manager reads from a Zone's plan (lib/zones.js 6-31, `get_perm`): a static
+ * plan has country and IP routing (and city with `city`); another plan country and vip, and each kind it
+ * has of city, asn, mobile, state and zip. A Zone without a plan type has its cloud's `perm`.
+ */
+export function planPerms(plan: Record<string, unknown> | undefined, perm: string): string[] {
+  if (!plan?.type) return perm.split(' ');
+  if (plan.type === 'static') return ['country', 'ip', 'route_all', 'route_dedicated', ...(plan.city ? ['city'] : [])];
+  const kinds: Record<string, string[]> = {
+    city: ['state', 'city'],
+    asn: ['asn', 'carrier', 'state'],
+    mobile: ['mobile', 'asn', 'carrier', 'state', 'city'],
+    state: ['state'],
+    zip: ['zip'],
+  };
+  const out = ['country', 'vip', ...Object.entries(kinds).flatMap(([k, v]) => (plan[k] ? v : []))];
+  if (plan.vips_type === 'domain_p') out.push('vip_all');
+  return [...new Set(out)];
+}
+
+export function managerOptions(c: ManagerContext) {
+  const { store, options, m } = c;
+
+  /**
+   * The manager's effective options (`GET /api/defaults`, the real manager's `opts`): a new port's
+   * defaults and the manager-wide settings, under the names the real manager uses.
+   */
+  function defaults(): Record<string, Json> {
+    const s = m().settings as Record<string, Json>;
+    const d = PORT_DEFAULTS;
+    const run = options.portDefaults?.() ?? {};
+    return {
+      multiply: 0,
+      multiply_users: false,
+      ssl: d.ssl,
+      tls_lib: 'open_ssl',
+      av_check: false,
+      customer: s.customer,
+      zone: s.zone,
+      password: s.password,
+      proxy: run.proxy ?? d.proxy,
+      proxy_port: run.proxy_port ?? d.proxy_port,
+      proxy_connection_type: d.proxy_connection_type,
+      proxy_retry: d.proxy_retry,
+      dns: d.dns,
+      reverse_lookup_dns: false,
+      session: true,
+      sticky_ip: d.sticky_ip,
+      rotate_session: d.rotate_session,
+      throttle: '',
+      route_err: d.route_err,
+      debug: d.debug,
+      lpm_auth: s.lpm_auth ?? 'none',
+      const: false,
+      multiply_ips: false,
+      multiply_vips: false,
+      max_ban_retries: d.max_ban_retries,
+      preset: 'session_long',
+      ua: false,
+      follow_redirect: false,
+      whitelist_ips: s.whitelist_ips ?? [],
+      www_whitelist_ips: s.www_whitelist_ips ?? [],
+      www: options.wwwPort?.() ?? 0,
+      config: s.config ?? false,
+      dropin: s.dropin ?? false,
+      dropin_port: d.proxy_port,
+      no_usage_stats: true,
+      high_perf: false,
+      zagent: s.zagent ?? false,
+      reseller: s.reseller ?? false,
+      cluster: false,
+      sync_config: s.sync_config ?? false,
+      sync_zones: true,
+      sync_stats: true,
+      request_stats: s.request_stats ?? true,
+      test_url: s.test_url,
+      log: s.log ?? 'notice',
+      logs: s.logs,
+      logs_settings: s.logs_settings ?? {},
+      har_limit: s.har_limit,
+      ports_limit: 10000,
+      ui_ws: true,
+      force: false,
+      session_termination: false,
+      local_login: false,
+      read_only: s.read_only ?? false,
+      extra_ssl_ips: [],
+      new_ui: s.new_ui ?? false,
+      api_body_limit: '2mb',
+      api_parameter_limit: 10000,
+      socket_inactivity_timeout: d.socket_inactivity_timeout,
+    };
+  }
+
+  /**
+   * A port's complete configuration, which a create and an update answer (`complete_proxy_config`,
+   * lib/mixins/mgr_proxy.js 45-63): the manager's built-in defaults and its settings (util/lpm_config.js
+   * `manager_default`, the manager's `_defaults`: the provider's domains, the files it keeps, the cloud's
+   * Zones), then the port's configuration `cfg`, then the manager's upstream port, what the port's Zone
+   * permits (`ssl_perm`; `state_perm` and `zip_perm` only for a Zone the account has) and the addresses of
+   * the upstream (`hosts`). The sandbox keeps its files in its store, which `config` names.
+   */
+  function complete(cfg: ProxyPortConfig): Record<string, Json> {
+    const s = m().settings as Record<string, Json>;
+    const run = options.portDefaults?.() ?? {};
+    const store_ = typeof s.config === 'string' ? s.config : String(defaults().config);
+    const out: Record<string, Json> = {
+      ...defaults(),
+      new_proxy_port: NEW_PROXY_PORT,
+      proxy_country: '',
+      resolve_proxies_interval: RESOLVE_PROXIES_INTERVAL,
+      info: false,
+      av_server: s.av_server ?? false,
+      cn: false,
+      // The manager's built-in default (util/lpm_config.js `manager_default`), not how it runs (`opts`, from its command line).
+      cluster: true,
+      api_domain: PROVIDER_DOMAIN,
+      config: store_,
+      loki: store_,
+      session_path: store_,
+      www_domain: PROVIDER_DOMAIN,
+      www_api: `https://${PROVIDER_DOMAIN}`,
+      www_help: `https://help.${PROVIDER_DOMAIN}`,
+      zones: Object.fromEntries([...store.zones.values()].map((z) => [z.name, cloudZone(z)])),
+      num_workers: 1,
+      ...cfg,
+      proxy_port: run.proxy_port ?? PORT_DEFAULTS.proxy_port,
+    };
+    // `zones_mgr.get_obj(c.zone)` compares `z.zone==zname`: a one-name list names that Zone, other values none.
+    const zone = store.zones.get(String(out.zone));
+    const plan = zone?.plans[zone.plans.length - 1] as Record<string, unknown> | undefined;
+    out.ssl_perm = !!plan?.ssl;
+    const perms = zone && planPerms(plan, zone.perms.join(' '));
+    if (perms) out.state_perm = perms.includes('state');
+    if (perms) out.zip_perm = perms.includes('zip');
+    out.hosts = [run.proxy ?? PORT_DEFAULTS.proxy];
+    if (!zone) delete out.state_perm;
+    if (!zone) delete out.zip_perm;
+    // What the real manager sets from its cloud's answers, whatever the port's own: none offline (`undefined`, not sent).
+    for (const k of ['cn_hosts', 'zone_auth_type_whitelist', 'lb_ips', 'banlist_sync']) delete out[k];
+    return out;
+  }
+
+  return { defaults, complete };
+}
