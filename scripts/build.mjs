@@ -100,7 +100,7 @@ const steps = [
       await run('openapi-typescript', 'openapi-typescript', ['--redocly', 'redocly.types.yaml']);
       execFileSync(process.execPath, [join(root, 'scripts/gen-operations.mjs')], { cwd: root, stdio: 'inherit' });
     },
-    inputs: () => [...bundles(), 'redocly.types.yaml', 'scripts/gen-operations.mjs', 'packages/spec/model/index.js'],
+    inputs: () => [...bundles(), 'redocly.types.yaml', 'scripts/gen-operations.mjs', ...sources('packages/spec/model')],
     outputs: () => generatedDirs().flatMap((d) => tree(d.slice(root.length + 1))),
   },
   {

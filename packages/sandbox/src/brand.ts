@@ -33,6 +33,9 @@ export const managerUserAgent = (version: string): string => `luminati-proxy-man
 /** The header in which a manager port names why it refused or failed a request (as the real manager). */
 export const PORT_ERROR_HEADER = 'x-lpm-error';
 
+/** The creator the real manager names in its HAR log (`log.creator.name`, lib/manager.js 415). */
+export const HAR_CREATOR = 'Proxy Manager';
+
 /** The realm of a manager port's 407 (`Proxy-Authenticate`), as the real manager sends it. */
 export const PORT_REALM = 'Proxy Manager';
 

@@ -2,7 +2,7 @@
 export { bundlePath, loadBundle } from '@zone-api/spec/model';
 export type { AccountAuth } from './account/auth.js';
 export type { SandboxCredentials } from './boot.js';
-export { PROVIDER_API_HOST } from './brand.js';
+export { PROVIDER_API_HOST, REAL_MANAGER_BRAND } from './brand.js';
 export type { Call, CallFilter } from './calls.js';
 export type { FaultControl } from './control.js';
 export { defaultSeed, SEED } from './domain/seed.js';

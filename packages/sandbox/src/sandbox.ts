@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { zoneCredential } from '@zone-api/spec/model';
 import type { FastifyInstance } from 'fastify';
 import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
 import { accountHandlers } from './account/index.js';
@@ -133,6 +134,8 @@ async function startLocked(
 
   const merge = <A>(api: ApiName, base: Record<string, Handler<A>>) =>
     withOverrides<A>(api, specs[api], base, options.overrides?.[api] ?? {}, options.handlers?.[api] ?? {});
+  // The Zone credential header as the account spec describes it (its name and value patterns).
+  const credentialRules = { credential: zoneCredential(specs.account), strict: options.strict === true };
   const account = buildApi<AccountAuth>({
     name: 'account',
     doc: specs.account,
@@ -142,7 +145,7 @@ async function startLocked(
       (id) => !!options.overrides?.account?.[id as AccountOperationId],
     ),
     faults: faults.account,
-    authenticate: (req, reply, op) => authenticateAccount(accounts.storeFor(req), req, reply, op),
+    authenticate: (req, reply, op) => authenticateAccount(credentialRules, accounts.storeFor(req), req, reply, op),
     prepare: fillFromCredential,
     accountOf: (auth) => auth?.customer ?? store.account.customer,
     onCall: recordCall('account'),

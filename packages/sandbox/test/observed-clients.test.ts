@@ -1,3 +1,4 @@
+import { zoneCredential } from '@zone-api/spec/model';
 import { describe, expect, it } from 'vitest';
 import { C, docs, LIMITED_TOKEN, RES, RES_PW, raw, STATIC, STATIC_PW, TOKEN, useSandbox } from './helpers.js';
 
@@ -119,6 +120,48 @@ describe('the Zone credential header with a brand word', () => {
       'X-Service-Auth': `service-customer-${C}-zone-${RES}-key-${RES_PW}`,
     });
     expect(both.status).toBe(401);
+  });
+});
+
+describe('the Zone credential header as the spec describes it', () => {
+  // The sandbox has no pattern of its own: it takes what the security scheme's patterns take (the
+  // model's zoneCredential), documented and observed, and `strict` the documented ones only.
+  const credential = zoneCredential(docs.account);
+  const read = (headers: Record<string, string>, sandbox = t) => raw(sandbox.sandbox.accountUrl, 'GET', '/api/zone/passwords', { headers });
+  const cases: Array<[string, string]> = [
+    ['X-Service-Auth', `service-customer-${C}-zone-${RES}-key-${RES_PW}`],
+    ['X-Service-Auth', `service-customer-${C}-zone-${RES}-key-${RES_PW}-country-de`],
+    ['X-Service-Auth', `service-customer-${C}-zone-${RES}-key-${RES_PW}-country-DE`],
+    ['X-Service-Auth', `service-customer-${C}-zone-${RES}-key-${RES_PW}-country-deu`],
+    ['X-Service-Auth', `Service-customer-${C}-zone-${RES}-key-${RES_PW}`],
+    ['X-Lum-Auth', `lum-customer-${C}-zone-${RES}-key-${RES_PW}-country-us`],
+    ['X-LUM-AUTH', `lum-customer-${C}-zone-${RES}-key-${RES_PW}`],
+    ['X-Lum-Auth', `LUM-customer-${C}-zone-${RES}-key-${RES_PW}`],
+    ['X-Brd2-Auth', `brd2-customer-${C}-zone-${RES}-key-${RES_PW}`],
+    ['X-Service-Auth', `service-customer-${C}-zone-${RES}-key-${RES_PW}-session-1`],
+  ];
+
+  it("accepts a value exactly when the spec's observed patterns take it", async () => {
+    const verdicts = [];
+    for (const [name, value] of cases) {
+      const spec = credential.names.test(name) && credential.values.test(value);
+      const r = await read({ [name]: value });
+      verdicts.push(spec);
+      expect(r.status, `${name}: ${value} ${r.text}`).toBe(spec ? 200 : 401);
+    }
+    // Both kinds are among the cases: a parser that takes all or none fails.
+    expect(verdicts.filter(Boolean)).toHaveLength(4);
+  });
+
+  it('strict: the documented name and layout only', async () => {
+    const verdicts = [];
+    for (const [name, value] of cases) {
+      const spec = name.toLowerCase() === credential.name.toLowerCase() && credential.documented.test(value);
+      const r = await read({ [name]: value }, strict);
+      verdicts.push(spec);
+      expect(r.status, `${name}: ${value} ${r.text}`).toBe(spec ? 200 : 401);
+    }
+    expect(verdicts.filter(Boolean)).toHaveLength(2);
   });
 });
 

@@ -16,7 +16,7 @@ export declare const operations: {
   readonly createProxy: { readonly method: "POST"; readonly path: "/api/proxies"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly deleteProxies: { readonly method: "POST"; readonly path: "/api/proxies/delete"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "204": readonly [] } };
   readonly deleteProxy: { readonly method: "DELETE"; readonly path: "/api/proxies/{port}"; readonly idempotent: true; readonly changesState: true; readonly unchecked: readonly ["path"]; readonly success: { readonly "204": readonly [] } };
-  readonly enableSsl: { readonly method: "POST"; readonly path: "/api/enable_ssl"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
+  readonly enableSsl: { readonly method: "POST"; readonly path: "/api/enable_ssl"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly getAllCarriers: { readonly method: "GET"; readonly path: "/api/all_carriers"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getAllLocations: { readonly method: "GET"; readonly path: "/api/all_locations"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getBanList: { readonly method: "GET"; readonly path: "/api/banlist/{port}"; readonly idempotent: true; readonly changesState: false; readonly unchecked: readonly ["path"]; readonly success: { readonly "200": readonly ["application/json"] } };
@@ -251,7 +251,10 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Enable SSL analyzing on all ports
    *
-   * Turns on SSL analyzing (`ssl`) on every port. Takes no body. The real manager answers the text `ok` (observed).
+   * Turns on SSL analyzing (`ssl`) on every port that has it off: each is updated as by an update of
+   * its `ssl`. The seed shows no body; the real manager reads an optional `port` from any body without
+   * checking it, and then turns on only that port (observed, lib/mixins/web_api.js 257-273). The real
+   * manager answers the text `ok` (observed).
    *
    * `POST /api/enable_ssl` · operationId `enableSsl` · reference: `@zone-api/spec/docs/manager.html#operation/enableSsl` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */

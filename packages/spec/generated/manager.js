@@ -12,7 +12,7 @@ export const operations = {
   createProxy: {"method":"POST","path":"/api/proxies","idempotent":false,"changesState":true,"unchecked":["body"],"success":{"200":["application/json"]}},
   deleteProxies: {"method":"POST","path":"/api/proxies/delete","idempotent":false,"changesState":true,"unchecked":["body"],"success":{"204":[]}},
   deleteProxy: {"method":"DELETE","path":"/api/proxies/{port}","idempotent":true,"changesState":true,"unchecked":["path"],"success":{"204":[]}},
-  enableSsl: {"method":"POST","path":"/api/enable_ssl","idempotent":false,"changesState":true,"success":{"200":["text/html"]}},
+  enableSsl: {"method":"POST","path":"/api/enable_ssl","idempotent":false,"changesState":true,"unchecked":["body"],"success":{"200":["text/html"]}},
   getAllCarriers: {"method":"GET","path":"/api/all_carriers","idempotent":true,"changesState":false,"success":{"200":["application/json"]}},
   getAllLocations: {"method":"GET","path":"/api/all_locations","idempotent":true,"changesState":false,"success":{"200":["application/json"]}},
   getBanList: {"method":"GET","path":"/api/banlist/{port}","idempotent":true,"changesState":false,"unchecked":["path"],"success":{"200":["application/json"]}},

@@ -680,7 +680,10 @@ export interface paths {
         put?: never;
         /**
          * Enable SSL analyzing on all ports
-         * @description Turns on SSL analyzing (`ssl`) on every port. Takes no body. The real manager answers the text `ok` (observed).
+         * @description Turns on SSL analyzing (`ssl`) on every port that has it off: each is updated as by an update of
+         *     its `ssl`. The seed shows no body; the real manager reads an optional `port` from any body without
+         *     checking it, and then turns on only that port (observed, lib/mixins/web_api.js 257-273). The real
+         *     manager answers the text `ok` (observed).
          */
         post: operations["enableSsl"];
         delete?: never;
@@ -1921,6 +1924,18 @@ export interface components {
         RefreshIpsResponse: {
             /** @description The IP records. */
             ips: components["schemas"]["IpRecord"][];
+        };
+        /**
+         * @description Body of `POST /api/enable_ssl` (observed; the seed shows no body). The real manager reads `port` from
+         *     whatever body came, unchecked: with it, only the port whose number equals it (compared loosely, so
+         *     `"24000"` names port 24000) is turned to SSL analyzing; without it, or with a false value, every port.
+         */
+        EnableSslRequest: {
+            /**
+             * Format: int32
+             * @description The one port to turn to SSL analyzing.
+             */
+            port?: number;
         };
         /** @description Result of a lifecycle action (observed). */
         ActionResult: {
@@ -3606,7 +3621,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EnableSslRequest"];
+            };
+        };
         responses: {
             /** @description SSL analyzing is on. The real manager sends the text `ok` as `Content-Type: text/html` (observed). */
             200: {

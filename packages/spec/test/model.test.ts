@@ -1,4 +1,4 @@
-import { deref, factsOf, loadBundle, operations, resolvePointer, schemaValidator } from '@zone-api/spec/model';
+import { deref, factsOf, loadBundle, operations, resolvePointer, schemaValidator, zoneCredential } from '@zone-api/spec/model';
 import { describe, expect, it } from 'vitest';
 
 // The operation model every consumer reads the bundles with: its rules, on a small document built to
@@ -136,6 +136,76 @@ describe('the operation model', () => {
       expect(ops.length).toBeGreaterThan(30);
       expect(new Set(ops.map((o) => o.operationId)).size).toBe(ops.length);
       for (const o of ops) expect(typeof o.extensions['x-changes-state'], `${api} ${o.operationId}`).toBe('boolean');
+    }
+  });
+});
+
+describe('the Zone credential (zoneCredential)', () => {
+  const scheme = (extra: Record<string, unknown>) => ({
+    components: {
+      securitySchemes: { zoneCredential: { type: 'apiKey', in: 'header', name: 'X-Service-Auth', ...extra } },
+    },
+  });
+  const documented = '^service-customer-[^-]+-zone-[^-]+-key-[^-]+(-country-[a-z]{2})?$';
+  const observed = '^(?<brand>[a-z]+)-customer-(?<customer>[^-]+)-zone-(?<zone>[^-]+)-key-(?<key>[^-]+)(?:-country-(?<country>[a-z]{2}))?$';
+
+  it('reads the name and the patterns from the security scheme, the header names without regard to case', () => {
+    const c = zoneCredential(
+      scheme({
+        'x-value-pattern': documented,
+        'x-observed-name-pattern': '^X-(?<brand>[A-Za-z]+)-Auth$',
+        'x-observed-value-pattern': observed,
+      }),
+    );
+    expect(c.name).toBe('X-Service-Auth');
+    expect(c.documented.source).toBe(documented);
+    expect(c.names.exec('x-lum-auth')?.groups?.brand).toBe('lum');
+    expect(c.names.test('x-api-key')).toBe(false);
+    expect(c.values.exec('lum-customer-c1-zone-z1-key-pw-country-de')?.groups).toEqual({
+      brand: 'lum',
+      customer: 'c1',
+      zone: 'z1',
+      key: 'pw',
+      country: 'de',
+    });
+  });
+
+  it('without the observed patterns, takes the documented name only', () => {
+    const c = zoneCredential(scheme({ 'x-value-pattern': observed }));
+    expect(c.names.test('x-service-auth')).toBe(true);
+    expect(c.names.test('x-lum-auth')).toBe(false);
+    expect(c.values).toBe(c.documented);
+  });
+
+  it('refuses a scheme that is no header key, a missing or broken pattern, and a layout without the groups', () => {
+    expect(() => zoneCredential({})).toThrow(/securitySchemes.zoneCredential must be an apiKey scheme in a header/);
+    expect(() => zoneCredential(scheme({}))).toThrow(/x-value-pattern must be a regular expression/);
+    expect(() => zoneCredential(scheme({ 'x-value-pattern': '(' }))).toThrow(/zoneCredential.x-value-pattern: .*/);
+    expect(() => zoneCredential(scheme({ 'x-value-pattern': documented }))).toThrow(/names no group customer, zone, key, country/);
+  });
+
+  it('in the account bundle: the observed layout takes every documented value, and the brand words seen in use', () => {
+    const c = zoneCredential(loadBundle('account'));
+    const documentedValues = [
+      'service-customer-hl_1-zone-static-key-p4ss',
+      'service-customer-c-zone-z-key-k-country-us',
+      'service-customer-a.b-zone-my_zone-key-x_y-country-de',
+    ];
+    for (const v of documentedValues) {
+      expect(c.documented.test(v), v).toBe(true);
+      expect(c.values.test(v), v).toBe(true);
+    }
+    for (const brand of ['lum', 'brd', 'hola']) {
+      expect(c.names.exec(`x-${brand}-auth`)?.groups?.brand).toBe(brand);
+      expect(c.values.exec(`${brand}-customer-c-zone-z-key-k`)?.groups?.brand).toBe(brand);
+    }
+    // Lower case only, as every source writes it (the spec's description).
+    for (const v of [
+      'service-customer-c-zone-z-key-k-country-US',
+      'Lum-customer-c-zone-z-key-k',
+      'service-customer-c-zone-z-key-k-extra',
+    ]) {
+      expect(c.values.test(v), v).toBe(false);
     }
   });
 });

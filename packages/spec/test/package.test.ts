@@ -48,7 +48,8 @@ describe('@zone-api/spec as packed and installed', () => {
   it('ships the bundles, the variants, the parity matrix, the generated types and tables, the operation model and the reference pages, not the tests', () => {
     const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
     const expected = ['package/package.json', 'package/README.md', 'package/CHANGELOG.md', 'package/parity/manager.md'];
-    expected.push('package/model/index.js', 'package/types/index.d.ts');
+    for (const m of ['index', 'bundles', 'operations', 'refs', 'security', 'validators'])
+      expected.push(`package/model/${m}.js`, `package/types/${m}.d.ts`);
     // The reference pages, where the hover text of each method links its operation (`pnpm build` makes them).
     for (const page of ['index', 'account', 'manager', 'parity-manager']) expected.push(`package/dist/docs/${page}.html`);
     for (const api of ['account', 'manager']) for (const f of ['js', 'd.ts', 'schema.d.ts']) expected.push(`package/generated/${api}.${f}`);

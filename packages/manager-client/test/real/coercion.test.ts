@@ -196,6 +196,25 @@ describe('updateProxy converts the fields to their types', () => {
     expect(sbxRun).toEqual(realRun);
   });
 
+  it('enable_ssl with a port in any body turns on that port alone, its number compared loosely (web_api.js 257-273)', async () => {
+    const [one, other] = [25390, 25392];
+    for (const port of [one, other]) {
+      await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone' } }], { status: 200 }, created);
+    }
+    await s.same((at) => ['POST', '/api/enable_ssl', { port: String(at(one)) }], { status: 200, body: 'ok' });
+    const [realOne, sbxOne] = await stored(one);
+    const [realOther, sbxOther] = await stored(other);
+    expect(realOne).toMatchObject({ ssl: true });
+    expect(realOther).not.toHaveProperty('ssl');
+    expect(sbxOne).toEqual(realOne);
+    expect(sbxOther).toEqual(realOther);
+    // As a form body too.
+    await s.same((at) => ['POST', '/api/enable_ssl', `port=${at(other)}`, FORM], { status: 200, body: 'ok' });
+    const [realAfter, sbxAfter] = await stored(other);
+    expect(realAfter).toMatchObject({ ssl: true });
+    expect(sbxAfter).toEqual(realAfter);
+  });
+
   it("enable_ssl on a multiplied port: a duplicate runs with its master's configuration, without its whitelist", async () => {
     const port = 25337;
     await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', multiply: 2 } }], { status: 200 }, created);

@@ -1,3 +1,4 @@
+import type { ZoneCredential } from '@zone-api/spec/model';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../domain/state.js';
 import { HttpError } from '../errors.js';
@@ -18,18 +19,31 @@ export interface AccountAuth {
 export const UNAUTHORIZED = 'Auth method is not supported';
 /** What a token without a permission the operation needs is told (observed in the provider's clients: see the spec's Forbidden). */
 export const LACKS_PERMISSIONS = 'Your API key lacks the required permissions';
-// The documentation's layout, with the parts free of dashes (the separator): see the spec's x-value-pattern.
-// The brand word stands where the documentation writes `service` (observed: `X-Lum-Auth: lum-customer-…`).
-const ZONE_CREDENTIAL = /^([A-Za-z0-9]+)-customer-([^-]+)-zone-([^-]+)-key-([^-]+)(?:-country-([A-Za-z]{2}))?$/;
-/** The Zone credential header: `X-Service-Auth` as documented, `X-<brand>-Auth` for any brand word (observed). */
-const ZONE_HEADER = /^x-([a-z0-9]+)-auth$/;
 /** HTTP basic is deprecated since 01-Jan-2021 (RFC 9745 form: `@` + epoch seconds). */
 const BASIC_DEPRECATION = '@1609459200';
 
-const refuse = (field: string, reason: string) => new HttpError(401, UNAUTHORIZED, { details: [{ field, reason }] });
+/**
+ * How the sandbox reads the Zone credential header: the spec's facts (its security scheme's name and
+ * value patterns, read by the model), the observed forms unless `strict`, which takes the documented
+ * name and layout only.
+ */
+export interface CredentialRules {
+  credential: ZoneCredential;
+  strict?: boolean;
+}
 
-export function authenticateAccount(store: Store, req: FastifyRequest, reply: FastifyReply, op: OperationDef): AccountAuth {
-  const auth = identify(store, req, reply);
+const refuse = (field: string, reason: string) => new HttpError(401, UNAUTHORIZED, { details: [{ field, reason }] });
+/** A header's name as a field path writes it: `x-lum-auth` → `X-Lum-Auth`. */
+const headerName = (h: string) => h.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+
+export function authenticateAccount(
+  rules: CredentialRules,
+  store: Store,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  op: OperationDef,
+): AccountAuth {
+  const auth = identify(rules, store, req, reply);
   for (const perm of op.permissions) {
     if (!auth.perms.includes(perm)) {
       throw new HttpError(403, `${LACKS_PERMISSIONS}: this operation requires the ${perm} permission`);
@@ -38,28 +52,36 @@ export function authenticateAccount(store: Store, req: FastifyRequest, reply: Fa
   return auth;
 }
 
-function identify(store: Store, req: FastifyRequest, reply: FastifyReply): AccountAuth {
-  const zoneHeaders = Object.keys(req.headers).filter((h) => ZONE_HEADER.test(h));
-  if (zoneHeaders.length > 1) throw refuse(`header.${zoneHeaders.join(', header.')}`, 'send one Zone credential header');
-  const headerName = zoneHeaders[0];
-  if (headerName !== undefined) {
-    const brand = (ZONE_HEADER.exec(headerName) as RegExpExecArray)[1] as string;
-    const field = `header.X-${brand.charAt(0).toUpperCase()}${brand.slice(1)}-Auth`;
-    const zoneHeader = req.headers[headerName];
-    const m = typeof zoneHeader === 'string' ? ZONE_CREDENTIAL.exec(zoneHeader) : null;
-    if (!m) throw refuse(field, `must be ${brand}-customer-<CUSTOMER>-zone-<ZONE>-key-<PASSWORD>[-country-<CC>]`);
-    const [, valueBrand, customer, zoneName, password, country] = m as unknown as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      string | undefined,
-    ];
-    if (valueBrand.toLowerCase() !== brand) throw refuse(field, `the value must start with ${brand}-, the brand word of the header's name`);
-    const zone = customer === store.account.customer ? store.zones.get(zoneName) : undefined;
-    if (!zone?.passwords.includes(password)) throw refuse(field, 'unknown customer, Zone or password');
-    return { scheme: 'zone', customer, admin: false, perms: zone.perms, zone: zoneName, country: country?.toLowerCase() };
+function identify({ credential, strict }: CredentialRules, store: Store, req: FastifyRequest, reply: FastifyReply): AccountAuth {
+  const documentedName = credential.name.toLowerCase();
+  const carries = (h: string) => (strict ? h === documentedName : credential.names.test(h));
+  const zoneHeaders = Object.keys(req.headers).filter(carries);
+  if (zoneHeaders.length > 1) throw refuse(`header.${zoneHeaders.map(headerName).join(', header.')}`, 'send one Zone credential header');
+  const name = zoneHeaders[0];
+  if (name !== undefined) {
+    const field = `header.${headerName(name)}`;
+    const brand = credential.names.exec(name)?.groups?.brand;
+    const layout = brand
+      ? `${brand.toLowerCase()}-customer-<CUSTOMER>-zone-<ZONE>-key-<PASSWORD>[-country-<cc>]`
+      : credential.documented.source;
+    const value = req.headers[name];
+    const parts =
+      typeof value === 'string' && (!strict || credential.documented.test(value)) ? credential.values.exec(value)?.groups : undefined;
+    if (!parts) throw refuse(field, `must be ${layout}`);
+    const { customer, zone: zoneName, key, country } = parts as Record<string, string | undefined>;
+    if (parts.brand !== undefined && brand !== undefined && parts.brand !== brand.toLowerCase()) {
+      throw refuse(field, `the value must start with ${brand.toLowerCase()}-, the brand word of the header's name`);
+    }
+    const zone = customer === store.account.customer && zoneName !== undefined ? store.zones.get(zoneName) : undefined;
+    if (!zone || key === undefined || !zone.passwords.includes(key)) throw refuse(field, 'unknown customer, Zone or password');
+    return {
+      scheme: 'zone',
+      customer: customer as string,
+      admin: false,
+      perms: zone.perms,
+      zone: zoneName,
+      ...(country ? { country } : {}),
+    };
   }
   const header = req.headers.authorization;
   if (typeof header !== 'string') throw new HttpError(401, UNAUTHORIZED);

@@ -1,5 +1,5 @@
 import { createAjv, schemaValidator } from '@zone-api/spec/model';
-import type { ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenApiDoc } from '../router/spec.js';
 import { loggedUrl } from './har.js';
 import { seedSchema } from './seed-schema.js';
@@ -9,6 +9,11 @@ import type { StateData } from './types.js';
 // schemas for plans and HAR entries, and every cross-reference, each problem named by its JSON path.
 
 let seedValidator: ValidateFunction | undefined;
+/** The first error of a failed validation (Ajv gives at least one whenever it answers false). */
+const firstError = (fn: ValidateFunction) => {
+  const [e] = fn.errors as [ErrorObject];
+  return `${e.instancePath} ${e.message}`;
+};
 const specChecks = new WeakMap<OpenApiDoc, { validator: ReturnType<typeof schemaValidator>; byName: Map<string, ValidateFunction> }>();
 
 /**
@@ -26,7 +31,7 @@ export function validateSeed(
   }
   const problems: string[] = [];
   if (!seedValidator(data)) {
-    for (const e of seedValidator.errors ?? []) {
+    for (const e of seedValidator.errors as ErrorObject[]) {
       const extra = e.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperty: string }).additionalProperty})` : '';
       problems.push(`${e.instancePath || '/'} ${e.message}${extra}`);
     }
@@ -67,7 +72,7 @@ export function validateSeed(
     if (zoneNames.has(z.name)) problems.push(`/account/zones/${i}: Zone ${z.name} is listed twice`);
     zoneNames.add(z.name);
     z.plans.forEach((p, j) => {
-      if (!plan(p)) problems.push(`/account/zones/${i}/plans/${j}: ${plan.errors?.[0]?.instancePath} ${plan.errors?.[0]?.message}`);
+      if (!plan(p)) problems.push(`/account/zones/${i}/plans/${j}: ${firstError(plan)}`);
     });
     for (const ip of z.ips) {
       if (!pool.has(ip)) problems.push(`/account/zones/${i}/ips: ${ip} is not in /pools/ips`);
@@ -94,8 +99,7 @@ export function validateSeed(
   if (d.manager.settings.customer !== d.account.customer)
     problems.push(`/manager/settings/customer: must be the account's customer ${d.account.customer}`);
   d.manager.har.forEach((e, i) => {
-    if (!har(e))
-      problems.push(`/manager/har/${i}: ${har.errors?.[0]?.instancePath} ${har.errors?.[0]?.message} (HarEntry of the manager spec)`);
+    if (!har(e)) problems.push(`/manager/har/${i}: ${firstError(har)} (HarEntry of the manager spec)`);
     // Stats read the host of each entry's URL: absolute, or a tunnel's authority (`host:port`), as the real manager logs one.
     else if (!loggedUrl(e.request.method, e.request.url))
       problems.push(

@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { HAR_CREATOR } from '../brand.js';
 import { loggedUrl, rootDomain, successful } from '../domain/har.js';
 import { searchAll } from '../domain/search.js';
 import type { Store } from '../domain/state.js';
@@ -186,7 +187,7 @@ export function logsStatsHandlers(c: ManagerContext) {
       const entries = limit !== undefined ? matched.slice(skip, skip + limit) : matched.slice(skip);
       return {
         body: {
-          log: { version: '1.2', creator: { name: 'Proxy Manager', version: m().version }, pages: [], entries },
+          log: { version: '1.2', creator: { name: HAR_CREATOR, version: m().version }, pages: [], entries },
           total: matched.length,
           skip,
           sum_in: matched.reduce((n, e) => n + (e.details?.in_bw ?? 0), 0),

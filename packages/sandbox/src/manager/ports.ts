@@ -327,7 +327,7 @@ export function portsHandlers(c: ManagerContext) {
 
     // Each port without SSL analyzing, or the one named, is updated in place with `ssl: true` (web_api.js 257-273).
     enableSsl: (ctx) => {
-      const named = (ctx.body as { port?: unknown } | undefined)?.port;
+      const named = ctx.body?.port;
       for (const cfg of [...store.ports.values()]) {
         if ((named && String(cfg.port) !== String(named)) || cfg.ssl) continue;
         store.putPort(updatedConfig(cfg, { ssl: true }, portFacts({ zone: cfg.zone }), types));

@@ -1,13 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
-import { declaresOnlyText, defaultStatus, errorText, textType } from './answers.js';
+import { answerErrors, defaultStatus, textType } from './answers.js';
 import { addBodyParsers, bodySizeOf, bodyValidator, leniencyOf, pathValidator, readBody } from './bodies.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
-import { compileCached, decimalOnly, detailsFromAjv, PART_PREFIX, validatorsFor } from './validators.js';
+import { compileCached, decimalOnly, detailsFromAjv, validatorsFor } from './validators.js';
 
 /** What a handler answers. Nothing at all means the operation's first declared 2xx without a body. */
 export interface Answer {
@@ -135,47 +135,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   const compiled = new Map<unknown, ValidateFunction>();
   app.setValidatorCompiler(({ schema, httpPart }) => compiled.get(schema) ?? (httpPart === 'body' ? v.body : v.query).compile(schema));
 
-  const sendError = (op: OperationDef | undefined, reply: FastifyReply, err: HttpError) => {
-    if (err.headers) reply.headers(err.headers);
-    reply.code(err.status);
-    if (err.body !== undefined) return reply.send(err.body);
-    // The operation declares this status with no body (the manager's bare 400s): status alone.
-    if (op?.responses.get(String(err.status))?.media.length === 0) return reply.send();
-    if (err.text || (op && declaresOnlyText(op, err.status)))
-      return reply
-        .type(op ? textType(op, err.status, options.textMedia) : `${options.textMedia ?? 'text/plain'}; charset=utf-8`)
-        .send(errorText(err));
-    const body = op && options.errorBody ? options.errorBody(op, err) : undefined;
-    return reply.send(body ?? (err.details?.length ? { error: err.message, details: err.details } : { error: err.message }));
-  };
-
-  app.setErrorHandler((error, request, reply) => {
-    const op = (request.routeOptions.config as { op?: OperationDef } | undefined)?.op;
-    const e = error as Error & { validation?: ErrorObject[]; validationContext?: string; code?: string; statusCode?: number };
-    if (e instanceof HttpError) return sendError(op, reply, e);
-    if (e.validation) {
-      const prefix = PART_PREFIX[e.validationContext ?? 'body'] ?? 'body';
-      return sendError(op, reply, new HttpError(400, 'Invalid request', { details: detailsFromAjv(e.validation, prefix) }));
-    }
-    if (typeof e.code === 'string' && e.code.startsWith('FST_ERR_CTP_')) {
-      const reason =
-        e.code === 'FST_ERR_CTP_INVALID_JSON_BODY'
-          ? 'is not valid JSON'
-          : e.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-            ? 'is too large'
-            : (e.message ?? 'cannot be read');
-      return sendError(op, reply, new HttpError(400, 'Invalid request body', { details: [{ field: 'body', reason }] }));
-    }
-    if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-      return sendError(op, reply, new HttpError(400, e.message || 'Bad request'));
-    }
-    console.error(`[zone-api sandbox] ${name} ${request.method} ${request.url}:`, e);
-    return sendError(op, reply, new HttpError(500, 'Internal sandbox error'));
-  });
-
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: `No operation at ${request.method} ${request.url.split('?')[0]}` });
-  });
+  answerErrors(app, name, options);
 
   if (options.allowHost) {
     const allow = options.allowHost;
@@ -229,6 +189,21 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     const prepare = options.prepare;
     const mutates = options.mutates(op);
     const status2xx = defaultStatus(op);
+    /**
+     * The credential check of both hooks (onRequest; preValidation where bodies are read as the real
+     * manager reads them, before its access checks): the caller's identity kept on the request, or the
+     * refusal handed to `done`. False when refused.
+     */
+    const authenticated = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): boolean => {
+      if (!authenticate) return true;
+      try {
+        (req as Req)[kAuth] = authenticate(req, reply, op);
+        return true;
+      } catch (err) {
+        done(err as Error);
+        return false;
+      }
+    };
 
     const route: Omit<RouteOptions, 'url'> = {
       method: op.method,
@@ -236,13 +211,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
       config: { op },
       onRequest(req, reply, done) {
         const proceed = () => {
-          if (authenticate && !realBodies) {
-            try {
-              (req as Req)[kAuth] = authenticate(req, reply, op);
-            } catch (err) {
-              return done(err as Error);
-            }
-          }
+          if (!realBodies && !authenticated(req, reply, done)) return;
           done();
         };
         if (faults.active) {
@@ -256,13 +225,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
       },
       preValidation(req, reply, done) {
         // A body the real manager cannot parse is refused (500) before its credential is checked.
-        if (authenticate && realBodies) {
-          try {
-            (req as Req)[kAuth] = authenticate(req, reply, op);
-          } catch (err) {
-            return done(err as Error);
-          }
-        }
+        if (realBodies && !authenticated(req, reply, done)) return;
         const refused = readBody(req, op, realBodies);
         if (refused) return done(refused);
         const q = req.query as Record<string, unknown>;

@@ -10,9 +10,9 @@ import { defaultSeed } from '../../src/index.js';
 const docs = { account: loadBundle('account'), manager: loadBundle('manager') };
 
 /** The problems validateSeed names for `data` (its message's lines after the first), or [] when it passes. */
-function problems(data: unknown, source?: string): string[] {
+function problems(data: unknown, source?: string, specs = docs): string[] {
   try {
-    validateSeed(data, docs, source);
+    validateSeed(data, specs, source);
     return [];
   } catch (err) {
     const [head, ...lines] = (err as Error).message.split('\n');
@@ -84,10 +84,15 @@ describe('validateSeed', () => {
     const data = fresh();
     (data.account.zones[1]?.plans[0] as { type: unknown }).type = 5;
     (data.manager.har[3] as { request: { method: unknown } }).request.method = 7;
-    expect(problems(data)).toEqual([
+    const expected = [
       '/account/zones/1/plans/0: /type must be string',
       '/manager/har/3: /request/method must be string (HarEntry of the manager spec)',
-    ]);
+    ];
+    expect(problems(data)).toEqual(expected);
+    // Another copy of the bundles: their schemas are compiled again, from them (the checks are kept per bundle object).
+    const copies = { account: structuredClone(docs.account), manager: structuredClone(docs.manager) };
+    expect(problems(data, undefined, copies)).toEqual(expected);
+    expect(problems(fresh(), undefined, copies)).toEqual([]);
   });
 
   it('a logged URL must be absolute, or host:port for a CONNECT', () => {
@@ -114,8 +119,12 @@ describe('validateSeed', () => {
 
   it('every Zone named outside /account/zones must exist: usage, request logs, charges, peers, ports and the default Zone', () => {
     const data = fresh();
-    data.usage = [{ zone: 'gone', days_ago: 1, bw_dn: 1, bw_up: 1 }];
-    data.req_logs = data.req_logs.slice(0, 1).map((r) => ({ ...r, zone: 'gone' }));
+    // Two names of the missing Zone in each section (the message counts the rest of the section).
+    data.usage = [
+      { zone: 'gone', days_ago: 1, bw_dn: 1, bw_up: 1 },
+      { zone: 'gone', days_ago: 2, bw_dn: 1, bw_up: 1 },
+    ];
+    data.req_logs = data.req_logs.slice(0, 2).map((r) => ({ ...r, zone: 'gone' }));
     data.charges = [
       { zone: 'gone', at: '2024-05-01T00:00:00Z', amount: 1, reason: 'a' },
       { zone: 'gone', at: '2024-05-02T00:00:00Z', amount: 1, reason: 'b' },
@@ -124,27 +133,30 @@ describe('validateSeed', () => {
     data.peers = [
       { ip: '198.18.0.1', country: 'us', asn: '1', zone: 'gone' },
       { ip: '198.18.0.2', country: 'us', asn: '1' },
+      { ip: '198.18.0.3', country: 'us', asn: '1', zone: 'gone' },
     ];
-    data.manager.ports = [{ port: 24000, zone: 'gone' }, { port: 24001 }];
+    data.manager.ports = [{ port: 24000, zone: 'gone' }, { port: 24001 }, { port: 24002, zone: 'gone' }];
     data.manager.settings.zone = 'gone';
     const known = data.account.zones.map((z) => z.name).join(', ');
     const hint = `Zone gone does not exist in /account/zones (${known}); if you renamed it there, rename it here too`;
-    expect(problems(data)).toEqual([
-      `/usage/0/zone: ${hint}`,
-      `/req_logs/0/zone: ${hint}`,
+    const elsewhere = [
+      `/usage/0/zone and 1 more of /usage: ${hint}`,
+      `/req_logs/0/zone and 1 more of /req_logs: ${hint}`,
       `/charges/0/zone and 2 more of /charges: ${hint}`,
-      `/peers/0/zone: ${hint}`,
-      `/manager/ports/0/zone: ${hint}`,
+      `/peers/0/zone and 1 more of /peers: ${hint}`,
+    ];
+    expect(problems(data)).toEqual([
+      ...elsewhere,
+      `/manager/ports/0/zone and 1 more of /manager/ports: ${hint}`,
       `/manager/settings/zone: ${hint}`,
     ]);
+    // One name alone is named by its path.
+    data.usage = data.usage.slice(0, 1);
+    expect(problems(data)[0]).toBe(`/usage/0/zone: ${hint}`);
+    data.usage = [...data.usage, { zone: 'gone', days_ago: 2, bw_dn: 1, bw_up: 1 }];
     // A state the sandbox saved may keep ports and a default Zone naming a deleted Zone; the rest may not.
     const saved = { ...data, format: 'zone-api-sandbox-state' as const, version: 1 as const };
-    expect(problems(saved, 'data file')).toEqual([
-      `/usage/0/zone: ${hint}`,
-      `/req_logs/0/zone: ${hint}`,
-      `/charges/0/zone and 2 more of /charges: ${hint}`,
-      `/peers/0/zone: ${hint}`,
-    ]);
+    expect(problems(saved, 'data file')).toEqual(elsewhere);
   });
 
   it('an account without Zones may name any default Zone (there is none to name), but no port Zone', () => {

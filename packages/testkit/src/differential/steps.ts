@@ -1,3 +1,4 @@
+import { REAL_MANAGER_BRAND } from '@zone-api/sandbox';
 import { type OpenApiDoc, type Operation, operations } from '@zone-api/spec/model';
 import fc from 'fast-check';
 import { type Json, objectOf, PORT_SLOTS, typesOf, UNKNOWN_PORT, type Valued, v } from './values.js';
@@ -121,7 +122,7 @@ function pathPort(): fc.Arbitrary<Valued> {
  * One call of an operation, with generated path, query and body. A path whose `pm` stands for the
  * program's brand (`x-brand-prefix`) is sent with `brand` (the real manager serves `/api/lpm_users`).
  */
-export function callOf(doc: OpenApiDoc, o: Operation, brand = 'lpm'): fc.Arbitrary<CallStep> {
+export function callOf(doc: OpenApiDoc, o: Operation, brand = REAL_MANAGER_BRAND): fc.Arbitrary<CallStep> {
   const prefix = o.facts.brandPrefix;
   const path = prefix ? o.path.replace(`/${prefix}_`, `/${brand}_`) : o.path;
   const hasPort = o.parameters.some((p) => p.in === 'path' && p.name === 'port');
