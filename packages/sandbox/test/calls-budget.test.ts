@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallLog, type CallToRecord, REDACTED } from '../src/calls.js';
+import { CallLog, type CallToRecord, REDACTED, redact } from '../src/calls.js';
 
 // The record of calls' two bounds, in one process: calls beyond `limit` go, and bodies beyond the byte
 // budget go, the oldest first, the call staying with `body_dropped`. The two must agree on what is kept
@@ -69,5 +69,18 @@ describe('CallLog bounds', () => {
         .filter((c) => c.body_dropped !== undefined)
         .map((c) => c.body_size),
     ).toEqual([10]);
+  });
+});
+
+describe('redaction reaches as deep as a body may nest', () => {
+  it('a secret 40 levels down is redacted (the walk stopped at 32 and kept the rest as it came)', () => {
+    let deep: Record<string, unknown> = { password: 'deep-secret', note: 'kept' };
+    for (let i = 0; i < 40; i++) deep = { a: deep };
+    const text = JSON.stringify(redact(deep));
+    expect(text).not.toContain('deep-secret');
+    expect(text).toContain('"note":"kept"');
+    let deeper: unknown = { password: 'deeper-secret' };
+    for (let i = 0; i < 200; i++) deeper = [deeper];
+    expect(JSON.stringify(redact(deeper))).not.toContain('deeper-secret');
   });
 });

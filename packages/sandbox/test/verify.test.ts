@@ -66,6 +66,44 @@ describe('sandbox.calls(): what the sandbox received', () => {
   });
 });
 
+describe('a body is recorded as sent', () => {
+  it('a field the sandbox ignored stays in the record (the checker removed it before the handler read the body)', async () => {
+    t.sandbox.clearCalls();
+    const r = await raw(t.sandbox.accountUrl, 'POST', '/api/zone/switch_100uptime', {
+      headers: bearer,
+      body: { zone: STATIC, active: 1, color: 'red', token: 'a-secret-field' },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers.get('x-sandbox-ignored-fields')).toBe('body.color, body.token');
+    const [call] = t.sandbox.calls({ operationId: 'switchZoneUptime' });
+    expect(call?.body).toEqual({ zone: STATIC, active: 1, color: 'red', token: '[redacted]' });
+    expect(call?.body_size).toBe(Buffer.byteLength(JSON.stringify({ zone: STATIC, active: 1, color: 'red', token: 'a-secret-field' })));
+  });
+
+  it("a port's configuration as sent, JSON or form, without what the port stored with it (its password, price, whitelist)", async () => {
+    t.sandbox.clearCalls();
+    const json = await raw(t.sandbox.managerUrl, 'POST', '/api/proxies', { body: { proxy: { port: 24074, zone: RES, users: ['Bob'] } } });
+    expect(json.status, json.text).toBe(200);
+    const form = await raw(t.sandbox.managerUrl, 'POST', '/api/proxies', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      text: `proxy[port]=24075&proxy[zone]=${RES}&proxy[password]=form-secret`,
+    });
+    expect(form.status, form.text).toBe(200);
+    const bodies = t.sandbox.calls({ operationId: 'createProxy' }).map((c) => c.body);
+    expect(bodies).toEqual([
+      { proxy: { port: 24074, zone: RES, users: ['Bob'] } },
+      { proxy: { port: '24075', zone: RES, password: '[redacted]' } },
+    ]);
+    // The stored ports have what the manager adds (and the users as it lowers them).
+    const stored = t.sandbox.state().manager.ports.filter((p) => p.port === 24074 || p.port === 24075);
+    expect(stored.map((p) => [p.port, typeof p.gb_cost, p.users ?? null])).toEqual([
+      [24074, 'number', ['bob']],
+      [24075, 'number', null],
+    ]);
+    for (const port of [24074, 24075]) await raw(t.sandbox.managerUrl, 'DELETE', `/api/proxies/${port}`);
+  });
+});
+
 describe('faults that match, in sequence', () => {
   it('by a parameter: only the request for that Zone fails', async () => {
     await arm(t.sandbox.accountUrl, { operationId: 'getZone', when: { params: { zone: RES } }, status: 503, count: 1 });

@@ -143,9 +143,9 @@ export function portsHandlers(c: ManagerContext) {
 
     createProxy: async (ctx) => {
       // As the real manager reads the body (web_api.js 348-385): no check of the fields, none converted.
-      // One copy of the body's `proxy` (the port then owns it, a test's record of calls keeps the body as
-      // sent): a body of 60,000 unknown fields took about ten passes over them, each 100 ms.
-      const given = structuredClone(createBody(ctx.body));
+      // The port owns the body's `proxy` as parsed, not a copy (the record of calls keeps the body's text,
+      // calls.ts): a body of 60,000 unknown fields took about ten passes over them, each 100 ms.
+      const given = createBody(ctx.body);
       const { multiply } = given;
       delete given.multiply;
       const picked = !given.port ? await nextPort(given.iface) : undefined;

@@ -17,10 +17,24 @@ import type { OperationDef } from './spec.js';
 
 const kUnsupportedMedia = Symbol('unsupportedMedia');
 const kBodySize = Symbol('bodySize');
-type Req = FastifyRequest & { [kUnsupportedMedia]?: string; [kBodySize]?: number };
+const kBodyText = Symbol('bodyText');
+type Req = FastifyRequest & { [kUnsupportedMedia]?: string; [kBodySize]?: number; [kBodyText]?: BodyAsSent };
+
+/** A body's text as the request sent it, and how it was read (JSON, or a form as the real manager reads one). */
+export interface BodyAsSent {
+  text: string;
+  media: 'json' | 'form';
+}
 
 /** The size in bytes of the body a request sent, as read (undefined when none was read). */
 export const bodySizeOf = (req: FastifyRequest): number | undefined => (req as Req)[kBodySize];
+/** The text of a body as the request sent it (undefined for none, or one of a media type not read). */
+export const bodyTextOf = (req: FastifyRequest): BodyAsSent | undefined => (req as Req)[kBodyText];
+
+/** A body as sent, read again as it was read then (the record of calls keeps the text and reads it when listed). */
+export function readAsSent(sent: BodyAsSent): unknown {
+  return sent.media === 'json' ? JSON.parse(sent.text) : sent.text.length ? parseForm(sent.text, FORM) : undefined;
+}
 
 /**
  * Before an operation's checks: a body of a media type the API does not read is refused by an operation
@@ -53,6 +67,7 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
     (req as Req)[kBodySize] = Buffer.byteLength(body as string);
     jsonParser(req, body as string, (err, parsed) => {
       if (err) return done(realBodies ? new HttpError(500, 'Server Error', { text: true }) : err, undefined);
+      (req as Req)[kBodyText] = { text: body as string, media: 'json' };
       done(depthError(parsed), parsed);
     });
   });
@@ -60,6 +75,7 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, body, done) => {
       (req as Req)[kBodySize] = Buffer.byteLength(body as string);
       const parsed = (body as string).length ? parseForm(body as string, FORM) : undefined;
+      (req as Req)[kBodyText] = { text: body as string, media: 'form' };
       done(depthError(parsed), parsed);
     });
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {

@@ -3,7 +3,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
 import { answerErrors, defaultStatus, textType } from './answers.js';
-import { addBodyParsers, bodySizeOf, bodyValidator, leniencyOf, pathValidator, readBody } from './bodies.js';
+import { addBodyParsers, type BodyAsSent, bodySizeOf, bodyTextOf, bodyValidator, leniencyOf, pathValidator, readBody } from './bodies.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
@@ -91,6 +91,8 @@ export interface AnsweredCall {
   body?: unknown;
   /** The body's size as sent, in bytes, when it was read from the request. */
   body_size?: number;
+  /** The body's text as sent, when it was read (the record of calls keeps it rather than `body`). */
+  body_text?: BodyAsSent;
   status: number;
   /** Epoch ms when it arrived (the process clock). */
   started: number;
@@ -309,7 +311,9 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
           method: req.method,
           path: req.url.split('?')[0] as string,
           params: paramsOf(req),
-          ...(req.body !== undefined && req.body !== null ? { body: req.body, body_size: bodySizeOf(req) } : {}),
+          ...(req.body !== undefined && req.body !== null
+            ? { body: req.body, body_size: bodySizeOf(req), ...(bodyTextOf(req) !== undefined ? { body_text: bodyTextOf(req) } : {}) }
+            : {}),
           status: reply.statusCode,
           started: Date.now() - duration,
           duration_ms: Math.round(duration * 10) / 10,
