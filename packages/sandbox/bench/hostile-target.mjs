@@ -20,7 +20,10 @@ process.on('message', async (m) => {
     lag.reset();
     process.send({ reset: true });
   } else if (m === 'lag') process.send({ lag: lag.max / 1e6 });
-  else if (m === 'rss') {
+  else if (m === 'cpu') {
+    const u = process.cpuUsage();
+    process.send({ cpu: (u.user + u.system) / 1000 });
+  } else if (m === 'rss') {
     globalThis.gc?.();
     process.send({ rss: process.memoryUsage().rss });
   } else if (m === 'faults') {

@@ -101,3 +101,27 @@ describe('logs: 2147483647', () => {
     expect(har.some((e) => e.request.url === `${url}?n=0`)).toBe(false);
   });
 });
+
+describe('a form body is read within bounds (the manager reads forms as the real one, with qs)', () => {
+  it('10,000 fields at most and 32 levels: further fields dropped, deeper brackets one key; the port is stored', async () => {
+    const port = await freePort();
+    const fields = Array.from({ length: 10_050 }, (_, i) => `proxy[f${i}]=1`);
+    const deep = `proxy[d]${'[a]'.repeat(40)}=x`;
+    const r = await fetch(`${t.sandbox.managerUrl}/api/proxies`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: [`proxy[port]=${port}`, `proxy[zone]=${RES}`, deep, ...fields].join('&'),
+    });
+    expect(r.status, await r.text()).toBe(200);
+    const stored = t.sandbox.state().manager.ports.find((p) => p.port === port) as unknown as Record<string, unknown>;
+    const read = Object.keys(stored).filter((k) => /^f\d+$/.test(k));
+    // 10,000 parameters in all: port, zone and the deep one, then 9,997 of the fields.
+    expect(read).toHaveLength(9_997);
+    let depth = 0;
+    for (let at = stored.d as Record<string, unknown> | undefined; at && typeof at === 'object'; at = Object.values(at)[0] as never)
+      depth++;
+    expect(depth).toBeLessThanOrEqual(33);
+    expect(JSON.stringify(stored.d)).toContain('[a][a]');
+    await fetch(`${t.sandbox.managerUrl}/api/proxies/${port}`, { method: 'DELETE' });
+  });
+});
