@@ -96,7 +96,7 @@ describe('a body is recorded as sent', () => {
     ]);
     // The stored ports have what the manager adds (and the users as it lowers them).
     const stored = t.sandbox.state().manager.ports.filter((p) => p.port === 24074 || p.port === 24075);
-    expect(stored.map((p) => [p.port, typeof p.gb_cost, p.users ?? null])).toEqual([
+    expect(stored.map((p) => [p.port, typeof (p as Record<string, unknown>).gb_cost, p.users ?? null])).toEqual([
       [24074, 'number', ['bob']],
       [24075, 'number', null],
     ]);
