@@ -11,6 +11,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 
 const MB = 1024 * 1024;
 const auth = `Basic ${Buffer.from('lum-customer-hl_1a2b3c4d-zone-res_zone:r3s1d3nt9x7w').toString('base64')}`;
@@ -99,7 +100,14 @@ export async function hostilePart() {
     };
     write();
   });
-  await Promise.all([sink, endless].map((s) => new Promise((r) => s.listen(0, '127.0.0.1', r))));
+  // A gzip bomb: 256 MiB of zeros in about 260 kB, which a port decodes for its log (har_limit 0: all of it).
+  const bombGz = gzipSync(Buffer.alloc(256 * MB), { level: 9 });
+  const bomb = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': String(bombGz.length) });
+    res.end(bombGz);
+  });
+  await Promise.all([sink, endless, bomb].map((s) => new Promise((r) => s.listen(0, '127.0.0.1', r))));
+  const bombUrl = `http://127.0.0.1:${bomb.address().port}/bomb`;
   const sinkUrl = `http://127.0.0.1:${sink.address().port}/upload`;
   const endlessUrl = `http://127.0.0.1:${endless.address().port}/forever`;
   const t = await startTarget();
@@ -198,6 +206,9 @@ export async function hostilePart() {
       const text = await r.text();
       return `${r.status}; ${(Buffer.byteLength(text) / MB).toFixed(0)} MB`;
     });
+    await lagWhile(t, `a gzip bomb (256 MiB in ${(bombGz.length / 1024).toFixed(0)} kB) through a port, har_limit 0`, async () =>
+      String(await viaProxy(port, bombUrl)),
+    );
     await fetch(`${t.managerUrl}/api/settings`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
@@ -250,6 +261,7 @@ export async function hostilePart() {
     endless.closeAllConnections();
     sink.close();
     endless.close();
+    bomb.close();
   }
 }
 
