@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { freePort } from '@zone-api/testkit/ports';
 import autocannon from 'autocannon';
 import { Agent, ProxyAgent, request as undiciRequest } from 'undici';
+import { repo, startPrism } from './prism.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -66,45 +67,6 @@ function start(args) {
     );
     child.once('exit', (code) => reject(new Error(`${args[0]} server exited (${code})`)));
   });
-}
-
-const repo = fileURLToPath(new URL('../../../', import.meta.url));
-
-/**
- * Prism mocking the account bundle: as users run it (`prism mock`, logging each request), or quiet
- * (`-v error`), its fastest single-process form.
- */
-async function startPrism(quiet) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const args = [
-    'mock',
-    `${repo}packages/spec/dist/account.openapi.yaml`,
-    '-p',
-    String(port),
-    '-h',
-    '127.0.0.1',
-    ...(quiet ? ['-v', 'error'] : []),
-  ];
-  const child = spawn(`${repo}node_modules/.bin/prism`, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  // Keep only the start of its log (for an error message); reading the pipe keeps Prism from blocking.
-  const keep = (d) => {
-    if (output.length < 10_000) output += d;
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`prism exited (${child.exitCode}):\n${output}`);
-    try {
-      await fetch(`${url}/api/status`);
-      return { url, stop: () => child.kill() };
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  child.kill();
-  throw new Error(`prism did not start:\n${output}`);
 }
 
 async function measure(url, request) {
