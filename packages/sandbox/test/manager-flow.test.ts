@@ -397,7 +397,8 @@ describe('logs, stats, versions, lifecycle', () => {
     expect((await manager.getVersion()).data?.version).toBe('1.570.247');
     const latest = (await manager.getLatestVersion()).data;
     expect(latest).toMatchObject({ version: '1.571.3', newer: true });
-    expect((await manager.getNodeVersion()).data?.current).toMatchObject({ major: Number(process.versions.node.split('.')[0]) });
+    // As the real manager: the runtime's version string (web_api.js 743-752).
+    expect((await manager.getNodeVersion()).data).toEqual({ current: process.versions.node, satisfied: true, recommended: '>=20.12.1' });
   });
 
   it('enable_ssl, restart (keeps config, drops bans and sessions), upgrade, shutdown (simulated)', async () => {

@@ -2337,7 +2337,9 @@ export interface components {
             total: number;
             /**
              * Format: int64
-             * @description Number of requests skipped (the `skip` query parameter).
+             * @description Number of requests skipped (the `skip` query parameter). The real manager echoes `skip` as it read
+             *     it (`+skip||0`): a negative `skip` is echoed negative (it counted from the end), observed
+             *     (`@luminati-io/luminati-proxy` 1.570.247 lib/manager.js 718, 756).
              */
             skip: number;
             /**
@@ -3765,6 +3767,8 @@ export interface operations {
                 /**
                  * @description Number of lines to return, from the end of the log file (default 100, observed). `0` returns
                  *     the whole file (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 1438-1443).
+                 *     The real manager takes the text as given (`limit||100`, then `slice(-1*limit)`): a text that is no
+                 *     number is the whole file too, and a negative `-N` leaves out the first N lines (observed).
                  * @example 100
                  */
                 limit?: number;
@@ -3793,14 +3797,20 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Number of requests skipped from the beginning (default 0, observed).
+                 * @description Number of requests skipped from the beginning (default 0, observed). The real manager reads any
+                 *     text as a number (`+skip||0`): a negative `skip` counts from the end (`-3`: the last three), a
+                 *     fraction is cut to its whole part, a text that is no number is 0; the answer's `skip` echoes that
+                 *     number (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/manager.js 718, lib/loki.js 123-131,
+                 *     lokijs `offset`: `slice(skip)`).
                  * @example 0
                  */
                 skip?: number;
                 /**
                  * @description Maximum number of requests fetched. The default is not documented; the real manager sends all
-                 *     of them without `limit` or with `limit=0` (observed; `@luminati-io/luminati-proxy` 1.570.247
-                 *     lib/manager.js 718, lib/loki.js 123-131).
+                 *     of them without `limit` or with `limit=0`, and reads any text as a number (`+limit||0`): one that is
+                 *     no number is all of them, a negative `limit` leaves out as many from the end of the page (observed;
+                 *     `@luminati-io/luminati-proxy` 1.570.247 lib/manager.js 719, lib/loki.js 123-131, lokijs `limit`:
+                 *     `slice(0, limit)`).
                  * @example 100
                  */
                 limit?: number;
@@ -3815,7 +3825,9 @@ export interface operations {
                 search?: string;
                 /**
                  * @description Lower bound of the port number. The real manager filters by port only when both `port_from`
-                 *     and `port_to` are given; one bound alone is ignored (observed; lib/manager.js 721-722).
+                 *     and `port_to` are given, non-empty; one bound alone is ignored (observed; lib/manager.js 721-722).
+                 *     It compares the text as lokijs compares a number with a text: as numbers, and a bound that is no
+                 *     number matches no port (observed).
                  * @example 24000
                  */
                 port_from?: number;

@@ -68,7 +68,7 @@ export const HTTP_METHODS = /** @type {const} */ (['get', 'put', 'post', 'delete
  * @property {string} [brandPrefix]  `x-brand-prefix`: the path's prefix that stands for the program's brand (`pm` in `/api/pm_users`)
  * @property {Pagination} [pagination]  `x-pagination`: how to walk the pages
  * @property {string} [deprecatedReason]  `x-deprecated-reason`
- * @property {string[]} [unchecked]  `x-observed-unchecked`: the request parts (`body`, `path`) the real program reads without checking them against their schemas
+ * @property {string[]} [unchecked]  `x-observed-unchecked`: the request parts (`body`, `path`, `query`) the real program reads without checking them against their schemas
  */
 
 /**

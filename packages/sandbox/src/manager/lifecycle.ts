@@ -2,6 +2,9 @@ import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Lifecycle: versions, and restart, shutdown and upgrade, simulated so that the process keeps running.
 
+/** The runtime range the real manager recommends (its package.json `recommendedNode`, 1.570.247). */
+const RECOMMENDED_NODE = '>=20.12.1';
+
 function semverParts(v: string): number[] {
   return v
     .split(/[.-]/)
@@ -27,15 +30,10 @@ export function lifecycleHandlers(c: ManagerContext) {
     },
 
     getNodeVersion: () => {
-      const [major, minor, patch] = process.versions.node.split('.').map(Number) as [number, number, number];
-      const version = process.versions.node;
-      return {
-        body: {
-          current: { options: {}, loose: false, raw: process.version, major, minor, patch, prerelease: [], build: [], version },
-          satisfied: major > 20 || (major === 20 && minor >= 19),
-          recommended: '>=20.19.0',
-        },
-      };
+      // As the real manager answers it (lib/mixins/web_api.js 743-752): the runtime's version string, and
+      // whether it satisfies its package's `recommendedNode` (`>=20.12.1` in 1.570.247).
+      const current = process.versions.node;
+      return { body: { current, satisfied: !newer(RECOMMENDED_NODE.slice(2), current), recommended: RECOMMENDED_NODE } };
     },
 
     shutdownManager: () => {

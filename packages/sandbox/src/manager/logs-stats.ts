@@ -49,6 +49,17 @@ async function searchLog(har: readonly HarEntry[], search: string | undefined): 
   return har.filter((e) => hit.has(e));
 }
 
+/**
+ * Whether a logged port is within `$between: [from, to]` as lokijs compares a number with a query's text
+ * (lokijs `gtHelper`/`ltHelper`): as numbers, a bound that is no number below every port for `to` and
+ * above every port for `from`, so that such a `from` matches none. An entry without a port matches none.
+ */
+function inRange(port: number | undefined, from: unknown, to: unknown): boolean {
+  if (port === undefined || port === null) return false;
+  const [lo, hi] = [Number(from), Number(to)];
+  return !Number.isNaN(lo) && port >= lo && (Number.isNaN(hi) || port <= hi);
+}
+
 function usernameOf(e: HarEntry): string {
   const username = e.details?.username;
   return typeof username === 'string' ? username : '';
@@ -145,32 +156,36 @@ export function logsStatsHandlers(c: ManagerContext) {
     },
 
     getGeneralLogs: (ctx) => {
-      // `limit=0` is the whole log: the real manager slices with `-limit` (lib/mixins/web_api.js 1438-1443).
-      const limit = ctx.query.limit ?? 100;
-      return { text: m().general_log.slice(-limit).join('\n') };
+      // As the real manager (lib/mixins/web_api.js 1438-1443): `limit||100` on the text as sent, then
+      // `slice(-1*limit)`: `0` (a text, so kept) and a text that is no number are the whole log, `-N` all but
+      // the first N lines. Under --strict the limit comes as a number: 0 is the whole log too.
+      const raw = ctx.query.limit;
+      const limit = raw === undefined || raw === '' ? 100 : Number(raw);
+      return {
+        text: m()
+          .general_log.slice(-1 * limit)
+          .join('\n'),
+      };
     },
 
     getLogs: async (ctx) => {
       const q = ctx.query;
-      // The filters as the real manager reads them (lib/manager.js 715-757).
-      const searched = await searchLog(m().har, q.search as string | undefined);
-      const sortKey = q.sort || 'uuid';
+      // The filters as the real manager reads them, the query's text as sent (lib/manager.js 715-757).
+      const searched = await searchLog(m().har, q.search === undefined ? undefined : String(q.search));
+      const sortKey = String(q.sort || 'uuid');
       // A field entries do not have sorts nothing: the log's own order (loki's simplesort on undefined).
       const getter = Object.hasOwn(harField, sortKey) ? harField[sortKey] : undefined;
-      const code = q.status_code as string | undefined;
-      // `2**` is a class of codes; anything else is compared as a number (`+status_code`).
+      const code = q.status_code === undefined ? '' : String(q.status_code);
+      // `2**` is a class of codes; anything else is compared as a number (`+status_code`: `abc` matches none).
       const codeOk = !code
         ? () => true
         : /^\d\*\*$/.test(code)
           ? (s: unknown) => String(s).startsWith(code[0] as string)
           : (s: unknown) => s === Number(code);
-      // A port range only with both bounds (`$between`); one bound alone is ignored.
-      const range = q.port_from !== undefined && q.port_to !== undefined ? [q.port_from as number, q.port_to as number] : undefined;
-      const matched = searched.filter(
-        (e) =>
-          (!range || ((e.details?.port ?? 0) >= (range[0] as number) && (e.details?.port ?? 0) <= (range[1] as number))) &&
-          codeOk(e.response.status),
-      );
+      // A port range only with both bounds given, not empty (`$between` on the texts); one bound alone is ignored.
+      const [from, to] = [q.port_from, q.port_to];
+      const range = from !== undefined && from !== '' && to !== undefined && to !== '' ? [from, to] : undefined;
+      const matched = searched.filter((e) => (!range || inRange(e.details?.port, range[0], range[1])) && codeOk(e.response.status));
       // Any `sort_desc` but an empty one is descending (`!!req.query.sort_desc`, on the raw text).
       const desc = q.sort_desc !== undefined && q.sort_desc !== '';
       const dir = desc ? -1 : 1;
@@ -181,10 +196,12 @@ export function logsStatsHandlers(c: ManagerContext) {
           return (x < y ? -1 : x > y ? 1 : 0) * dir;
         });
       else if (desc) matched.reverse();
-      const skip = q.skip ?? 0;
-      // No limit, or `limit=0`, is all of them (`+req.query.limit||0`, then loki's limit(undefined)).
-      const limit = q.limit || undefined;
-      const entries = limit !== undefined ? matched.slice(skip, skip + limit) : matched.slice(skip);
+      // `+skip||0` and `+limit||0` (a text that is no number is 0), then loki's `slice(skip)` and, for a
+      // limit but 0, `slice(0, limit)` (lib/loki.js 123-131): a negative skip counts from the end, a negative
+      // limit leaves out as many from the end. The answer's `skip` is that number.
+      const skip = Number(q.skip) || 0;
+      const limit = Number(q.limit) || 0;
+      const entries = limit ? matched.slice(skip).slice(0, limit) : matched.slice(skip);
       return {
         body: {
           log: { version: '1.2', creator: { name: HAR_CREATOR, version: m().version }, pages: [], entries },

@@ -131,7 +131,20 @@ export function bodyValidator(op: OperationDef, checker: RequestChecker, strict:
  * reads them as the real program does (a key, `+port`, `==`).
  */
 export function pathValidator(op: OperationDef, fn: ValidateFunction, strict: boolean): ValidateFunction {
-  if (strict || !op.unchecked.includes('path')) return fn;
+  return uncheckedValidator(op, 'path', fn, strict);
+}
+
+/**
+ * The validator of an operation's query. Where the real program reads the query without checking it
+ * (`x-observed-unchecked: [query]`), the parameters go to the handler as the request gave them (texts,
+ * a repeated one as a list), unless `strict`: the handler reads them as the real program does (`+skip||0`).
+ */
+export function queryValidator(op: OperationDef, fn: ValidateFunction, strict: boolean): ValidateFunction {
+  return uncheckedValidator(op, 'query', fn, strict);
+}
+
+function uncheckedValidator(op: OperationDef, part: 'path' | 'query', fn: ValidateFunction, strict: boolean): ValidateFunction {
+  if (strict || !op.unchecked.includes(part)) return fn;
   const wrapped = ((_data: unknown) => {
     wrapped.errors = null;
     return true;

@@ -48,13 +48,15 @@ type UncheckedOf<Row> = Row extends { readonly unchecked: readonly (infer P)[] }
 export type BodyAsSent<B> = { readonly [K in KeysOf<NonNullable<B>>]?: unknown } | null | undefined;
 /** Path parameters the real program looks up unchecked (`x-observed-unchecked: [path]`): the text as sent, or the checked value under `--strict`. */
 export type PathAsSent<P> = { readonly [K in keyof P]: P[K] | string };
+/** A query the real program reads unchecked (`x-observed-unchecked: [query]`): each parameter's text as sent (a list when repeated), or the checked value under `--strict`. */
+export type QueryAsSent<Q> = { readonly [K in keyof NonNullable<Q>]?: NonNullable<Q>[K] | string | string[] };
 
 /**
  * What a handler of one operation sees: its generated types, or for a part its table row marks
- * `unchecked`, that part as sent (BodyAsSent, PathAsSent).
+ * `unchecked`, that part as sent (BodyAsSent, PathAsSent, QueryAsSent).
  */
 export interface OperationCtx<A, Op, Row = unknown> extends Omit<Ctx<A>, 'query' | 'params' | 'body'> {
-  query: QueryOf<Op>;
+  query: 'query' extends UncheckedOf<Row> ? QueryAsSent<QueryOf<Op>> : QueryOf<Op>;
   params: 'path' extends UncheckedOf<Row> ? PathAsSent<PathOf<Op>> : PathOf<Op>;
   body: 'body' extends UncheckedOf<Row> ? BodyAsSent<BodyOf<Op>> : BodyOf<Op>;
 }

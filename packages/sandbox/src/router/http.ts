@@ -3,7 +3,17 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
 import { answerErrors, defaultStatus, textType } from './answers.js';
-import { addBodyParsers, type BodyAsSent, bodySizeOf, bodyTextOf, bodyValidator, leniencyOf, pathValidator, readBody } from './bodies.js';
+import {
+  addBodyParsers,
+  type BodyAsSent,
+  bodySizeOf,
+  bodyTextOf,
+  bodyValidator,
+  leniencyOf,
+  pathValidator,
+  queryValidator,
+  readBody,
+} from './bodies.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
@@ -176,7 +186,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     };
     if (query.length) {
       const s = objectSchema(query);
-      use('querystring', s, decimalOnly(query, compileCached(v, 'query', `${op.operationId} query`, s)));
+      use('querystring', s, queryValidator(op, decimalOnly(query, compileCached(v, 'query', `${op.operationId} query`, s)), strict));
     }
     if (path.length) {
       const s = objectSchema(path);

@@ -41,6 +41,13 @@ describe('handler tables typed by operationId', () => {
         expectTypeOf(ctx.body?.ms).toEqualTypeOf<unknown>();
         return { status: 204 };
       },
+      // A query read unchecked: each parameter's text as sent, a list when repeated.
+      getLogs: (ctx) => {
+        expectTypeOf(ctx.query.skip).toEqualTypeOf<number | string | string[] | undefined>();
+        // @ts-expect-error getLogs has no `skipp`
+        void ctx.query.skipp;
+        return undefined;
+      },
       // A union of two forms: the fields of both.
       banIps: (ctx) => {
         expectTypeOf(ctx.body?.ips).toEqualTypeOf<unknown>();
