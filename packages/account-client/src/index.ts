@@ -20,7 +20,9 @@ export type AccountAuth =
   | { basic: { username: string; password: string } }
   /**
    * The Zone credential header `X-Service-Auth: service-customer-<customer>-zone-<zone>-key-<password>`.
-   * `country` is appended as `-country-<country>` on `getRouteIps`. With it, calls omit `customer` and `zone`.
+   * `country` is appended as `-country-<country>` on `getRouteIps`, in lower case, as the provider's own
+   * tools write it (its CLI, and the local proxy manager for every value of its credentials). With it, calls
+   * omit `customer` and `zone`.
    */
   | { zone: { customer: string; zone: string; password: string; country?: string } };
 
@@ -94,10 +96,14 @@ export const ZONE_AUTH_HEADER = 'X-Service-Auth';
 
 let basicWarned = false;
 
-/** The `X-Service-Auth` value for a Zone credential. */
+/**
+ * The `X-Service-Auth` value for a Zone credential. The country in lower case: the spec's layout
+ * (`-country-[a-z]{2}`), and what the provider's CLI sends (@brightdata/cli
+ * lowers it before it writes `-country-`: dist/utils/browser-credentials.js 13-18, 46-48, 0.3.7).
+ */
 export function zoneCredential(zone: { customer: string; zone: string; password: string; country?: string }, withCountry = false): string {
   const base = `service-customer-${zone.customer}-zone-${zone.zone}-key-${zone.password}`;
-  return withCountry && zone.country ? `${base}-country-${zone.country}` : base;
+  return withCountry && zone.country ? `${base}-country-${zone.country.toLowerCase()}` : base;
 }
 
 /** The credential headers of a path, and the credentials no message may show. */

@@ -45,6 +45,12 @@ describe('auth', () => {
   it('zoneCredential formats the documented layout', () => {
     expect(zoneCredential({ customer: 'hl_1', zone: 'static', password: 'k' })).toBe('service-customer-hl_1-zone-static-key-k');
   });
+
+  it("zoneCredential writes the country in lower case, as the layout and the provider's CLI do", () => {
+    const zone = { customer: 'hl_1', zone: 'static', password: 'k', country: 'US' };
+    expect(zoneCredential(zone, true)).toBe('service-customer-hl_1-zone-static-key-k-country-us');
+    expect(zoneCredential(zone)).toBe('service-customer-hl_1-zone-static-key-k');
+  });
 });
 
 describe('default customer', () => {
