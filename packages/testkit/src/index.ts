@@ -244,21 +244,40 @@ export interface RulesTarget {
 /**
  * The target of the side-by-side suites (pair.ts) and the sandbox's rules suite: it answers
  * the status a `st=NNN` query names (200 otherwise), `please solve the captcha` when the query holds
- * `captcha` (a body trigger), and `hello <url>` else, and counts what each path was asked.
+ * `captcha` (a body trigger), and `hello <url>` else, and counts what each path was asked. `wait=MS`
+ * in the query holds the answer back that long (at most 10 s), for a slow target.
  */
 export async function startRulesTarget(): Promise<RulesTarget> {
   const asked = new Map<string, number>();
+  /** Answers held back (`wait=`): given at once when the target closes. */
+  const waiting = new Map<NodeJS.Timeout, () => void>();
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0] as string;
     asked.set(path, (asked.get(path) ?? 0) + 1);
-    res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
-    res.setHeader('content-type', 'text/plain');
-    res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}`);
+    const answer = () => {
+      res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
+      res.setHeader('content-type', 'text/plain');
+      res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}`);
+    };
+    const wait = Math.min(10_000, Number(/[?&]wait=(\d+)/.exec(req.url ?? '')?.[1] ?? 0));
+    if (!wait) return answer();
+    const timer = setTimeout(() => {
+      waiting.delete(timer);
+      answer();
+    }, wait);
+    waiting.set(timer, answer);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     asked,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const [timer, answer] of waiting) {
+        clearTimeout(timer);
+        answer();
+      }
+      waiting.clear();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

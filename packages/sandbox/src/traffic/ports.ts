@@ -4,6 +4,7 @@ import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../brand.js';
 import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight, successful } from '../domain/har.js';
 import { ipInList, isLoopback } from '../domain/net.js';
+import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { HarEntry, ProxyPortConfig } from '../domain/types.js';
 import { listenHost, loopbackFor } from '../free-ports.js';
@@ -26,6 +27,20 @@ import { portCustomer, portUsername } from './username.js';
 // client whitelist, sessions and bans, and logs each request into the HAR log (port-request.ts).
 
 const sumWeights = (har: readonly HarEntry[]) => har.reduce((n, e) => n + harEntryWeight(e), 0);
+
+/** Client connections a port ended for inactivity (accept()). */
+const idleClosed = new WeakSet<Socket>();
+
+/**
+ * A port's inactivity timeout in ms (accept()): its `socket_inactivity_timeout`, the default (120 s)
+ * when it has none (a create drops an empty value, lib/mixins/mgr_proxy.js 272); undefined for a value
+ * Node's `socket.setTimeout` refuses (no number, or a negative one).
+ */
+function inactivityOf(cfg: ProxyPortConfig | undefined): number | undefined {
+  const given: unknown = (cfg as { socket_inactivity_timeout?: unknown } | undefined)?.socket_inactivity_timeout;
+  if (given === undefined || given === null || given === '') return PORT_DEFAULTS.socket_inactivity_timeout;
+  return typeof given === 'number' && given >= 0 ? given : undefined;
+}
 
 export interface PortTrafficOptions {
   store: Store;
@@ -76,25 +91,44 @@ export class PortTraffic {
     await server.listen();
     port = server.port;
     this.servers.set(port, { server, iface });
-    this.relaySmtp(port, server);
+    this.accept(port, server);
     return port;
   }
 
   /**
-   * A port with an `smtp` list is an SMTP relay (lib/server.js 185-189 and 244-252, lib/smtp.js): each
-   * connection, whatever it carries, becomes a tunnel to one of the list's entries picked at random
-   * (`host[:port]`, port 25 by default): a `CONNECT host:port` is put in front of what the client sends,
-   * and the port opens that tunnel as any other (logged so), without answering the CONNECT itself
-   * (port-request.ts). An entry that is no text makes the real manager's connection handler throw
-   * (`address.split is not a function`): the client's connection is reset and the port no longer
-   * accepts any (observed: ECONNRESET, then ECONNREFUSED; it is still listed).
+   * Each client connection of a port, as the real manager's connection handler takes it (lib/server.js
+   * 241-252, lib/worker.js 99 and 202):
+   * - The port's `socket_inactivity_timeout` first (`socket.setTimeout(opt.socket_inactivity_timeout)`),
+   *   read as the connection comes: a connection idle that long is ended (lib/util.js 347-363,
+   *   ensure_socket_close), whatever it carries. A plain request still waiting for its answer is then
+   *   answered and logged nowhere: its client gets `socket hang up`, and neither the log nor the recent
+   *   statistics hold it (observed). `0` keeps a connection however long it is idle.
+   * - A value Node's setTimeout refuses (a text, as a create's form body gives it, a boolean, a negative
+   *   number) makes the real manager's worker throw on every connection of the port: the connection is
+   *   reset, nothing is logged, and the worker starts again with the ports (observed). The sandbox resets
+   *   each such connection; it does not cut the other ports' connections, as the worker's restart does.
+   * - A port with an `smtp` list is an SMTP relay (lib/server.js 185-189 and 244-252, lib/smtp.js): each
+   *   connection, whatever it carries, becomes a tunnel to one of the list's entries picked at random
+   *   (`host[:port]`, port 25 by default): a `CONNECT host:port` is put in front of what the client sends,
+   *   and the port opens that tunnel as any other (logged so), without answering the CONNECT itself
+   *   (port-request.ts). An entry that is no text makes the real manager's connection handler throw
+   *   (`address.split is not a function`): the client's connection is reset and the port no longer
+   *   accepts any (observed: ECONNRESET, then ECONNREFUSED; it is still listed).
    */
-  private relaySmtp(port: number, server: TunnelServer): void {
+  private accept(port: number, server: TunnelServer): void {
     const http = server.server;
     const accept = http.listeners('connection') as Array<(socket: Socket) => void>;
     http.removeAllListeners('connection');
     http.on('connection', (socket: Socket) => {
-      const list = (this.o.store.ports.get(port) as { smtp?: unknown } | undefined)?.smtp as ArrayLike<unknown> | undefined;
+      const cfg = this.o.store.ports.get(port);
+      const idle = inactivityOf(cfg);
+      if (idle === undefined) {
+        // Reset once the client has sent its request, as the worker's end resets it (read ECONNRESET).
+        socket.once('data', () => socket.resetAndDestroy());
+        socket.once('error', () => undefined);
+        return;
+      }
+      const list = (cfg as { smtp?: unknown } | undefined)?.smtp as ArrayLike<unknown> | undefined;
       if (list?.length) {
         const address = list[Math.floor(Math.random() * list.length)];
         if (typeof address !== 'string') {
@@ -107,6 +141,13 @@ export class PortTraffic {
         smtpSockets.add(socket);
       }
       for (const listener of accept) listener.call(http, socket);
+      if (!idle) return;
+      socket.setTimeout(idle);
+      socket.once('timeout', () => {
+        idleClosed.add(socket);
+        socket.end();
+        socket.destroy();
+      });
     });
   }
 
@@ -264,7 +305,8 @@ export class PortTraffic {
         ...this.exchange(cfg, started, method, url, request, upstream, clientIp),
         ...(context ? { context } : {}),
       }),
-      log: (x) => this.log(x),
+      // A plain request whose client connection was closed for inactivity before it was answered is not logged (accept()).
+      log: (x) => (isHttp && idleClosed.has(request.socket) ? undefined : this.log(x)),
     };
     const track = <T>(work: Promise<T>) => this.o.inflight?.track(work) ?? work;
     if (!isHttp && cfg.ssl === true) return this.mitm(ctx, hostname, targetPort);
