@@ -81,6 +81,37 @@ describe('--data keeps the state across restarts', () => {
     }
   });
 
+  it('a stored port an update gave another proxy_type stays stored, read-only, across restarts, and after its delete too', async () => {
+    const file = join(freshDir(), 'state.json');
+    const send = (base: string, method: string, path: string, body?: unknown) =>
+      fetch(`${base}${path}`, {
+        method,
+        ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+      }).then(async (r) => ({ status: r.status, text: await r.text() }));
+    const listed = async (base: string) =>
+      (JSON.parse((await send(base, 'GET', '/api/proxies')).text) as { port: number; proxy_type?: string }[])
+        .filter((p) => p.port === 24170)
+        .map((p) => p.proxy_type);
+    await withSandbox(file, async (s) => {
+      expect((await send(s.managerUrl, 'POST', '/api/proxies', { proxy: { port: 24170 } })).status).toBe(200);
+      expect((await send(s.managerUrl, 'PUT', '/api/proxies/24170', { proxy: { proxy_type: '' } })).status).toBe(200);
+    });
+    await withSandbox(file, async (s) => {
+      expect(await listed(s.managerUrl)).toEqual(['']);
+      expect(await send(s.managerUrl, 'PUT', '/api/proxies/24170', { proxy: { zone: 'static_zone' } })).toMatchObject({
+        status: 400,
+        text: expect.stringContaining('Proxy is read-only'),
+      });
+      expect((await send(s.managerUrl, 'DELETE', '/api/proxies/24170')).status).toBe(204);
+    });
+    await withSandbox(file, async (s) => {
+      expect(await listed(s.managerUrl)).toEqual(['']);
+      expect((await send(s.managerUrl, 'GET', '/api/proxies_running')).text).not.toContain('24170');
+      expect((await send(s.managerUrl, 'PUT', '/api/proxies/24170', { proxy: { zone: 'static_zone' } })).status).toBe(400);
+      expect((await send(s.managerUrl, 'DELETE', '/api/proxies/24170')).status).toBe(500);
+    });
+  });
+
   it('a torn temp file from a crash mid-write is ignored and removed; the data file wins', async () => {
     const dir = freshDir();
     const file = join(dir, 'state.json');

@@ -321,3 +321,53 @@ describe("a port's socket_inactivity_timeout", () => {
     expect(sbxLog.length).toBeGreaterThan(0);
   });
 });
+
+describe('a stored port an update in place gave another proxy_type ("")', () => {
+  type Listed = { port: number; proxy_type?: string };
+  /** The entries GET /api/proxies lists for the port (number and proxy_type), renumbered from `base`. */
+  const listedAs = (r: Reply, port: number, base: number) =>
+    (r.body as Listed[]).filter((p) => p.port === port).map((p) => ({ port: p.port - base, proxy_type: p.proxy_type }));
+  const running = (r: Reply, port: number) => (r.body as Listed[]).some((p) => p.port === port);
+
+  it('a delete stops it and leaves its entry stored, read-only (mgr_proxy.js 319); an update that moves a port recreates it as persist (mgr_proxy.js 271)', async () => {
+    const [port, moved, to] = [25670, 25671, 25672];
+    await pair.createBoth(port);
+    await pair.same(
+      (at) => ['PUT', `/api/proxies/${at(port)}`, { proxy: { proxy_type: '' } }],
+      { status: 200 },
+      (r) => r.status,
+    );
+    await pair.same((at) => ['DELETE', `/api/proxies/${at(port)}`], { status: 204 });
+    const [realList, sbxList] = await pair.both(() => ['GET', '/api/proxies']);
+    expect(listedAs(realList, port, port)).toEqual([{ port: 0, proxy_type: '' }]);
+    expect(listedAs(sbxList, port + SHIFT, port + SHIFT)).toEqual(listedAs(realList, port, port));
+    const [realRunning, sbxRunning] = await pair.both(() => ['GET', '/api/proxies_running']);
+    expect([running(realRunning, port), running(sbxRunning, port + SHIFT)]).toEqual([false, false]);
+    // It no longer carries traffic; an update finds its stored entry (read-only), a delete no port.
+    const [real, sbx] = await pair.through(port, '/stopped?st=200');
+    expect(real.status).toBe(0);
+    expect(sbx.status).toBe(0);
+    await pair.same((at) => ['PUT', `/api/proxies/${at(port)}`, { proxy: { zone: 'res_zone' } }], {
+      status: 400,
+      body: { errors: [{ msg: 'Proxy is read-only' }] },
+    });
+    await pair.same(
+      (at) => ['DELETE', `/api/proxies/${at(port)}`],
+      { status: 500 },
+      (r) => r.status,
+    );
+
+    // `proxy_type: ""` with another port: the port is made again (proxy_remove_and_create), as persist.
+    await pair.createBoth(moved);
+    await pair.same(
+      (at) => ['PUT', `/api/proxies/${at(moved)}`, { proxy: { proxy_type: '', port: at(to) } }],
+      { status: 200 },
+      (r) => r.status,
+    );
+    const [realAfter, sbxAfter] = await pair.both(() => ['GET', '/api/proxies']);
+    expect(listedAs(realAfter, to, moved)).toEqual([{ port: to - moved, proxy_type: 'persist' }]);
+    expect(listedAs(sbxAfter, to + SHIFT, moved + SHIFT)).toEqual(listedAs(realAfter, to, moved));
+    expect(listedAs(sbxAfter, moved + SHIFT, moved + SHIFT)).toEqual([]);
+    expect(listedAs(realAfter, moved, moved)).toEqual([]);
+  });
+});

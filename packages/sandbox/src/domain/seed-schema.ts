@@ -251,6 +251,11 @@ export const seedSchema = obj<StateData>()(
         sessions: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
         users: { type: 'array', items: obj<ManagerState['users'][number]>()({ email: nonEmpty, password: str }, ['email']) },
         har: { type: 'array', items: { type: 'object' } },
+        kept_stored: { type: 'array', items: { type: 'integer', minimum: 1000, maximum: 65535 } },
+        stored_stopped: {
+          type: 'array',
+          items: open<ProxyPortConfig>()({ port: { type: 'integer', minimum: 1000, maximum: 65535 } }, ['port']),
+        },
         stats_kept: obj<KeptStats>()({ status_code: statList, hostname: statList, protocol: statList }, [
           'status_code',
           'hostname',

@@ -204,6 +204,16 @@ export interface ManagerState {
   har: HarEntry[];
   /** The statistics of requests whose log entries went with their deleted port (absent: none). */
   stats_kept?: KeptStats;
+  /**
+   * Running ports that stay stored though an update in place gave them a `proxy_type` other than
+   * `persist` (manager/multiply.ts isStored; absent: none).
+   */
+  kept_stored?: number[];
+  /**
+   * Stored entries whose port no longer runs: the real manager's delete of a port whose `proxy_type` is
+   * not `persist` stops it and leaves its entry stored (manager/ports.ts; absent: none).
+   */
+  stored_stopped?: ProxyPortConfig[];
   general_log: string[];
 }
 

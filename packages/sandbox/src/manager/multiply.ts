@@ -112,9 +112,12 @@ export function deletion(store: Store, ports: number[]): { ports: number[]; refu
 export function refuseDuplicateUpdate(cfg: ProxyPortConfig, kept?: ReadonlySet<number>): void {
   if (!isStored(cfg, kept))
     throw new HttpError(400, `No proxy at port ${cfg.port}`, { body: { errors: [{ msg: `No proxy at port ${cfg.port}` }] } });
-  if (cfg.proxy_type !== undefined && cfg.proxy_type !== 'persist')
-    throw new HttpError(400, 'Proxy is read-only', { body: { errors: [{ msg: 'Proxy is read-only' }] } });
+  // Stored only because an update in place kept it there.
+  if (!isStored(cfg)) throw readOnly();
 }
+
+/** The answer to an update of a stored entry whose `proxy_type` is not `persist` (web_api.js 398-399). */
+export const readOnly = () => new HttpError(400, 'Proxy is read-only', { body: { errors: [{ msg: 'Proxy is read-only' }] } });
 
 /**
  * After a master was updated (moved, or `multiply` or any field changed): its old duplicates go, the

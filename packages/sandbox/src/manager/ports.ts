@@ -13,6 +13,7 @@ import {
   isStored,
   multiplied,
   portCount,
+  readOnly,
   rebuildDuplicates,
   refuseDuplicateUpdate,
   storedConfigs,
@@ -56,8 +57,14 @@ export function portsHandlers(c: ManagerContext) {
   const types = options.portFieldTypes ?? {};
   /** The status of each port's last check (`getProxyStatus`), which `proxies_running` shows from then on. */
   const checked = new Map<number, { status?: string; status_details?: unknown[] }>();
-  /** Stored ports an update in place gave a `proxy_type` other than `persist`: they stay stored (multiply.ts isStored). */
-  const kept = new Set<number>();
+  /** Stored ports an update in place gave a `proxy_type` other than `persist`: they stay stored (multiply.ts isStored), in the state. */
+  const kept = (): ReadonlySet<number> => new Set(m().kept_stored ?? []);
+  function keep(port: number, on: boolean): void {
+    const list = (m().kept_stored ?? []).filter((p) => p !== port);
+    if (on) list.push(port);
+    if (list.length) m().kept_stored = list.sort((a, b) => a - b);
+    else delete m().kept_stored;
+  }
   // A request through a port that succeeds makes its status `ok`, kept until a check finds otherwise
   // (lib/manager.js 322-326: the port's usage report); proxies_running shows it.
   options.ports?.onSuccess?.((port) => {
@@ -98,9 +105,25 @@ export function portsHandlers(c: ManagerContext) {
   /** Ports a create is opening now (between picking a number and storing the port): another create skips them. */
   const creating = new Set<number>();
 
+  /**
+   * A port deleted (with its duplicates). What the real manager's delete leaves in its stored list
+   * (proxy_delete, mgr_proxy.js 303-323): it stops the port, then removes the FIRST stored entry of its
+   * number only when the port runs as `persist`. The entry of a port whose `proxy_type` an update made
+   * another stays stored (listed, read-only, not running); a `persist` port whose number has such a
+   * stopped entry before it removes that one, and its own entry stays in its place.
+   */
   function dropPort(port: number): void {
+    const cfg = store.ports.get(port);
+    const stopped = m().stored_stopped ?? [];
+    if (cfg && kept().has(port)) stopped.push(cfg);
+    else if (cfg && isStored(cfg)) {
+      const first = stopped.findIndex((s) => s.port === port);
+      if (first >= 0) stopped.splice(first, 1, cfg);
+    }
+    if (stopped.length) m().stored_stopped = stopped;
+    else delete m().stored_stopped;
     store.dropPort(port);
-    kept.delete(port);
+    keep(port, false);
     checked.delete(port);
   }
 
@@ -135,11 +158,11 @@ export function portsHandlers(c: ManagerContext) {
       body: [...store.ports.values()]
         .sort((a, b) => a.port - b.port)
         .map((cfg) =>
-          runningView(cfg, runningConfig(cfg, types), m().settings.zone, checked.get(cfg.port), isStored(cfg, kept) || isDuplicate(cfg)),
+          runningView(cfg, runningConfig(cfg, types), m().settings.zone, checked.get(cfg.port), isStored(cfg, kept()) || isDuplicate(cfg)),
         ),
     }),
 
-    listProxies: () => ({ body: storedConfigs(store, kept) }),
+    listProxies: () => ({ body: [...storedConfigs(store, kept()), ...(m().stored_stopped ?? [])] }),
 
     createProxy: async (ctx) => {
       // As the real manager reads the body (web_api.js 348-385): no check of the fields, none converted.
@@ -187,7 +210,7 @@ export function portsHandlers(c: ManagerContext) {
         await listen(configs);
         for (const cfg of configs) {
           store.putPort(cfg);
-          kept.delete(cfg.port);
+          keep(cfg.port, false);
           // A new port has not been checked, even where a port of its number was (and was deleted, or reset away).
           checked.delete(cfg.port);
         }
@@ -233,9 +256,12 @@ export function portsHandlers(c: ManagerContext) {
 
     updateProxy: async (ctx) => {
       // `this.proxies.find(p=>p.port==old_port)` (web_api.js 391-397): `024000` or `0x5DC0` name port 24000, `abc` none.
+      // The stored list's first entry of the number: a stopped one (dropPort) comes before a port made after it.
+      const stopped = m().stored_stopped?.find((s) => String(s.port) === String(Number(ctx.params.port)));
+      if (stopped && !isStored(stopped)) throw readOnly();
       const old = store.ports.get(Number(ctx.params.port));
       if (!old) throw new HttpError(400, `No proxy at port ${ctx.params.port}`);
-      refuseDuplicateUpdate(old, kept);
+      refuseDuplicateUpdate(old, kept());
       // The real manager converts the fields to their types first (lib/middleware.js 124-131), then wants `proxy` (web_api.js 405-410).
       const body = ctx.body;
       const raw = body?.proxy;
@@ -279,7 +305,7 @@ export function portsHandlers(c: ManagerContext) {
       } else {
         store.putPort(cfg);
         // Updated in place: the stored entry stays, whatever proxy_type it now has (mgr_proxy.js 402-423).
-        if (!restart && !isStored(cfg)) kept.add(port);
+        if (!restart && !isStored(cfg)) keep(port, true);
         log(`port ${port} ${restart ? 'restarted' : 'updated'}`);
       }
       await rebuildDuplicates(store, old.port, cfg, options.ports);
