@@ -371,3 +371,20 @@ describe('a stored port an update in place gave another proxy_type ("")', () => 
     expect(listedAs(realAfter, moved, moved)).toEqual([]);
   });
 });
+
+describe("listZones' Zones", () => {
+  it('name each Zone with the permissions its plan gives (lib/zones.js 6-31) and its first password', async () => {
+    type Zone = { name: string; perm?: string; password?: string };
+    const [real, sbx] = await pair.both(() => ['GET', '/api/zones']);
+    const pick = (r: Reply) =>
+      (r.body as { zones: Zone[] }).zones
+        .filter((z) => ['static_zone', 'res_zone'].includes(z.name))
+        .map(({ name, perm, password }) => ({ name, perm, password }))
+        .sort((a, b) => a.name.localeCompare(b.name));
+    expect(pick(real)).toEqual([
+      { name: 'res_zone', perm: 'country vip', password: 'r3s1d3nt9x7w' },
+      { name: 'static_zone', perm: 'country ip route_all route_dedicated', password: 'z8x7c6v5b4n3' },
+    ]);
+    expect(pick(sbx)).toEqual(pick(real));
+  });
+});

@@ -1,7 +1,7 @@
 import { ipRecord } from '../domain/ips.js';
 import { badRequest, onField } from '../errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
-import { zoneRefreshCost } from './manager-options.js';
+import { planPerms, zoneRefreshCost } from './manager-options.js';
 
 // Zones and IPs: the account's Zones as the manager sees them, and the IPs and gIPs allocated to them.
 
@@ -14,11 +14,13 @@ export function zonesIpsHandlers(c: ManagerContext) {
           .filter((z) => !z.disabled)
           .map((z) => {
             const plan = z.plans[z.plans.length - 1];
+            // As the real manager lists a Zone (lib/zones.js 33-45, 67-76): its permissions from its plan (get_perm,
+            // lib/zones.js 6-31), its first password (none when it has none).
             return {
               name: z.name,
-              perm: z.perms.join(' '),
+              perm: planPerms(plan as Record<string, unknown> | undefined, z.perms.join(' ')).join(' '),
               plan,
-              password: z.passwords[0] ?? '',
+              ...(z.passwords[0] !== undefined ? { password: z.passwords[0] } : {}),
               refresh_cost: zoneRefreshCost(plan),
             };
           }),
