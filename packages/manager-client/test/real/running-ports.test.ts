@@ -274,11 +274,17 @@ describe("a port's socket_inactivity_timeout", () => {
       entries(await call('real', '/idle-'), '/idle-', port),
       entries(await call('sandbox', '/idle-'), '/idle-', port + SHIFT),
     ];
-    expect(realLog).toEqual(['0 /idle-fast?st=200 200']);
-    expect(sbxLog).toEqual(realLog);
+    // The real manager logs nothing for the request that got no answer, or, at times, a 502: its request
+    // upstream has the same inactivity timeout (lib/mixins/server_handle.js 121, 131-138), and when that
+    // one fires first the request ends as 'invalid_response', logged (lib/server.js 845-873). A race; the
+    // sandbox logs nothing, as the real manager did in 6 runs of 7.
+    const race = '0 /idle-slow?st=500&wait=3000 502';
+    expect(realLog.filter((e) => e !== race)).toEqual(['0 /idle-fast?st=200 200']);
+    expect(sbxLog).toEqual(['0 /idle-fast?st=200 200']);
     const [statsReal, statsSbx] = await pair.both(() => ['GET', '/api/recent_stats']);
-    expect(counts(statsReal, port).ports['0']).toEqual({ reqs: 1, success: 1 });
-    expect(counts(statsSbx, port + SHIFT).ports['0']).toEqual(counts(statsReal, port).ports['0']);
+    const raced = realLog.includes(race) ? 1 : 0;
+    expect(counts(statsReal, port).ports['0']).toEqual({ reqs: 1 + raced, success: 1 });
+    expect(counts(statsSbx, port + SHIFT).ports['0']).toEqual({ reqs: 1, success: 1 });
   });
 
   it('given as text (a form body, as random seed 486167907 gave it): every connection of the port is reset and nothing is logged; other ports carry on', async () => {

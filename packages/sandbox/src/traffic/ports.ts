@@ -102,7 +102,9 @@ export class PortTraffic {
    *   read as the connection comes: a connection idle that long is ended (lib/util.js 347-363,
    *   ensure_socket_close), whatever it carries. A plain request still waiting for its answer is then
    *   answered and logged nowhere: its client gets `socket hang up`, and neither the log nor the recent
-   *   statistics hold it (observed). `0` keeps a connection however long it is idle.
+   *   statistics hold it (observed in 6 runs of 7; in the other the real manager's upstream request, which
+   *   has the same timeout, lib/mixins/server_handle.js 121, fired first and the request was logged as a
+   *   502). `0` keeps a connection however long it is idle.
    * - A value Node's setTimeout refuses (a text, as a create's form body gives it, a boolean, a negative
    *   number) makes the real manager's worker throw on every connection of the port: the connection is
    *   reset, nothing is logged, and the worker starts again with the ports (observed). The sandbox resets
