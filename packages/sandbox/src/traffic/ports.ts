@@ -1,22 +1,23 @@
-import { createServer as createHttpsServer } from 'node:https';
-import { isIP, type Socket } from 'node:net';
+import { isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../brand.js';
-import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight, successful } from '../domain/har.js';
+import { type Exchange, successful } from '../domain/har.js';
 import { ipInList, isLoopback } from '../domain/net.js';
-import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
-import type { HarEntry, ProxyPortConfig } from '../domain/types.js';
+import type { ProxyPortConfig } from '../domain/types.js';
 import { listenHost, loopbackFor } from '../free-ports.js';
 import type { SandboxCa } from './ca.js';
+import { acceptConnections, closedForInactivity } from './connections.js';
 import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import { passHeaders } from './forward.js';
+import { HarLog } from './har-log.js';
 import type { Inflight } from './inflight.js';
 import { checkRemoteName } from './lookup.js';
 import type { ProxyNetwork } from './network.js';
 import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
+import { analyzeSsl } from './ssl-analyzing.js';
 import { statusCheck } from './status-check.js';
-import { connectHead, respond, smtpSockets, TunnelServer, tunnel } from './tunnel.js';
+import { respond, TunnelServer, tunnel } from './tunnel.js';
 import { EXT_PROXY_NOT_TEXT, extProxy, Gate } from './upstream.js';
 import { portCustomer, portUsername } from './username.js';
 
@@ -24,23 +25,9 @@ import { portCustomer, portUsername } from './username.js';
 // `iface` (loopback by default) that forwards to its external proxies, else to the manager-wide
 // upstream (the sandbox's proxy network by default; a port's own `proxy`:`proxy_port` is stored, not
 // followed, as by the real manager) with the username built from its configuration, applies its headers,
-// client whitelist, sessions and bans, and logs each request into the HAR log (port-request.ts).
-
-const sumWeights = (har: readonly HarEntry[]) => har.reduce((n, e) => n + harEntryWeight(e), 0);
-
-/** Client connections a port ended for inactivity (accept()). */
-const idleClosed = new WeakSet<Socket>();
-
-/**
- * A port's inactivity timeout in ms (accept()): its `socket_inactivity_timeout`, the default (120 s)
- * when it has none (a create drops an empty value, lib/mixins/mgr_proxy.js 272); undefined for a value
- * Node's `socket.setTimeout` refuses (no number, or a negative one).
- */
-function inactivityOf(cfg: ProxyPortConfig | undefined): number | undefined {
-  const given: unknown = (cfg as { socket_inactivity_timeout?: unknown } | undefined)?.socket_inactivity_timeout;
-  if (given === undefined || given === null || given === '') return PORT_DEFAULTS.socket_inactivity_timeout;
-  return typeof given === 'number' && given >= 0 ? given : undefined;
-}
+// client whitelist, sessions and bans (port-request.ts), and logs each request into the HAR log
+// (har-log.ts). Its client connections are taken as the real manager takes them (connections.ts: the
+// inactivity timeout, the `smtp` relay); an `ssl: true` port analyzes its tunnels (ssl-analyzing.ts).
 
 export interface PortTrafficOptions {
   store: Store;
@@ -63,11 +50,12 @@ export class PortTraffic {
   private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
   private readonly gates = new Map<number, Gate>();
   private rotation = 0;
-  /** The HAR log's bytes (harEntryWeight) as last counted, and the array and length they were counted for. */
-  private har: { of?: HarEntry[]; count: number; bytes: number } = { count: 0, bytes: 0 };
+  private readonly harLog: HarLog;
   private extTurn = 0;
 
-  constructor(private readonly o: PortTrafficOptions) {}
+  constructor(private readonly o: PortTrafficOptions) {
+    this.harLog = new HarLog(o.store, o.changed);
+  }
 
   /** Where a port listens: its `iface` as the real manager reads it, loopback when it names none (free-ports.ts). */
   private ifaceOf(cfg: ProxyPortConfig): string {
@@ -91,66 +79,12 @@ export class PortTraffic {
     await server.listen();
     port = server.port;
     this.servers.set(port, { server, iface });
-    this.accept(port, server);
+    acceptConnections(
+      server,
+      () => this.o.store.ports.get(port),
+      () => void this.close(port),
+    );
     return port;
-  }
-
-  /**
-   * Each client connection of a port, as the real manager's connection handler takes it (lib/server.js
-   * 241-252, lib/worker.js 99 and 202):
-   * - The port's `socket_inactivity_timeout` first (`socket.setTimeout(opt.socket_inactivity_timeout)`),
-   *   read as the connection comes: a connection idle that long is ended (lib/util.js 347-363,
-   *   ensure_socket_close), whatever it carries. A plain request still waiting for its answer is then
-   *   answered and logged nowhere: its client gets `socket hang up`, and neither the log nor the recent
-   *   statistics hold it (observed in 6 runs of 7; in the other the real manager's upstream request, which
-   *   has the same timeout, lib/mixins/server_handle.js 121, fired first and the request was logged as a
-   *   502). `0` keeps a connection however long it is idle.
-   * - A value Node's setTimeout refuses (a text, as a create's form body gives it, a boolean, a negative
-   *   number) makes the real manager's worker throw on every connection of the port: the connection is
-   *   reset, nothing is logged, and the worker starts again with the ports (observed). The sandbox resets
-   *   each such connection; it does not cut the other ports' connections, as the worker's restart does.
-   * - A port with an `smtp` list is an SMTP relay (lib/server.js 185-189 and 244-252, lib/smtp.js): each
-   *   connection, whatever it carries, becomes a tunnel to one of the list's entries picked at random
-   *   (`host[:port]`, port 25 by default): a `CONNECT host:port` is put in front of what the client sends,
-   *   and the port opens that tunnel as any other (logged so), without answering the CONNECT itself
-   *   (port-request.ts). An entry that is no text makes the real manager's connection handler throw
-   *   (`address.split is not a function`): the client's connection is reset and the port no longer
-   *   accepts any (observed: ECONNRESET, then ECONNREFUSED; it is still listed).
-   */
-  private accept(port: number, server: TunnelServer): void {
-    const http = server.server;
-    const accept = http.listeners('connection') as Array<(socket: Socket) => void>;
-    http.removeAllListeners('connection');
-    http.on('connection', (socket: Socket) => {
-      const cfg = this.o.store.ports.get(port);
-      const idle = inactivityOf(cfg);
-      if (idle === undefined) {
-        // Reset once the client has sent its request, as the worker's end resets it (read ECONNRESET).
-        socket.once('data', () => socket.resetAndDestroy());
-        socket.once('error', () => undefined);
-        return;
-      }
-      const list = (cfg as { smtp?: unknown } | undefined)?.smtp as ArrayLike<unknown> | undefined;
-      if (list?.length) {
-        const address = list[Math.floor(Math.random() * list.length)];
-        if (typeof address !== 'string') {
-          socket.resetAndDestroy();
-          void this.close(port);
-          return;
-        }
-        const [ip, to] = address.split(':');
-        socket.unshift(Buffer.from(`CONNECT ${ip}:${Number(to) || 25} HTTP/1.1\r\n\r\n`, 'utf8'));
-        smtpSockets.add(socket);
-      }
-      for (const listener of accept) listener.call(http, socket);
-      if (!idle) return;
-      socket.setTimeout(idle);
-      socket.once('timeout', () => {
-        idleClosed.add(socket);
-        socket.end();
-        socket.destroy();
-      });
-    });
   }
 
   async close(port: number): Promise<void> {
@@ -307,11 +241,11 @@ export class PortTraffic {
         ...this.exchange(cfg, started, method, url, request, upstream, clientIp),
         ...(context ? { context } : {}),
       }),
-      // A plain request whose client connection was closed for inactivity before it was answered is not logged (accept()).
-      log: (x) => (isHttp && idleClosed.has(request.socket) ? undefined : this.log(x)),
+      // A plain request whose client connection was closed for inactivity before it was answered is not logged (connections.ts).
+      log: (x) => (isHttp && closedForInactivity(request.socket) ? undefined : this.log(x)),
     };
     const track = <T>(work: Promise<T>) => this.o.inflight?.track(work) ?? work;
-    if (!isHttp && cfg.ssl === true) return this.mitm(ctx, hostname, targetPort);
+    if (!isHttp && cfg.ssl === true) return analyzeSsl(ctx, hostname, targetPort, await this.o.ca(), this.o.inflight);
     if (!isHttp) return { customTag: tunnel((socket, head) => track(servePortTunnel(ctx, request, socket, head, hostname, targetPort))) };
     return { customTag: respond((response) => track(servePortRequest(ctx, request, new URL(request.url as string), response))) };
   }
@@ -325,36 +259,6 @@ export class PortTraffic {
       this.gates.set(cfg.port, gate);
     }
     return gate;
-  }
-
-  /**
-   * SSL analyzing (`ssl: true`): the port answers the CONNECT itself, terminates TLS with a
-   * certificate for the target signed by the sandbox's CA, and serves each request inside as an
-   * HTTPS request, logged in full.
-   */
-  private async mitm(ctx: PortRequest, hostname: string, targetPort: number) {
-    const ca = await this.o.ca();
-    const origin = `https://${hostname.includes(':') ? `[${hostname}]` : hostname}${targetPort === 443 ? '' : `:${targetPort}`}`;
-    const server = createHttpsServer(
-      { ...ca.pemFor(hostname), SNICallback: (name, done) => done(null, ca.contextFor(name)) },
-      (req, res) => {
-        const served = servePortRequest(ctx, req, new URL(req.url ?? '/', origin), res);
-        (this.o.inflight?.track(served) ?? served).catch((err: Error & { statusCode?: number; headers?: Record<string, string> }) => {
-          // Once the answer's head is out, a failure can only cut it short.
-          if (res.headersSent) return res.destroy();
-          res.writeHead(err.statusCode ?? 502, { 'content-type': 'text/plain', ...(err.headers ?? {}) });
-          res.end(err.message);
-        });
-      },
-    );
-    return {
-      customTag: tunnel(async (socket, head) => {
-        socket.unshift(head);
-        socket.write(connectHead(200, 'Connection established'));
-        server.emit('connection', socket);
-        await new Promise((resolve) => socket.once('close', resolve));
-      }),
-    };
   }
 
   private exchange(
@@ -392,10 +296,6 @@ export class PortTraffic {
     };
   }
 
-  /**
-   * One HAR entry, the log trimmed to the settings' `logs` entries; with `logs: 0` nothing is logged
-   * (as the real manager: lib/manager.js 360-367, lib/loki.js 91-99).
-   */
   /** Listeners told of each request through a port that succeeded (its port), as the real manager's usage report. */
   private readonly succeeded: ((port: number) => void)[] = [];
 
@@ -407,20 +307,6 @@ export class PortTraffic {
   private log(x: Exchange): void {
     // Whatever is logged: the real manager marks the port `ok` from the request's usage report (lib/manager.js 322-326).
     if (successful(x.status)) for (const l of this.succeeded) l(x.port);
-    const keep = Math.min(Math.max(0, Number(this.o.store.manager.settings.logs) || 0), HAR_LIMITS.entries);
-    if (!keep) return;
-    const har = this.o.store.manager.har;
-    // The bytes the log holds, counted as entries come and go; counted again when someone else changed it.
-    if (har !== this.har.of || har.length !== this.har.count) this.har = { of: har, count: har.length, bytes: sumWeights(har) };
-    const entry = harEntry(x);
-    har.push(entry);
-    this.har.bytes += harEntryWeight(entry);
-    let drop = Math.max(0, har.length - keep);
-    for (let i = 0; i < drop; i++) this.har.bytes -= harEntryWeight(har[i] as HarEntry);
-    while (this.har.bytes > HAR_LIMITS.bytes && drop < har.length - 1) this.har.bytes -= harEntryWeight(har[drop++] as HarEntry);
-    if (drop) har.splice(0, drop);
-    this.har.count = har.length;
-    this.o.store.touch('har');
-    this.o.changed();
+    this.harLog.append(x);
   }
 }

@@ -12,7 +12,7 @@ import { lookupFor, type Remote } from './lookup.js';
 /** Opens the tunnel on the client's socket; throwing a proxy-chain RequestError before anything was written answers it. */
 export type OpenTunnel = (socket: Socket, head: Buffer) => Promise<void>;
 const TUNNEL = Symbol('tunnel');
-interface TunnelTag {
+export interface TunnelTag {
   [TUNNEL]: OpenTunnel;
 }
 
