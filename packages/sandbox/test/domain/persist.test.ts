@@ -1,0 +1,407 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DataFile, foldedOf, journalOf, readState, removeStaleTemps } from '../../src/domain/persist.js';
+
+// The data file's unit behaviour (persist.ts) beside test/persistence.test.ts (whole sandboxes) and the
+// crash suites: what it reads and refuses, when it fsyncs, how a failed compaction leaves the folder,
+// and how save() gathers and queues its callers.
+
+const freshDir = () => mkdtempSync(join(tmpdir(), 'zone-api-persist-'));
+
+/** A state of one section, `small`, and a snapshot that counts how often it was taken. */
+function fakeState() {
+  const st = { small: 0, full: 0 };
+  const journaled = {
+    sectionsJson: (): [string, string][] => [['small', JSON.stringify(st.small)]],
+    snapshot: () => {
+      st.full++;
+      return JSON.stringify({ small: st.small });
+    },
+  };
+  return { st, journaled };
+}
+
+const records = (file: string) =>
+  readFileSync(journalOf(file), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .slice(1)
+    .map((l) => JSON.parse(l) as { seq: number; sections: Record<string, unknown> });
+
+/** The FileHandle class's prototype (not exported by node): where datasync is observed. */
+async function fileHandleProto(dir: string) {
+  const fh = await open(join(dir, 'probe'), 'w');
+  await fh.close();
+  return Object.getPrototypeOf(fh) as { datasync: () => Promise<void> };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe('readState', () => {
+  it('no data file: undefined; a data file or journal that cannot be read names which and why', () => {
+    const dir = freshDir();
+    const file = join(dir, 'state.json');
+    expect(readState(file)).toBeUndefined();
+    mkdirSync(file);
+    expect(() => readState(file)).toThrow(new RegExp(`^Cannot read the data file ${file}: .*EISDIR`));
+    rmSync(file, { recursive: true });
+    writeFileSync(file, '{"small":1}');
+    expect(readState(file)).toEqual({ small: 1 });
+    mkdirSync(journalOf(file));
+    expect(() => readState(file)).toThrow(new RegExp(`^Cannot read the journal ${journalOf(file)}: .*EISDIR`));
+    rmSync(journalOf(file), { recursive: true });
+    mkdirSync(foldedOf(file));
+    expect(() => readState(file)).toThrow(new RegExp(`^Cannot read the journal ${foldedOf(file)}: .*EISDIR`));
+  });
+
+  it('a snapshot that is not JSON is refused, naming the file', () => {
+    const file = join(freshDir(), 'state.json');
+    writeFileSync(file, '{"small":');
+    expect(() => readState(file)).toThrow(`The data file ${file} is not valid JSON (`);
+  });
+
+  it('a journal line that is JSON but no record is refused with its line, its start and what to do, even as the last line', async () => {
+    const file = join(freshDir(), 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled);
+    await df.save();
+    st.small = 3;
+    await df.save();
+    await df.close();
+    // A journal beside the snapshot it follows, then one line that is not a record.
+    const df2 = new DataFile(file, journaled);
+    await df2.save();
+    st.small = 4;
+    await df2.save();
+    const journal = readFileSync(journalOf(file), 'utf8');
+    expect(readState(file)).toEqual({ small: 4 });
+    const bad = [
+      'null',
+      '[]',
+      '"text"',
+      '7',
+      '{}',
+      '{"seq":2}',
+      '{"sections":null}',
+      '{"sections":5}',
+      '{"sections":"ab"}',
+      '{"sections":[1]}',
+    ];
+    for (const line of bad) {
+      for (const last of [true, false]) {
+        writeFileSync(journalOf(file), `${journal}${line}\n${last ? '' : '{"seq":9,"sections":{"small":9}}\n'}`);
+        expect(() => readState(file), line).toThrow(
+          `The journal ${journalOf(file)} is damaged at line 3: ${line} is not a record ({"seq":…,"sections":{…}}); move it away to start from ${file} alone (the changes from that line on are then lost)`,
+        );
+      }
+    }
+    // The line is named by its first 40 characters.
+    const long = `{"seq":3,"sections":[${'1,'.repeat(40)}1]}`;
+    writeFileSync(journalOf(file), `${journal}${long}\n`);
+    expect(() => readState(file)).toThrow(`line 3: ${long.slice(0, 40)} is not a record`);
+    // A record whose sections are empty is a record: nothing to apply.
+    writeFileSync(journalOf(file), `${journal}{"seq":3,"sections":{}}\n`);
+    expect(readState(file)).toEqual({ small: 4 });
+    // Not JSON and not the last line: damaged, with JSON's reason.
+    writeFileSync(journalOf(file), `${journal}{"seq\n{"seq":9,"sections":{"small":9}}\n`);
+    expect(() => readState(file)).toThrow(/^The journal .* is damaged at line 3 \(.+\); move it away/);
+    // A last line that is not JSON was cut short by a crash, never acknowledged: skipped.
+    writeFileSync(journalOf(file), `${journal}{"seq":3,"sections":{"sma`);
+    expect(readState(file)).toEqual({ small: 4 });
+    // A journal without its last newline still has its last record applied.
+    writeFileSync(journalOf(file), `${journal}{"seq":3,"sections":{"small":8}}`);
+    expect(readState(file)).toEqual({ small: 8 });
+    await df2.close();
+  });
+
+  it('a journal of another snapshot with no records (only its header) is left unread; a set-aside journal is read only when no journal is there', async () => {
+    const file = join(freshDir(), 'state.json');
+    writeFileSync(file, '{"small":1}');
+    writeFileSync(journalOf(file), `${JSON.stringify({ base: 'another' })}\n`);
+    expect(readState(file)).toEqual({ small: 1 });
+    writeFileSync(journalOf(file), '');
+    expect(readState(file)).toEqual({ small: 1 });
+    // The set-aside journal follows this snapshot, but a journal is there: the set-aside one is not read.
+    const { journaled } = fakeState();
+    const df = new DataFile(file, journaled);
+    await df.save();
+    const header = readFileSync(journalOf(file), 'utf8');
+    writeFileSync(foldedOf(file), `${header}{"seq":1,"sections":{"small":6}}\n`);
+    expect(readState(file)).toEqual({ small: 0 });
+    rmSync(journalOf(file));
+    expect(readState(file)).toEqual({ small: 6 });
+    // A set-aside journal of another snapshot is not read.
+    writeFileSync(foldedOf(file), `${JSON.stringify({ base: 'another' })}\n{"seq":1,"sections":{"small":6}}\n`);
+    expect(readState(file)).toEqual({ small: 0 });
+    await df.close();
+  });
+});
+
+describe('removeStaleTemps', () => {
+  it('removes only the temp files of the data file and of its journal, and names them; a missing folder: none', () => {
+    const dir = freshDir();
+    const file = join(dir, 'state.json');
+    const names = ['.state.json.tmp-1-1', '.state.json.journal.tmp-1-2'];
+    const kept = ['state.json', 'state.json.journal', '.other.json.tmp-1-1', 'x.state.json.tmp-1'];
+    for (const n of [...names, ...kept]) writeFileSync(join(dir, n), 'x');
+    expect(removeStaleTemps(file).sort()).toEqual([...names].sort());
+    expect(readdirSync(dir).sort()).toEqual([...kept].sort());
+    expect(removeStaleTemps(file)).toEqual([]);
+    expect(removeStaleTemps(join(dir, 'missing', 'state.json'))).toEqual([]);
+  });
+});
+
+describe('DataFile', () => {
+  it('by default the journal is fsynced once a second, only when a record was written since; `always` fsyncs each record and runs no timer', async () => {
+    const dir = freshDir();
+    const proto = await fileHandleProto(dir);
+    const datasync = vi.spyOn(proto, 'datasync');
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const file = join(dir, 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled);
+    await df.save(); // a snapshot: fsynced as it is written, nothing left to fsync
+    vi.advanceTimersByTime(1000);
+    expect(datasync).toHaveBeenCalledTimes(0);
+    st.small = 1;
+    await df.save();
+    expect(datasync).toHaveBeenCalledTimes(0); // not before the answer
+    vi.advanceTimersByTime(999);
+    expect(datasync).toHaveBeenCalledTimes(0);
+    vi.advanceTimersByTime(1);
+    expect(datasync).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(3000);
+    expect(datasync).toHaveBeenCalledTimes(1); // nothing new
+    await df.close();
+    st.small = 2;
+    vi.advanceTimersByTime(3000);
+    expect(datasync).toHaveBeenCalledTimes(1); // the timer stops on close
+
+    datasync.mockClear();
+    const file2 = join(dir, 'always.json');
+    const always = new DataFile(file2, journaled, { fsync: 'always' });
+    await always.save();
+    for (let i = 0; i < 3; i++) {
+      st.small = 10 + i;
+      await always.save();
+    }
+    expect(datasync).toHaveBeenCalledTimes(3);
+    vi.advanceTimersByTime(5000);
+    expect(datasync).toHaveBeenCalledTimes(3);
+    expect(readState(file2)).toEqual({ small: 12 });
+    await always.close();
+  });
+
+  it('a failed fsync of the journal is reported on stderr, naming the journal and the error code', async () => {
+    const dir = freshDir();
+    const proto = await fileHandleProto(dir);
+    vi.spyOn(proto, 'datasync').mockRejectedValue(Object.assign(new Error('disk gone'), { code: 'EIO' }));
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const file = join(dir, 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled);
+    await df.save();
+    st.small = 1;
+    await df.save();
+    vi.advanceTimersByTime(1000);
+    await vi.waitFor(() => expect(errors).toHaveBeenCalledTimes(1));
+    expect(errors).toHaveBeenCalledWith(`[zone-api sandbox] the journal ${journalOf(file)} could not be fsynced (EIO)`);
+    vi.advanceTimersByTime(1000);
+    expect(errors).toHaveBeenCalledTimes(1); // reported once: nothing written since
+    vi.useRealTimers();
+    await df.close();
+  });
+
+  it('`always`: a record whose fsync fails is refused, the journal cut back to the acknowledged records, and the next save writes a snapshot', async () => {
+    const dir = freshDir();
+    const proto = await fileHandleProto(dir);
+    const datasync = vi.spyOn(proto, 'datasync');
+    const file = join(dir, 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled, { fsync: 'always' });
+    await df.save();
+    st.small = 1;
+    await df.save();
+    const before = readFileSync(journalOf(file), 'utf8');
+    datasync.mockRejectedValueOnce(Object.assign(new Error('disk gone'), { code: 'EIO' }));
+    st.small = 2;
+    await expect(df.save()).rejects.toThrow('disk gone');
+    expect(readFileSync(journalOf(file), 'utf8')).toBe(before);
+    expect(df.acknowledged()).toEqual({ small: 1 });
+    const full = st.full;
+    // The snapshot it must now write fails too (the journal cannot be set aside): the one after tries again.
+    mkdirSync(join(foldedOf(file), 'x'), { recursive: true });
+    st.small = 3;
+    await expect(df.save()).rejects.toThrow();
+    expect(st.full).toBe(full + 1);
+    rmSync(foldedOf(file), { recursive: true });
+    await df.save();
+    expect(st.full).toBe(full + 2);
+    expect(records(file)).toEqual([]);
+    expect(readState(file)).toEqual({ small: 3 });
+    await df.close();
+  });
+
+  it('a compaction that fails leaves no temp file and the snapshot as it was, and the next save tries the snapshot again', async () => {
+    const dir = freshDir();
+    const file = join(dir, 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled, { compactAt: 1 });
+    st.small = 1;
+    await df.save();
+    st.small = 2;
+    await df.save(); // a record: the journal is now past compactAt
+    const snapshot = readFileSync(file, 'utf8');
+    // The journal cannot be set aside: a folder that is not empty stands where it goes.
+    mkdirSync(foldedOf(file));
+    writeFileSync(join(foldedOf(file), 'x'), 'x');
+    st.small = 3;
+    const full = st.full;
+    await expect(df.save()).rejects.toThrow();
+    expect(st.full).toBe(full + 1);
+    expect(readdirSync(dir).sort()).toEqual(['state.json', 'state.json.journal', 'state.json.journal.folded'].sort());
+    expect(readFileSync(file, 'utf8')).toBe(snapshot);
+    expect(readState(file)).toEqual({ small: 2 });
+    expect(df.acknowledged()).toEqual({ small: 2 });
+    rmSync(foldedOf(file), { recursive: true });
+    // Even with nothing changed since, the next write is the snapshot it could not write.
+    await df.save();
+    expect(st.full).toBe(full + 2);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ small: 3 });
+    expect(records(file)).toEqual([]);
+    await df.close();
+  });
+
+  it('a snapshot that cannot be written at all (its folder gone) is refused and tried again by the next save', async () => {
+    const dir = join(freshDir(), 'data');
+    mkdirSync(dir);
+    const file = join(dir, 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled);
+    rmSync(dir, { recursive: true });
+    await expect(df.save()).rejects.toThrow(/ENOENT/);
+    expect(df.acknowledged()).toBeUndefined();
+    mkdirSync(dir);
+    st.small = 5;
+    await df.save();
+    expect(readdirSync(dir).sort()).toEqual(['state.json', 'state.json.journal']);
+    expect(readState(file)).toEqual({ small: 5 });
+    await df.close();
+  });
+
+  it('save(): callers of one turn share one write; a caller after the write took the state waits for the next one; nothing changed, no record', async () => {
+    const file = join(freshDir(), 'state.json');
+    const { st, journaled } = fakeState();
+    const sections = vi.spyOn(journaled, 'sectionsJson');
+    const df = new DataFile(file, journaled);
+    await df.save();
+    sections.mockClear();
+    st.small = 1;
+    const first = df.save();
+    const same = df.save();
+    expect(same).toBe(first); // gathering: the running write carries it
+    await new Promise((resolve) => setImmediate(resolve));
+    // The running write has taken the state: a change now needs a write of its own.
+    st.small = 2;
+    const later = df.save();
+    expect(later).not.toBe(first);
+    const alsoLater = df.save();
+    expect(alsoLater).toBe(later); // one queued write for all who come while one runs
+    await Promise.all([first, same, later, alsoLater]);
+    expect(records(file).map((r) => r.sections)).toEqual([{ small: 1 }, { small: 2 }]);
+    expect(records(file).map((r) => r.seq)).toEqual([1, 2]);
+    expect(sections).toHaveBeenCalledTimes(2);
+    // Nothing changed: no record.
+    await df.save();
+    expect(records(file)).toHaveLength(2);
+    // After it all, a save starts a write of its own again.
+    st.small = 3;
+    await df.save();
+    expect(records(file).map((r) => r.sections)).toEqual([{ small: 1 }, { small: 2 }, { small: 3 }]);
+    // The journal's first line names the snapshot it follows by the SHA-256 of its text, in hex.
+    const header = readFileSync(journalOf(file), 'utf8').split('\n', 1)[0];
+    expect(header).toBe(JSON.stringify({ base: createHash('sha256').update(readFileSync(file, 'utf8')).digest('hex') }));
+    st.small = 4;
+    const full = st.full;
+    await df.close();
+    // Close writes a last snapshot with every change, then removes the journal.
+    expect(st.full).toBe(full + 1);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ small: 4 });
+    expect(existsSync(journalOf(file))).toBe(false);
+    expect(existsSync(foldedOf(file))).toBe(false);
+  });
+
+  it('`always`: a caller who comes while a record is being fsynced waits for a write of its own, as do all who come with it', async () => {
+    const file = join(freshDir(), 'state.json');
+    const { st, journaled } = fakeState();
+    const df = new DataFile(file, journaled, { fsync: 'always' });
+    await df.save();
+    st.small = 1;
+    const first = df.save();
+    expect(df.save()).toBe(first);
+    // The write has taken the state and waits for its fsync.
+    await new Promise((resolve) => setImmediate(resolve));
+    st.small = 2;
+    const later = df.save();
+    expect(later).not.toBe(first);
+    expect(df.save()).toBe(later);
+    await first;
+    expect(records(file).map((r) => r.sections)).toEqual([{ small: 1 }]);
+    await later;
+    expect(records(file).map((r) => r.sections)).toEqual([{ small: 1 }, { small: 2 }]);
+    await df.close();
+  });
+
+  it('the default compaction point: at least 1 MiB of journal, else four times the snapshot', async () => {
+    const file = join(freshDir(), 'state.json');
+    const st = { big: '' };
+    const journaled = {
+      sectionsJson: (): [string, string][] => [['big', JSON.stringify(st.big)]],
+      snapshot: () => JSON.stringify({ big: st.big }),
+    };
+    const df = new DataFile(file, journaled);
+    await df.save();
+    const snap = () => readFileSync(file, 'utf8');
+    // Records of 100 KiB: the journal passes 1 MiB after 11, and the snapshot is only then rewritten.
+    let compactedAt = 0;
+    for (let i = 1; i <= 14 && !compactedAt; i++) {
+      st.big = String(i % 10).repeat(100 * 1024);
+      await df.save();
+      if (snap().includes(st.big)) compactedAt = i;
+    }
+    expect(compactedAt).toBe(12);
+    // Now the snapshot is 100 KiB: still 1 MiB of journal (more than 4 × 100 KiB) before the next.
+    let next = 0;
+    for (let i = 1; i <= 14 && !next; i++) {
+      st.big = String.fromCharCode(97 + (i % 20)).repeat(100 * 1024);
+      await df.save();
+      if (snap().includes(st.big)) next = i;
+    }
+    expect(next).toBe(12);
+    // Records of 400 KiB: past 1 MiB after 3, the snapshot then 400 KiB.
+    let third = 0;
+    for (let i = 1; i <= 6 && !third; i++) {
+      st.big = String.fromCharCode(65 + i).repeat(400 * 1024);
+      await df.save();
+      if (snap().includes(st.big)) third = i;
+    }
+    expect(third).toBe(4);
+    // Now four times the snapshot (1.6 MiB) is the point: 16 records of 100 KiB, the 17th compacts.
+    let fourth = 0;
+    for (let i = 1; i <= 20 && !fourth; i++) {
+      st.big = String.fromCharCode(75 + i).repeat(100 * 1024);
+      await df.save();
+      if (snap().includes(st.big)) fourth = i;
+    }
+    expect(fourth).toBe(17);
+    await df.close();
+  });
+});
