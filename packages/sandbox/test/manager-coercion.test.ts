@@ -47,6 +47,24 @@ describe('createProxy', () => {
     expect((await send('POST', '/api/proxies', { text: 'proxy[port]=25311', headers: FORM }, strict.sandbox)).status).toBe(400);
   });
 
+  it('multiply as text reaches past the API port by its digits: "Proxy port conflict UI port", nothing created', async () => {
+    // The real manager's port+(multiply||1)-1 (mgr_proxy.js 151-160): 24000+"0"-1 is 239999. The API's port is above 25400.
+    expect(Number(new URL(t.sandbox.managerUrl).port)).toBeGreaterThan(25400);
+    const before = t.sandbox.state().manager.ports.length;
+    for (const options of [
+      { text: 'proxy[multiply]=0', headers: FORM },
+      { text: 'proxy[port]=25400&proxy[multiply]=1', headers: FORM },
+      { body: { proxy: { port: 25400, multiply: '2' } } },
+    ]) {
+      const r = await send('POST', '/api/proxies', options);
+      expect([r.status, r.json()]).toEqual([400, { errors: [{ msg: 'Proxy port conflict UI port' }] }]);
+    }
+    expect(t.sandbox.state().manager.ports.length).toBe(before);
+    const counted = await send('POST', '/api/proxies', { body: { proxy: { port: 25400, multiply: 2 } } });
+    expect(counted.status, counted.text).toBe(200);
+    await send('DELETE', '/api/proxies/25400');
+  });
+
   it('crashes as the real manager does: no body, no proxy, a text body, users that is no list; bad JSON is its 500', async () => {
     const before = t.sandbox.state();
     const crash = "Server error: Cannot read properties of undefined (reading 'port')";
@@ -245,10 +263,13 @@ describe('settings', () => {
     }
     // A `zone` that is text is stored as given, empty or unknown, as the real manager stores it (running-ports.test.ts).
     const zone = settings().zone;
-    for (const given of ['', 'no_such_zone']) {
+    // listZones answers it as its `def`, of any length (lib/zones.js 67-76): send checks it against the spec.
+    for (const given of ['', 'no_such_zone', 'z'.repeat(300)]) {
       const r = await send('PUT', '/api/settings', { body: { zone: given } });
       expect([r.status, r.json().zone], given).toEqual([200, given]);
       expect(settings().zone).toBe(given);
+      const zones = await send('GET', '/api/zones');
+      expect([zones.status, zones.json().def]).toEqual([200, given]);
     }
     await send('PUT', '/api/settings', { body: { zone } });
     await send('PUT', '/api/settings', { body: { www_whitelist_ips: [], whitelist_ips: [] } });

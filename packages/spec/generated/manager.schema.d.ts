@@ -1877,8 +1877,12 @@ export interface components {
         ZoneList: {
             /** @description The enabled Zones. */
             zones: components["schemas"]["EnabledZone"][];
-            /** @description Name of the default Zone (observed). */
-            def?: string;
+            /**
+             * @description The settings' `zone` as stored (observed): the name of the default Zone, or what an update gave it
+             *     as given (`SettingAsGiven`; `@luminati-io/luminati-proxy` 1.570.247 lib/zones.js 67-76 answers
+             *     `def` from the manager's default `zone`).
+             */
+            def?: string | components["schemas"]["SettingAsGiven"];
         };
         /** @description The datacenter IPs allocated to the Zone (the upstream body passed through). */
         AllocatedIps: {

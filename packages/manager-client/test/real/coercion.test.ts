@@ -114,6 +114,16 @@ describe('createProxy stores what it is given', () => {
     for (const r of [zeroReal, zeroSbx]) expect((r.body as { data: { port: number } }).data.port).toBeGreaterThanOrEqual(24000);
   });
 
+  it('multiply as text reaches past the manager API port by its digits: "Proxy port conflict UI port" (mgr_proxy.js 151-160)', async () => {
+    // port+(multiply||1)-1 in JavaScript: 24000+"0"-1 is 239999, past either side's API port (a free
+    // port above the proxy ports), so the create is refused before any port opens.
+    for (const url of [s.manager.url, s.sandbox.managerUrl]) expect(Number(new URL(url).port)).toBeGreaterThan(25330 + SHIFT);
+    const refused = { status: 400, body: { errors: [{ msg: 'Proxy port conflict UI port' }] } };
+    await s.same(() => ['POST', '/api/proxies', 'proxy[multiply]=0&proxy[zone]=res_zone', FORM], refused);
+    await s.same((at) => ['POST', '/api/proxies', `proxy[port]=${at(25330)}&proxy[multiply]=1`, FORM], refused);
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(25330), multiply: '2' } }], refused);
+  });
+
   it('no body, no proxy, a text body, bad JSON, users that is no list: the real crashes, 500 text', async () => {
     const crash = { status: 500, media: 'text/html', body: "Server error: Cannot read properties of undefined (reading 'port')" };
     await s.same(() => ['POST', '/api/proxies'], crash);

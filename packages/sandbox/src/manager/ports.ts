@@ -48,6 +48,20 @@ export const MULTIPLY_BYTES_LIMIT = 64 * 1024 * 1024;
 /** The observed `{errors: [{msg, field}]}` of port creation and update. */
 const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { body: { errors: [field ? { msg, field } : { msg }] } });
 
+/**
+ * The last port a create's `multiply` reaches as the real manager's `validate_proxy` works it out before
+ * it starts the port (lib/mixins/mgr_proxy.js 151-160): `port+(multiply||1)-1` in JavaScript, where a
+ * `multiply` given as text (any form body's) is appended to the port's digits: port 24000 with `"0"`
+ * reaches 239999. Its range check before that (`proxy_port_check`, mgr_proxy.js 598-616) converts the
+ * text and passes.
+ */
+export function uiCheckEnd(port: number, multiply: unknown): number {
+  const m = multiply || 1;
+  if (typeof m === 'number') return port + m - 1;
+  if (typeof m === 'boolean') return port;
+  return Number(`${port}${String(m)}`) - 1;
+}
+
 /** The real manager's delete of an unknown port fails inside its handler: `500` with this text. */
 const noSuchProxy = () => serverError('this proxy does not exist');
 
@@ -202,6 +216,11 @@ export function portsHandlers(c: ManagerContext) {
           checkPort(port);
           if (port !== picked && creating.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
         }
+        // "Proxy port conflict UI port" (mgr_proxy.js 157-160, answered as 400 by web_api.js 382-384): the
+        // manager API's port lies between the first port and the end its `multiply` reaches, worked out as
+        // the real manager does (uiCheckEnd).
+        const www = options.wwwPort?.();
+        if (www && first <= www && uiCheckEnd(first, multiply) >= www) throw portErrors('Proxy port conflict UI port');
         if (options.strict) checkZone({ zone } as ProxyPortConfig);
         for (const port of ports) {
           creating.add(port);
