@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
 import { viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { type At, type Reply, SHIFT, usePair } from './pair.js';
+import { type At, call, type Reply, SHIFT, usePair } from './pair.js';
 
 // How the real local proxy manager 1.570.247 reads request bodies and keeps port configurations, and the
 // sandbox (default, not strict) the same: each case plays the same calls against both and compares the
@@ -333,6 +333,21 @@ describe('what a port runs and sends upstream', () => {
     const [realRun, sbxRun] = await running(port);
     expect(realRun).toHaveProperty('vip', null);
     expect(sbxRun).toEqual(realRun);
+  });
+
+  it('headers that is text, no list: the real port fails before it has an answer to fill (server.js 816, 862-872): 502, empty body, not logged', async () => {
+    const port = 25363;
+    await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', headers: 'x' } }], { status: 200 }, created);
+    const real = await viaProxy(`http://127.0.0.1:${port}`, `${s.targetUrl}/hdr-as-text`);
+    const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${s.targetUrl}/hdr-as-text`);
+    const seen = (r: typeof real) => [r.status, r.text, r.headers['x-lpm-error'], r.headers.connection];
+    expect(seen(real)).toEqual([502, '', "Cannot set properties of undefined (setting 'status_code')", 'close']);
+    expect(seen(sbx)).toEqual(seen(real));
+    const logged = async (base: string) =>
+      ((await call(base, 'GET', '/api/logs?limit=0')).body as { log: { entries: Array<{ request: { url: string } }> } }).log.entries.filter(
+        (e) => e.request.url.includes('hdr-as-text'),
+      ).length;
+    expect(await logged(s.sandbox.managerUrl)).toBe(await logged(s.manager.url));
   });
 
   it("a port's own customer goes upstream in its username: a customer the network does not know is refused there (407)", async () => {

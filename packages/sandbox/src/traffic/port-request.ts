@@ -52,6 +52,30 @@ export interface PortRequest {
 export const portError = (status: number, message: string) => new RequestError(message, status, { [PORT_ERROR_HEADER]: message });
 
 /**
+ * Whether a port's `headers` make the real manager's request handler throw before it has a response to
+ * fill (lib/server.js 816-818): `add_headers` calls `forEach` on them and `get_user_agent` looks for a
+ * `user-agent` entry with `.find(f=>f.name.toLowerCase()==…)`, then `ua.value.startsWith` (server.js
+ * 948-974). Its catch then fails too, setting `status_code` on the response it has not made yet (server.js
+ * 862-864), and the client gets `HEADERS_UNUSABLE` (below), nothing logged.
+ */
+export function headersUnusable(headers: unknown): boolean {
+  if (!headers) return false;
+  if (!Array.isArray(headers)) return true;
+  if (headers.some((h) => h === null || h === undefined)) return true;
+  for (const h of headers as Array<{ name?: unknown; value?: unknown }>) {
+    if (typeof h.name !== 'string') return true;
+    if (h.name.toLowerCase() === 'user-agent') return !!h.value && typeof h.value !== 'string';
+  }
+  return false;
+}
+
+/** The real manager's answer then: 502, an empty body, the failed catch's message as its x-lpm-error. */
+export const HEADERS_UNUSABLE = {
+  status: 502,
+  headers: { Connection: 'close', [PORT_ERROR_HEADER]: "Cannot set properties of undefined (setting 'status_code')" },
+};
+
+/**
  * Runs `send` with the port's session, again `proxy_retry` times while
  * the upstream cannot be reached, and again with a new session while the exit peer it names is banned
  * for the port and the target's host (up to `max_ban_retries`, then 502 Too many banned IPs). `drop` lets go of
@@ -131,6 +155,11 @@ export function peerOf(headers: Record<string, string | string[] | undefined> | 
  */
 export async function servePortRequest(ctx: PortRequest, request: IncomingMessage, url: URL, response: ServerResponse): Promise<void> {
   const { cfg, upstream, started, now, exchange, log } = ctx;
+  if (headersUnusable(cfg.headers)) {
+    response.writeHead(HEADERS_UNUSABLE.status, HEADERS_UNUSABLE.headers);
+    response.end();
+    return;
+  }
   // Streamed on as it arrives (body.ts): counted, and its first har_limit bytes kept for the log.
   const body = new StreamedBody(request, harKeep(ctx.store.manager.settings.har_limit, undefined));
   await body.start();
