@@ -124,6 +124,7 @@ export function managerOptions(c: ManagerContext) {
       api_body_limit: '2mb',
       api_parameter_limit: 10000,
       socket_inactivity_timeout: d.socket_inactivity_timeout,
+      api_domain: PROVIDER_DOMAIN,
     };
   }
 
@@ -149,7 +150,6 @@ export function managerOptions(c: ManagerContext) {
       cn: false,
       // The manager's built-in default (util/lpm_config.js `manager_default`), not how it runs (`opts`, from its command line).
       cluster: true,
-      api_domain: PROVIDER_DOMAIN,
       config: store_,
       loki: store_,
       session_path: store_,
