@@ -286,46 +286,6 @@ describe("a port's socket_inactivity_timeout", () => {
     expect(counts(statsReal, port).ports['0']).toEqual({ reqs: 1 + raced, success: 1 });
     expect(counts(statsSbx, port + SHIFT).ports['0']).toEqual({ reqs: 1, success: 1 });
   });
-
-  it('given as text (a form body, as random seed 486167907 gave it): every connection of the port is reset and nothing is logged; other ports carry on', async () => {
-    const [port, other] = [25661, 25662];
-    await pair.createBoth(other);
-    // A create takes a form body's fields as text, unconverted (web_api.js 348-385); Node's setTimeout
-    // refuses the text and the real manager's worker throws on the connection (lib/server.js 244).
-    const form = (at: (p: number) => number) => `proxy[port]=${at(port)}&proxy[zone]=res_zone&proxy[socket_inactivity_timeout]=800`;
-    const [realMade, sbxMade] = await pair.both((at) => ['POST', '/api/proxies', form(at), 'application/x-www-form-urlencoded']);
-    expect([realMade.status, sbxMade.status]).toEqual([200, 200]);
-    const [real, sbx] = await pair.through(port, '/text-timeout-a?st=200');
-    expect(real).toMatchObject({ status: 0, text: 'read ECONNRESET' });
-    expect({ status: sbx.status, text: sbx.text }).toEqual({ status: real.status, text: real.text });
-    // The real manager's worker starts again with its ports (its other ports refuse connections until
-    // then, a second or so; the sandbox's carry on): another port answers, this one is reset again.
-    await expect
-      .poll(async () => (await pair.through(other, '/text-timeout-other?st=200'))[0].status, {
-        timeout: 15_000,
-        interval: 500,
-        message: "the real manager's other port answers again",
-      })
-      .toBe(200);
-    expect((await pair.through(other, '/text-timeout-other?st=200'))[1].status).toBe(200);
-    const [again, againSbx] = await pair.through(port, '/text-timeout-b?st=200');
-    expect(again).toMatchObject({ status: 0, text: 'read ECONNRESET' });
-    expect({ status: againSbx.status, text: againSbx.text }).toEqual({ status: again.status, text: again.text });
-    await pair.same((at) => ['GET', `/api/proxy_status/${at(port)}?force=1`], {
-      status: 200,
-      body: { status: 'error', status_details: [] },
-    });
-    // The bad port's requests are logged nowhere; the other port's (as often as each side was asked) are.
-    await pair.sandbox.settled();
-    const [realLog, sbxLog] = [
-      entries(await call('real', '/text-timeout'), '/text-timeout', port),
-      entries(await call('sandbox', '/text-timeout'), '/text-timeout', port + SHIFT),
-    ];
-    expect(realLog.length).toBeGreaterThan(0);
-    expect(realLog.every((e) => e === `${other - port} /text-timeout-other?st=200 200`)).toBe(true);
-    expect(sbxLog.every((e) => e === `${other - port} /text-timeout-other?st=200 200`)).toBe(true);
-    expect(sbxLog.length).toBeGreaterThan(0);
-  });
 });
 
 describe('a stored port an update in place gave another proxy_type ("")', () => {
