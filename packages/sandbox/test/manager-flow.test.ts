@@ -364,6 +364,12 @@ describe('logs, stats, versions, lifecycle', () => {
     const search = await logs({ search: 'example\\.org' });
     expect(search.total).toBeGreaterThan(0);
     expect(search.log.entries.every((e: Rec) => e.request.url.includes('example.org'))).toBe(true);
+    // A search alone that matches every entry lists them all and counts 0, as the real manager's log store
+    // (RequestLogs.total); with a status filter after it, they are counted.
+    const everything = await logs({ search: '^http' });
+    expect(everything.log.entries).toHaveLength(40);
+    expect(everything.total).toBe(0);
+    expect((await logs({ search: '^http', status_code: '404' })).total).toBe(seeded404);
     const ports = await logs({ port_from: 24001, port_to: 24001 });
     const seeded24001 = all.log.entries.filter((e: Rec) => e.details.port === 24001).length;
     expect(seeded24001).toBeGreaterThan(0);

@@ -2336,7 +2336,11 @@ export interface components {
             log: components["schemas"]["HarLog"];
             /**
              * Format: int64
-             * @description Number of logged requests that match the filters.
+             * @description Number of logged requests that match the filters. Observed exception: when `search` is the only
+             *     filter (no `port_from`/`port_to` pair, no `status_code`) and it matches every logged request, the real manager answers `total` 0 although `log.entries` lists them: its log store leaves
+             *     such a result unfiltered and counts it as empty (`@luminati-io/luminati-proxy` 1.570.247
+             *     `lib/manager.js` 720-751, `lum_lokijs` `findOr` and `Collection.count`). Count `log.entries` (with
+             *     no `limit`) rather than trust `total` after a search.
              */
             total: number;
             /**

@@ -29,9 +29,16 @@ const harField: Record<string, (e: HarEntry) => string | number> = {
  * session part (`session-[^-]*<search>`). The sandbox compiles it the same way to refuse it alike, but
  * matches with RE2 (linear time, no pattern can hold the event loop); a pattern RE2 cannot run
  * (backreferences, lookaround) is dropped like an unsafe one.
+ *
+ * `uncounted`: the search applied, and one of its two branches alone matched every entry. The real
+ * manager's log (lokijs) then leaves its result set unfiltered rather than listing every entry
+ * (`findOr`, lum_lokijs/src/lokijs.js 3256-3287: "the initial set is the actual result"), so its
+ * `.data()` is the whole log while its count, `filteredrows.length`, is 0 (`Collection.count`, 5515-5521;
+ * lib/loki.js `requests_count`): the answer's `total` is 0 unless a later filter counts again.
  */
-async function searchLog(har: readonly HarEntry[], search: string | undefined): Promise<HarEntry[]> {
-  if (search === undefined || search === '') return [...har];
+async function searchLog(har: readonly HarEntry[], search: string | undefined): Promise<{ entries: HarEntry[]; uncounted: boolean }> {
+  const all = { entries: [...har], uncounted: false };
+  if (search === undefined || search === '') return all;
   try {
     new RegExp(search);
   } catch (err) {
@@ -40,13 +47,14 @@ async function searchLog(har: readonly HarEntry[], search: string | undefined): 
   try {
     RE2JS.compile(search);
   } catch {
-    return [...har];
+    return all;
   }
   // Both searches within the bounds of domain/search.ts (a 400 naming query.search past them).
   const byUrl = await onField('query.search', () => searchAll(har, search, (e) => e.request.url));
   const byUser = await onField('query.search', () => searchAll(har, `session-[^-]*${search}`, usernameOf));
   const hit = new Set([...byUrl, ...byUser]);
-  return har.filter((e) => hit.has(e));
+  const uncounted = har.length > 0 && (byUrl.length === har.length || byUser.length === har.length);
+  return { entries: har.filter((e) => hit.has(e)), uncounted };
 }
 
 /**
@@ -171,7 +179,7 @@ export function logsStatsHandlers(c: ManagerContext) {
     getLogs: async (ctx) => {
       const q = ctx.query;
       // The filters as the real manager reads them, the query's text as sent (lib/manager.js 715-757).
-      const searched = await searchLog(m().har, q.search === undefined ? undefined : String(q.search));
+      const { entries: searched, uncounted } = await searchLog(m().har, q.search === undefined ? undefined : String(q.search));
       const sortKey = String(q.sort || 'uuid');
       // A field entries do not have sorts nothing: the log's own order (loki's simplesort on undefined).
       const getter = Object.hasOwn(harField, sortKey) ? harField[sortKey] : undefined;
@@ -205,7 +213,9 @@ export function logsStatsHandlers(c: ManagerContext) {
       return {
         body: {
           log: { version: '1.2', creator: { name: HAR_CREATOR, version: m().version }, pages: [], entries },
-          total: matched.length,
+          // The real manager's query applies the port range before the search and the status code after it
+          // (lib/manager.js 720-740); either one counts the result again, so only a search alone is uncounted.
+          total: uncounted && !range && !code ? 0 : matched.length,
           skip,
           sum_in: matched.reduce((n, e) => n + (e.details?.in_bw ?? 0), 0),
           sum_out: matched.reduce((n, e) => n + (e.details?.out_bw ?? 0), 0),
