@@ -14,6 +14,28 @@ import { HttpError } from '../errors.js';
 
 type Running = ProxyPortConfig & { master_port?: number; user?: string; users?: unknown };
 
+/** The real manager's `ports_limit` default: ports at once (util/lpm_config_static.js 110, lib/mixins/mgr_proxy.js 161-166). */
+export const PORTS_LIMIT = 10_000;
+/**
+ * Bytes of configuration one create may store with `multiply` (copies x the config's JSON): 700 copies
+ * of a 1.3 MB config once took the sandbox out of memory. The sandbox's own bound (the real manager has none).
+ */
+export const MULTIPLY_BYTES_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * The last port a create's `multiply` reaches as the real manager's `validate_proxy` works it out before
+ * it starts the port (lib/mixins/mgr_proxy.js 151-160): `port+(multiply||1)-1` in JavaScript, where a
+ * `multiply` given as text (any form body's) is appended to the port's digits: port 24000 with `"0"`
+ * reaches 239999. Its range check before that (`proxy_port_check`, mgr_proxy.js 598-616) converts the
+ * text and passes.
+ */
+export function uiCheckEnd(port: number, multiply: unknown): number {
+  const m = multiply || 1;
+  if (typeof m === 'number') return port + m - 1;
+  if (typeof m === 'boolean') return port;
+  return Number(`${port}${String(m)}`) - 1;
+}
+
 /** Whether a running port is the duplicate of another. */
 export const isDuplicate = (cfg: ProxyPortConfig): boolean =>
   cfg.proxy_type === 'duplicate' && typeof (cfg as Running).master_port === 'number';

@@ -1,24 +1,24 @@
 import { existsSync } from 'node:fs';
-import { managerUserAgent } from '../brand.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
 import { listenHost, portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 import { dropPortLogs } from './logs-stats.js';
 import { managerOptions } from './manager-options.js';
-
 import {
   deletion,
   isDuplicate,
   isStored,
+  MULTIPLY_BYTES_LIMIT,
   multiplied,
+  PORTS_LIMIT,
   portCount,
   readOnly,
   rebuildDuplicates,
   refuseDuplicateUpdate,
   storedConfigs,
+  uiCheckEnd,
 } from './multiply.js';
-
 import {
   coerceUpdate,
   createBody,
@@ -33,44 +33,23 @@ import {
   unstartableLookup,
   updatedConfig,
 } from './port-config.js';
+import { portChecks } from './port-status.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
 
 const FIRST_PORT = 24000;
-/** The real manager's `ports_limit` default: ports at once (util/lpm_config_static.js 110, lib/mixins/mgr_proxy.js 161-166). */
-export const PORTS_LIMIT = 10_000;
-/**
- * Bytes of configuration one create may store with `multiply` (copies x the config's JSON): 700 copies
- * of a 1.3 MB config once took the sandbox out of memory. The sandbox's own bound (the real manager has none).
- */
-export const MULTIPLY_BYTES_LIMIT = 64 * 1024 * 1024;
-
 /** The observed `{errors: [{msg, field}]}` of port creation and update. */
 const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { body: { errors: [field ? { msg, field } : { msg }] } });
-
-/**
- * The last port a create's `multiply` reaches as the real manager's `validate_proxy` works it out before
- * it starts the port (lib/mixins/mgr_proxy.js 151-160): `port+(multiply||1)-1` in JavaScript, where a
- * `multiply` given as text (any form body's) is appended to the port's digits: port 24000 with `"0"`
- * reaches 239999. Its range check before that (`proxy_port_check`, mgr_proxy.js 598-616) converts the
- * text and passes.
- */
-export function uiCheckEnd(port: number, multiply: unknown): number {
-  const m = multiply || 1;
-  if (typeof m === 'number') return port + m - 1;
-  if (typeof m === 'boolean') return port;
-  return Number(`${port}${String(m)}`) - 1;
-}
 
 /** The real manager's delete of an unknown port fails inside its handler: `500` with this text. */
 const noSuchProxy = () => serverError('this proxy does not exist');
 
 export function portsHandlers(c: ManagerContext) {
-  const { store, options, m, log, portByKey, portOf, status, portFacts } = c;
+  const { store, options, m, log, portOf, portFacts } = c;
   const { complete } = managerOptions(c);
   const types = options.portFieldTypes ?? {};
-  /** The status of each port's last check (`getProxyStatus`), which `proxies_running` shows from then on. */
-  const checked = new Map<number, { status?: string; status_details?: unknown[] }>();
+  /** Each port's last status check (port-status.ts), which `proxies_running` shows. */
+  const checks = portChecks(c);
   /** Stored ports an update in place gave a `proxy_type` other than `persist`: they stay stored (multiply.ts isStored), in the state. */
   const kept = (): ReadonlySet<number> => new Set(m().kept_stored ?? []);
   function keep(port: number, on: boolean): void {
@@ -79,12 +58,6 @@ export function portsHandlers(c: ManagerContext) {
     if (list.length) m().kept_stored = list.sort((a, b) => a - b);
     else delete m().kept_stored;
   }
-  // A request through a port that succeeds makes its status `ok`, kept until a check finds otherwise
-  // (lib/manager.js 322-326: the port's usage report); proxies_running shows it.
-  options.ports?.onSuccess?.((port) => {
-    const last = checked.get(port);
-    if (last?.status !== 'ok') checked.set(port, { ...last, status: 'ok' });
-  });
   /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
   function checkPort(port: number, self?: number): void {
     if (port !== self && store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
@@ -138,7 +111,7 @@ export function portsHandlers(c: ManagerContext) {
     else delete m().stored_stopped;
     store.dropPort(port);
     keep(port, false);
-    checked.delete(port);
+    checks.forget(port);
   }
 
   /**
@@ -172,7 +145,7 @@ export function portsHandlers(c: ManagerContext) {
       body: [...store.ports.values()]
         .sort((a, b) => a.port - b.port)
         .map((cfg) =>
-          runningView(cfg, runningConfig(cfg, types), m().settings.zone, checked.get(cfg.port), isStored(cfg, kept()) || isDuplicate(cfg)),
+          runningView(cfg, runningConfig(cfg, types), m().settings.zone, checks.last(cfg.port), isStored(cfg, kept()) || isDuplicate(cfg)),
         ),
     }),
 
@@ -231,7 +204,7 @@ export function portsHandlers(c: ManagerContext) {
           store.putPort(cfg);
           keep(cfg.port, false);
           // A new port has not been checked, even where a port of its number was (and was deleted, or reset away).
-          checked.delete(cfg.port);
+          checks.forget(cfg.port);
         }
         log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
         return { body: { data: complete(started(configs[0] as ProxyPortConfig)) } };
@@ -301,9 +274,10 @@ export function portsHandlers(c: ManagerContext) {
       // Restarted (proxy_remove_and_create, mgr_proxy.js 427-445): the old configuration with the update, stored
       // as a create stores it, with the old port's ban list; else updated in place (mgr_proxy.js 402-423).
       const restart = restarts(old, fresh, port);
+      const facts = portFacts({ zone: fresh.zone || old.zone });
       const cfg = restart
-        ? storedConfig({ ...old, ...fresh, banlist: RESTARTED_BANLIST }, port, portFacts({ zone: fresh.zone || old.zone }))
-        : updatedConfig(old, fresh, portFacts({ zone: fresh.zone || old.zone }), types);
+        ? storedConfig({ ...old, ...fresh, banlist: RESTARTED_BANLIST }, port, facts)
+        : updatedConfig(old, fresh, facts, types);
       // A move or a new interface listens anew (refused, with the old port kept, if it cannot); other changes apply to the next request.
       const iface = (c: ProxyPortConfig) => c.iface;
       if (options.ports && (port !== old.port || iface(cfg) !== iface(old))) {
@@ -319,7 +293,7 @@ export function portsHandlers(c: ManagerContext) {
       if (port !== old.port) {
         // A move keeps the port's running state (bans, sessions) with it.
         store.movePort(old.port, cfg);
-        checked.delete(old.port);
+        checks.forget(old.port);
         log(`port ${old.port} moved to ${port}`);
       } else {
         store.putPort(cfg);
@@ -333,38 +307,7 @@ export function portsHandlers(c: ManagerContext) {
       return { body: { data: complete(started(cfg)) } };
     },
 
-    getProxyStatus: async (ctx) => {
-      // Looked up as a key (web_api.js 553-556): `abc` or `024000` names none.
-      const cfg = portByKey(ctx.params.port);
-      if (!cfg) return { body: { status: 'Unknown proxy' } };
-      let s = status(cfg);
-      // The answer, with the details of the real manager's port check for `persist` ports only, and
-      // remembered: proxies_running shows it, and it is answered again until `force`. A disabled Zone is
-      // answered before the port's details are read (web_api.js 557-561).
-      const answer = (x: typeof s) => {
-        const out = cfg.proxy_type === 'persist' && x.status !== 'Disabled zone' ? { status_details: [], ...x } : { status: x.status };
-        checked.set(cfg.port, out);
-        return { body: out };
-      };
-      // A Zone the account does not have (an unknown one, or none: the settings' `zone` set to `""`) is
-      // checked all the same when ports carry traffic: the network refuses the port's username, and the
-      // details are the real manager's port check of the Zone (lib/mixins/mgr_proxy.js 507-513).
-      const unknownZone = !store.zones.has(cfg.zone ?? m().settings.zone);
-      if (unknownZone && options.ports)
-        s = { status: 'ok', status_details: [{ msg: 'the provided zone name is not valid.', field: 'zone' }] };
-      // A port with an `smtp` list is an SMTP relay: not checked (web_api.js 563-564).
-      const smtp = (cfg as { smtp?: unknown }).smtp as ArrayLike<unknown> | undefined;
-      if (s.status === 'ok' && smtp?.length) return { body: { status: 'ok', status_details: [{ msg: 'SMTP proxy' }] } };
-      if (s.status !== 'ok' || !options.ports) return answer(s);
-      // When ports carry traffic, the port is checked as the real manager checks it: its last status is
-      // answered until `force` asks again, any value of it but `false` and `0` (web_api.js 565-585).
-      const force = ctx.query.force;
-      const again = force !== undefined && String(force) !== 'false' && String(force) !== '0';
-      const last = checked.get(cfg.port);
-      if (last?.status && !again) return answer(last as typeof s);
-      const result = await options.ports.check(cfg, m().settings.test_url, managerUserAgent(m().version));
-      return answer({ ...s, status: result });
-    },
+    ...checks.handlers,
 
     getRefreshSessions: refreshSession,
 

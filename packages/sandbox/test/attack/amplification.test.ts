@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAR_LIMITS } from '../../src/domain/har.js';
-import { MULTIPLY_BYTES_LIMIT, PORTS_LIMIT } from '../../src/manager/ports.js';
+import { MULTIPLY_BYTES_LIMIT, PORTS_LIMIT } from '../../src/manager/multiply.js';
 import { BODY_DEPTH_LIMIT } from '../../src/router/depth.js';
 import { listenOnLoopback, RES, useTrafficSandbox } from '../helpers.js';
 
