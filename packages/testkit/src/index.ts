@@ -166,11 +166,12 @@ export function recordingFetch(answer: (req: Request) => Response | Promise<Resp
 /**
  * One request through an HTTP proxy in absolute-URI form (node's http client, which shows the proxy's
  * own answers whole, refusals included). A connection that fails is status 0 with the error's message.
+ * `idleMs` bounds it: a connection silent that long is given up (status 0, `no answer in N ms`).
  */
 export function viaProxy(
   proxy: string,
   url: string,
-  o: { auth?: string; method?: string; body?: string } = {},
+  o: { auth?: string; method?: string; body?: string; idleMs?: number } = {},
 ): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
   const p = new URL(proxy);
   return new Promise((resolve) => {
@@ -184,6 +185,8 @@ export function viaProxy(
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
     });
     req.on('error', (err) => resolve({ status: 0, headers: {}, text: err.message }));
+    const idle = o.idleMs;
+    if (idle) req.setTimeout(idle, () => req.destroy(new Error(`no answer in ${idle} ms`)));
     req.end(o.body);
   });
 }

@@ -20,6 +20,16 @@ export interface Reply {
 }
 
 export const SHIFT = 1000;
+/**
+ * How long `through()` waits on a silent connection before it gives up (status 0, `no answer in N ms`),
+ * so that a case fails and says so instead of hanging until the test's timeout. The real manager can
+ * hold a connection with no answer for ever: its ports listen in the cluster primary, which hands each
+ * connection to its worker and keeps it until the worker acknowledges (Node 20
+ * lib/internal/cluster/round_robin_handle.js 115-139); a connection handed to a worker that is dying (a
+ * port whose socket_inactivity_timeout is text kills it, lib/worker.js 341-360) is never acknowledged.
+ * Well above the slowest answer a case asks for (`wait=3000`).
+ */
+export const THROUGH_IDLE_MS = 10_000;
 export type At = (port: number) => number;
 /** A call: method, path, then a body (JSON unless a string with its own media type is given). */
 export type Call = (at: At) => [method: string, path: string, body?: unknown, media?: string];
@@ -43,7 +53,7 @@ export interface Pair {
   same(req: Call, expected: Partial<Reply>, norm?: (r: Reply) => unknown): Promise<Reply>;
   /** Creates the port on both (each its own number). */
   createBoth(port: number, proxy?: Record<string, unknown>): Promise<void>;
-  /** A request through the port on both; the answers, the real one first. */
+  /** A request through the port on both; the answers, the real one first (each bounded: THROUGH_IDLE_MS). */
   through(port: number, path: string): Promise<[{ status: number; text: string }, { status: number; text: string }]>;
   close(): Promise<void>;
 }
@@ -118,8 +128,8 @@ export async function startPair(options: PairOptions = {}): Promise<Pair> {
       expect(sbx.status, JSON.stringify(sbx.body)).toBe(200);
     },
     async through(port, path) {
-      const real = await viaProxy(`http://127.0.0.1:${port}`, `${targetUrl}${path}`);
-      const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${targetUrl}${path}`);
+      const real = await viaProxy(`http://127.0.0.1:${port}`, `${targetUrl}${path}`, { idleMs: THROUGH_IDLE_MS });
+      const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${targetUrl}${path}`, { idleMs: THROUGH_IDLE_MS });
       return [real, sbx];
     },
     async close() {
