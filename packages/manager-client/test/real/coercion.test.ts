@@ -1,8 +1,9 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createServer as createNetServer } from 'node:net';
+import { createServer as createNetServer, connect as netConnect } from 'node:net';
 import { viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { type At, call, type Reply, SHIFT, usePair } from './pair.js';
+import { type At, call, type Reply, SHIFT, usePair, withoutAddresses } from './pair.js';
 
 // How the real local proxy manager 1.570.247 reads request bodies and keeps port configurations, and the
 // sandbox (default, not strict) the same: each case plays the same calls against both and compares the
@@ -31,6 +32,74 @@ async function running(port: number): Promise<[Config | undefined, Config | unde
 }
 
 const created = (r: Reply) => ({ status: r.status, media: r.media });
+
+/** One request through a proxy port: its status, status text, headers and body. */
+function through(
+  port: number,
+  url: string,
+): Promise<{ status: number; statusMessage: string; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: url, headers: { host: new URL(url).host }, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c) => {
+        text += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, statusMessage: res.statusMessage ?? '', headers: res.headers, text }));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer through port ${port}`)));
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+/** A CONNECT to `authority` through a proxy port: what the port wrote until it closed the connection (at most 10 s). */
+function rawConnect(port: number, authority: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = netConnect(port, '127.0.0.1', () => socket.write(`CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n\r\n`));
+    let got = '';
+    socket.on('data', (d: Buffer) => {
+      got += d.toString();
+    });
+    socket.setTimeout(10_000, () => socket.destroy());
+    socket.once('error', () => undefined);
+    socket.once('close', () => resolve(got));
+  });
+}
+
+interface LogEntry {
+  details: { port: number; context: string; success: number; in_bw: number; out_bw: number; super_proxy: string };
+  request: { method: string; url: string };
+  response: {
+    status: number;
+    statusText: string;
+    headers: { name: string; value: string }[];
+    content: { size: number; text: string; mimeType: string };
+  };
+}
+
+/** The log entries of these ports (the sandbox's numbers + `shift`) under a context. */
+async function portEntries(base: string, shift: number, ports: number[], context = 'RESPONSE'): Promise<LogEntry[]> {
+  const all = ((await call(base, 'GET', '/api/logs?limit=0')).body as { log: { entries: LogEntry[] } }).log.entries;
+  return all.filter((e) => e.details.context === context && ports.includes(e.details.port - shift));
+}
+
+/** What is compared of a logged 502 the port answered itself: all but times and ids, the machine's addresses normalised. */
+const failedEntry = (shift: number) => (e: LogEntry) =>
+  JSON.stringify({
+    method: e.request.method,
+    port: e.details.port - shift,
+    url: withoutAddresses(e.request.url),
+    status: e.response.status,
+    statusText: e.response.statusText,
+    headers: Object.fromEntries(e.response.headers.map((h) => [h.name, withoutAddresses(h.value)])),
+    size: e.response.content.size,
+    text: e.response.content.text,
+    mime: e.response.content.mimeType,
+    success: e.details.success,
+    bw: [e.details.in_bw, e.details.out_bw],
+    context: e.details.context,
+    super_proxy: withoutAddresses(e.details.super_proxy),
+  });
 
 describe('createProxy stores what it is given', () => {
   it('wrong types, strings for booleans and numbers, values outside the lists, below the minimum, a scalar for a list: stored as given', async () => {
@@ -225,14 +294,30 @@ describe('updateProxy converts the fields to their types', () => {
     expect(sbxAfter).toEqual(realAfter);
   });
 
-  it("enable_ssl on a multiplied port: a duplicate runs with its master's configuration, without its whitelist", async () => {
+  it("enable_ssl on a multiplied port: a duplicate runs with its master's configuration, without its whitelist; a duplicate named is no stored port", async () => {
     const port = 25337;
     await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', multiply: 2 } }], { status: 200 }, created);
+    // The ports turned on are looked up among the stored configurations (web_api.js 257-273): a duplicate is none of them.
+    await s.same((at) => ['POST', '/api/enable_ssl', { port: at(port + 1) }], { status: 200, body: 'ok' });
+    const [realDup, sbxDup] = await running(port + 1);
+    expect(realDup).toMatchObject({ master_port: port });
+    expect(realDup).not.toHaveProperty('ssl');
+    expect({ ...sbxDup, master_port: (sbxDup?.master_port as number) - SHIFT }).toEqual(realDup);
+    const [realMaster, sbxMaster] = await stored(port);
+    expect(realMaster).not.toHaveProperty('ssl');
+    expect(sbxMaster).toEqual(realMaster);
     await s.same(() => ['POST', '/api/enable_ssl'], { status: 200, body: 'ok' });
     const [realRun, sbxRun] = await running(port + 1);
     expect(realRun).toMatchObject({ master_port: port, ssl: true });
     expect(realRun).not.toHaveProperty('whitelist_ips');
     expect({ ...sbxRun, master_port: (sbxRun?.master_port as number) - SHIFT }).toEqual(realRun);
+    // The master, stored and running, with it (mgr_proxy.js 402-425).
+    const [realStored, sbxStored] = await stored(port);
+    expect(realStored).toMatchObject({ ssl: true, multiply: 2 });
+    expect(sbxStored).toEqual(realStored);
+    const [realMasterRun, sbxMasterRun] = await running(port);
+    expect(realMasterRun).toMatchObject({ ssl: true });
+    expect(sbxMasterRun).toEqual(realMasterRun);
   });
 });
 
@@ -335,19 +420,23 @@ describe('what a port runs and sends upstream', () => {
     expect(sbxRun).toEqual(realRun);
   });
 
-  it('headers that is text, no list: the real port fails before it has an answer to fill (server.js 816, 862-872): 502, empty body, not logged', async () => {
+  it('headers that is text, no list: the real port fails before it has an answer to fill (server.js 816, 862-872): 502, empty body, not logged; a CONNECT alike', async () => {
     const port = 25363;
     await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', headers: 'x' } }], { status: 200 }, created);
-    const real = await viaProxy(`http://127.0.0.1:${port}`, `${s.targetUrl}/hdr-as-text`);
-    const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${s.targetUrl}/hdr-as-text`);
-    const seen = (r: typeof real) => [r.status, r.text, r.headers['x-lpm-error'], r.headers.connection];
-    expect(seen(real)).toEqual([502, '', "Cannot set properties of undefined (setting 'status_code')", 'close']);
+    const [real, sbx] = [await through(port, `${s.targetUrl}/hdr-as-text`), await through(port + SHIFT, `${s.targetUrl}/hdr-as-text`)];
+    const seen = (r: typeof real) => [r.status, r.statusMessage, r.text, r.headers['x-lpm-error'], r.headers.connection];
+    const message = "Cannot set properties of undefined (setting 'status_code')";
+    expect(seen(real)).toEqual([502, 'Proxy Manager - Bad Gateway', '', message, 'close']);
     expect(seen(sbx)).toEqual(seen(real));
-    const logged = async (base: string) =>
-      ((await call(base, 'GET', '/api/logs?limit=0')).body as { log: { entries: Array<{ request: { url: string } }> } }).log.entries.filter(
-        (e) => e.request.url.includes('hdr-as-text'),
-      ).length;
-    expect(await logged(s.sandbox.managerUrl)).toBe(await logged(s.manager.url));
+    // A CONNECT without SSL analyzing runs the same handler (lib/server.js 813-818): the same answer, its head alone.
+    const authority = new URL(s.targetUrl).host;
+    const [realConnect, sbxConnect] = [await rawConnect(port, authority), await rawConnect(port + SHIFT, authority)];
+    expect(realConnect).toBe(`HTTP/1.1 502 Proxy Manager - Bad Gateway\r\nConnection: close\r\nx-lpm-error: ${message}\r\n\r\n`);
+    expect(sbxConnect).toBe(realConnect);
+    // Neither is logged.
+    await s.sandbox.settled();
+    expect((await portEntries(s.manager.url, 0, [port])).length).toBe(0);
+    expect((await portEntries(s.sandbox.managerUrl, SHIFT, [port])).length).toBe(0);
   });
 
   it("a port's own customer goes upstream in its username: a customer the network does not know is refused there (407)", async () => {
@@ -363,43 +452,129 @@ describe('what a port runs and sends upstream', () => {
     expect(sbx.status, sbx.text).toBe(real.status);
   });
 
-  it('ext_proxies: a text entry is an external proxy; the documented {proxy} form fails each request (502); one that refuses is reported so', async () => {
-    // A stand-in external proxy on loopback: answers any request 200 `ext`.
+  it("ext_proxies: a text entry is an external proxy; the documented {proxy} form fails each request (502); one that refuses or hangs up: the port's own 502, logged, checked three times", async () => {
+    // A stand-in external proxy on loopback: answers any request 200 `ext`; another hangs up on each.
     const ext = createNetServer((c) =>
       c.once('data', () => c.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 3\r\nconnection: close\r\n\r\next')),
     );
-    await new Promise<void>((resolve) => ext.listen(0, '127.0.0.1', resolve));
-    const extAt = `127.0.0.1:${(ext.address() as AddressInfo).port}`;
+    let hangups = 0;
+    const hang = createNetServer((c) => {
+      hangups++;
+      c.once('data', () => c.destroy());
+    });
+    const at = async (server: typeof ext) => {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    const [extAt, hangAt] = [await at(ext), await at(hang)];
+    const refused = 'connection refused (may have been caused due to firewall settings)';
     try {
-      const cases: Array<[number, unknown[], number, string | undefined, string]> = [
-        [25364, [extAt], 200, undefined, 'ok'],
-        [25365, [{ proxy: extAt }], 502, '_url.match is not a function', '_url.match is not a function'],
-        [25366, [7], 502, '_url.match is not a function', '_url.match is not a function'],
-        [
-          25367,
-          ['127.0.0.1:1'],
-          502,
-          'connect ECONNREFUSED 127.0.0.1:1',
-          'connection refused (may have been caused due to firewall settings)',
-        ],
+      // port, ext_proxies, proxy_retry, status and x-lpm-error through the port, its status check
+      const cases: Array<[number, unknown[], number | undefined, number, string | undefined, string]> = [
+        [25364, [extAt], undefined, 200, undefined, 'ok'],
+        [25365, [{ proxy: extAt }], undefined, 502, '_url.match is not a function', '_url.match is not a function'],
+        [25366, [7], undefined, 502, '_url.match is not a function', '_url.match is not a function'],
+        // The port's own 502: Node's message (lib/server.js 862-872), sent once whatever proxy_retry says.
+        [25367, ['127.0.0.1:1'], undefined, 502, 'connect ECONNREFUSED <address>', refused],
+        [25368, [hangAt], 3, 502, 'socket hang up', 'socket hang up'],
       ];
-      for (const [port, ext_proxies, status, error, checked] of cases) {
+      for (const [port, ext_proxies, proxy_retry, status, error] of cases) {
         const label = JSON.stringify(ext_proxies);
         await s.same(
-          (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', ext_proxies } }],
+          (at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', ext_proxies, proxy_retry } }],
           { status: 200 },
           created,
         );
-        const real = await viaProxy(`http://127.0.0.1:${port}`, `${s.targetUrl}/t/ext`);
-        const sbx = await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${s.targetUrl}/t/ext`);
-        expect([real.status, real.headers['x-lpm-error']], label).toEqual([status, error]);
-        expect(sbx.status, `${label}: ${sbx.text}`).toBe(real.status);
-        // The sandbox names its own reason for a refused connection; the reading error is the real one's.
-        if (status === 200 || typeof ext_proxies[0] !== 'string') expect(sbx.headers['x-lpm-error'], label).toBe(error);
-        await s.same((at) => ['GET', `/api/proxy_status/${at(port)}`], { status: 200, body: { status: checked, status_details: [] } });
+        const seen = async (p: number) => {
+          hangups = 0;
+          const r = await through(p, `${s.targetUrl}/t/ext`);
+          return { ...r, error: r.headers['x-lpm-error'] && withoutAddresses(String(r.headers['x-lpm-error'])), sent: hangups };
+        };
+        const [real, sbx] = [await seen(port), await seen(port + SHIFT)];
+        expect([real.status, real.error], label).toEqual([status, error]);
+        const answer = (r: typeof real) => [
+          r.status,
+          r.statusMessage,
+          r.error,
+          r.text,
+          r.headers['transfer-encoding'],
+          r.headers.connection,
+        ];
+        if (status === 502) {
+          // No body, chunked; the status text is the real manager's own (lib/mixins/server_send.js 54-83).
+          expect(answer(real), label).toEqual([502, 'Proxy Manager - Bad Gateway', error, '', 'chunked', 'close']);
+          expect(answer(sbx), label).toEqual(answer(real));
+        } else expect([sbx.status, sbx.text, sbx.error], label).toEqual([real.status, real.text, real.error]);
+        if (ext_proxies[0] === hangAt) expect([real.sent, sbx.sent], 'sent once, not again').toEqual([1, 1]);
       }
+      // A CONNECT through the port that cannot reach its upstream: the same 502, its head alone.
+      const authority = new URL(s.targetUrl).host;
+      const [realConnect, sbxConnect] = [await rawConnect(25367, authority), await rawConnect(25367 + SHIFT, authority)];
+      expect(withoutAddresses(realConnect)).toBe(
+        'HTTP/1.1 502 Proxy Manager - Bad Gateway\r\nConnection: close\r\nx-lpm-error: connect ECONNREFUSED <address>\r\n\r\n',
+      );
+      expect(withoutAddresses(sbxConnect)).toBe(withoutAddresses(realConnect));
+      // Each is logged with the 502's own headers and no body, the CONNECT too (lib/server.js 862-872); an
+      // entry that is no text fails before there is a response to log (as headers that are no list).
+      const entries = async (base: string, shift: number) => {
+        await s.sandbox.settled();
+        return (await portEntries(base, shift, [25365, 25366, 25367, 25368])).map(failedEntry(shift)).sort();
+      };
+      const realLog = await entries(s.manager.url, 0);
+      const failed = (method: string, port: number, url: string, message: string) =>
+        JSON.stringify({
+          method,
+          port,
+          url,
+          status: 502,
+          statusText: '',
+          headers: { Connection: 'close', 'x-lpm-error': message },
+          size: 0,
+          text: '',
+          mime: 'unknown',
+          success: 0,
+          bw: [0, 0],
+          context: 'RESPONSE',
+          super_proxy: '<address>',
+        });
+      expect(realLog).toEqual([
+        failed('CONNECT', 25367, '<address>', 'connect ECONNREFUSED <address>'),
+        failed('GET', 25367, `${withoutAddresses(s.targetUrl)}/t/ext`, 'connect ECONNREFUSED <address>'),
+        failed('GET', 25368, `${withoutAddresses(s.targetUrl)}/t/ext`, 'socket hang up'),
+      ]);
+      expect(await entries(s.sandbox.managerUrl, SHIFT)).toEqual(realLog);
+      // The status checks, both sides at once: a failed one is sent three times (got's retry, 1 s and 2 s
+      // apart), each logged as a STATUS CHECK; the status is read from the last.
+      await Promise.all(
+        cases.map(async ([port, , , , , checked]) => {
+          const [real, sbx] = await Promise.all([
+            call(s.manager.url, 'GET', `/api/proxy_status/${port}`),
+            call(s.sandbox.managerUrl, 'GET', `/api/proxy_status/${port + SHIFT}`),
+          ]);
+          expect(real, String(port)).toMatchObject({ status: 200, body: { status: checked, status_details: [] } });
+          expect(sbx, String(port)).toEqual(real);
+        }),
+      );
+      const checks = async (base: string, shift: number) =>
+        (
+          await portEntries(
+            base,
+            shift,
+            cases.map(([port]) => port),
+            'STATUS CHECK',
+          )
+        )
+          .map((e) => `${e.details.port - shift} ${e.response.status}`)
+          .sort();
+      const realChecks = await checks(s.manager.url, 0);
+      // Only the ports whose requests are logged: 25364's request succeeded, so its status is `ok` without a
+      // check (lib/manager.js 322-326); 25365's and 25366's fail before anything is logged.
+      expect(realChecks).toEqual([25367, 25368].flatMap((port) => [`${port} 502`, `${port} 502`, `${port} 502`]));
+      await s.sandbox.settled();
+      expect(await checks(s.sandbox.managerUrl, SHIFT)).toEqual(realChecks);
     } finally {
       ext.close();
+      hang.close();
     }
   });
 });
@@ -434,6 +609,15 @@ describe('a port with an smtp list relays each connection', () => {
     const realLog = await connects(s.manager.url, 0);
     expect(realLog).toEqual(['25370 CONNECT x1:25 403', '25371 CONNECT x:25 403', `25372 CONNECT ${targetAt} 200`]);
     await expect.poll(() => connects(s.sandbox.managerUrl, SHIFT)).toEqual(realLog);
+    // Its status check is not made: answered so, and not kept as the port's status (web_api.js 563-564).
+    await s.same((at) => ['GET', `/api/proxy_status/${at(25370)}`], {
+      status: 200,
+      body: { status: 'ok', status_details: [{ msg: 'SMTP proxy' }] },
+    });
+    const [realRun, sbxRun] = await running(25370);
+    expect(realRun).toMatchObject({ smtp: ['x1'] });
+    expect(realRun).not.toHaveProperty('status');
+    expect(sbxRun).toEqual(realRun);
   });
 });
 

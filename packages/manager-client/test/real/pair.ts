@@ -58,6 +58,13 @@ export interface Pair {
   close(): Promise<void>;
 }
 
+/**
+ * The one place where the machine's addresses in what the real manager says are normalised: an IPv4
+ * `address:port` (an upstream it could not reach, in `x-lpm-error` or a log's `super_proxy`) becomes
+ * `<address>`, so that an assertion names no address of the machine it ran on.
+ */
+export const withoutAddresses = (text: string): string => text.replace(/\b\d{1,3}(?:\.\d{1,3}){3}:\d+\b/g, '<address>');
+
 /** One call as a client makes it: a JSON body unless a string with its own media type is given. */
 export async function call(base: string, method: string, path: string, body?: unknown, media = 'application/json'): Promise<Reply> {
   const init: RequestInit = { method, headers: {} };

@@ -30,20 +30,22 @@ export function portChecks(c: ManagerContext) {
       // The answer, with the details of the real manager's port check for `persist` ports only, and
       // remembered: proxies_running shows it, and it is answered again until `force`. A disabled Zone is
       // answered before the port's details are read (web_api.js 557-561).
-      const answer = (x: typeof s) => {
-        const out = cfg.proxy_type === 'persist' && x.status !== 'Disabled zone' ? { status_details: [], ...x } : { status: x.status };
-        checked.set(cfg.port, out);
+      const reply = (out: CheckedStatus, remember: boolean) => {
+        if (remember) checked.set(cfg.port, out);
         return { body: out };
       };
+      const answer = (x: typeof s) =>
+        reply(cfg.proxy_type === 'persist' && x.status !== 'Disabled zone' ? { status_details: [], ...x } : { status: x.status }, true);
       // A Zone the account does not have (an unknown one, or none: the settings' `zone` set to `""`) is
       // checked all the same when ports carry traffic: the network refuses the port's username, and the
       // details are the real manager's port check of the Zone (lib/mixins/mgr_proxy.js 507-513).
       const unknownZone = !store.zones.has(cfg.zone ?? m().settings.zone);
       if (unknownZone && options.ports)
         s = { status: 'ok', status_details: [{ msg: 'the provided zone name is not valid.', field: 'zone' }] };
-      // A port with an `smtp` list is an SMTP relay: not checked (web_api.js 563-564).
+      // A port with an `smtp` list is an SMTP relay: not checked, nor its status kept (web_api.js 563-564:
+      // the port's `status` is left as it was, so proxies_running shows none).
       const smtp = (cfg as { smtp?: unknown }).smtp as ArrayLike<unknown> | undefined;
-      if (s.status === 'ok' && smtp?.length) return { body: { status: 'ok', status_details: [{ msg: 'SMTP proxy' }] } };
+      if (s.status === 'ok' && smtp?.length) return reply({ status: 'ok', status_details: [{ msg: 'SMTP proxy' }] }, false);
       if (s.status !== 'ok' || !options.ports) return answer(s);
       // When ports carry traffic, the port is checked as the real manager checks it: its last status is
       // answered until `force` asks again, any value of it but `false` and `0` (web_api.js 565-585).

@@ -313,12 +313,16 @@ export function portsHandlers(c: ManagerContext) {
 
     refreshSessions: refreshSession,
 
-    // Each port without SSL analyzing, or the one named, is updated in place with `ssl: true` (web_api.js 257-273).
-    enableSsl: (ctx) => {
+    // Each stored port without SSL analyzing, or the one named, is updated in place with `ssl: true`
+    // (web_api.js 257-273: `this.proxies`, the stored configurations, so a duplicate named is none), and
+    // a multiplied port's duplicates run its new configuration (mgr_proxy.js 402-425).
+    enableSsl: async (ctx) => {
       const named = ctx.body?.port;
-      for (const cfg of [...store.ports.values()]) {
+      for (const cfg of storedConfigs(store, kept())) {
         if ((named && String(cfg.port) !== String(named)) || cfg.ssl) continue;
-        store.putPort(updatedConfig(cfg, { ssl: true }, portFacts({ zone: cfg.zone }), types));
+        const updated = updatedConfig(store.ports.get(cfg.port) ?? cfg, { ssl: true }, portFacts({ zone: cfg.zone }), types);
+        store.putPort(updated);
+        await rebuildDuplicates(store, cfg.port, updated, options.ports);
       }
       log(named ? `SSL analyzing enabled on port ${named}` : 'SSL analyzing enabled on all ports');
       return { text: 'ok' };

@@ -11,12 +11,12 @@ import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAns
 import { harText } from './har-body.js';
 import type { ProxyNetwork } from './network.js';
 import { answerByRule, withRules } from './rules.js';
-import { connectHead, connectVia, relay, smtpSockets } from './tunnel.js';
+import { connectHead, connectVia, relay, smtpSockets, type UpstreamTunnel } from './tunnel.js';
 import type { Gate } from './upstream.js';
 
 // One request through a proxy port (plain HTTP, or HTTPS inside an SSL-analyzing port): the port's
-// headers added, sent upstream (within its throttle, retried when the upstream cannot be reached),
-// a banned exit peer answered by taking a new session, and the exchange logged.
+// headers added, sent upstream (within its throttle; an upstream that cannot be reached is the port's
+// own 502, logged), a banned exit peer answered by taking a new session, and the exchange logged.
 
 export interface PortRequest {
   store: Store;
@@ -28,7 +28,7 @@ export interface PortRequest {
   session: string;
   /** The port's session for its next request (after a rule took a new one). */
   nextSession?: () => string;
-  upstream: { host: string; port: number; authorization?: string };
+  upstream: { host: string; port: number; authorization?: string; unusable?: string };
   /** The upstream username for a session, and the password beside it. */
   login: (session: string) => { username: string; password: string };
   /** The sandbox's own network when it is the port's upstream: requests and tunnels reach it in process, without the loopback hop. */
@@ -50,6 +50,36 @@ export interface PortRequest {
 }
 
 export const portError = (status: number, message: string) => new RequestError(message, status, { [PORT_ERROR_HEADER]: message });
+
+/**
+ * The status text of the real manager's own 502s: a request its port failed (lib/mixins/server_send.js
+ * 54-83, `send_error`: `Proxy Manager - Bad Gateway`, with `Connection: close` and `x-lpm-error`).
+ */
+export const PORT_FAILED = 'Proxy Manager - Bad Gateway';
+
+/** The headers of such a 502, as answered and as logged (lib/server.js 872): `x-lpm-error` is the failure's own message. */
+export const portFailedHeaders = (message: string) => ({ Connection: 'close', [PORT_ERROR_HEADER]: message });
+
+/**
+ * The port could not reach its upstream: refused, reset (hung up) or unreachable, `message` Node's own
+ * (`connect ECONNREFUSED 127.0.0.1:1`, `socket hang up`). The real manager sends the request once, not
+ * again (its error handler retries only on `proxy_err.can_retry`, which `check_proxy_response` never
+ * sets: lib/mixins/server_handle.js 438-459, lib/server.js 697-711), logs it as a 502 with its own headers
+ * and no body (lib/server.js 862-872, the port's `response`), then answers `PORT_FAILED` with those
+ * headers and an empty body.
+ */
+export class UpstreamFailure extends Error {}
+
+/** Logs a request the port failed (UpstreamFailure) as the real manager logs it: 502, no status text, its own headers, no body. */
+function logFailure(ctx: PortRequest, x: Exchange, message: string, session: string): void {
+  x.status = 502;
+  x.statusText = '';
+  x.responseHeaders = portFailedHeaders(message);
+  x.session = session;
+  x.answered = ctx.now() - ctx.started;
+  x.time = x.answered;
+  ctx.log(x);
+}
 
 /**
  * Whether a port's `headers` make the real manager's request handler throw before it has a response to
@@ -90,24 +120,21 @@ export async function throughUpstream<T>(
   drop: (answer: T) => void,
   checkBans = true,
 ): Promise<{ answer: T; peer: string | null; session: string }> {
-  const { store, cfg, port, session, upstream, now, gate } = ctx;
+  const { store, cfg, port, session, now, gate } = ctx;
   const { host } = target;
   const retries = cfg.max_ban_retries ?? PORT_DEFAULTS.max_ban_retries;
-  const upstreamRetries = cfg.proxy_retry ?? PORT_DEFAULTS.proxy_retry;
-  /** One attempt through the upstream, retried `proxy_retry` times when the upstream cannot be reached. */
+  /** One attempt through the upstream; one that cannot reach it is not sent again, whatever `proxy_retry` says (UpstreamFailure). */
   const attemptOnce = async (current: string) => {
-    for (let tries = 0; ; tries++) {
-      try {
-        return await (gate ? gate.run(() => send(current)) : send(current));
-      } catch (err) {
-        // An answer already (a body that cannot be sent again): no retry.
-        if (err instanceof RequestError) throw err;
-        const code = (err as NodeJS.ErrnoException).code ?? 'error';
-        // The target's TLS (or a tunnel the upstream refused) is not the upstream failing: no retry.
-        if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
-          throw portError(502, `The HTTPS target ${target.authority} failed: ${code} (${(err as Error).message})`);
-        if (tries >= upstreamRetries) throw portError(502, `The upstream ${upstream.host}:${upstream.port} cannot be reached (${code})`);
-      }
+    try {
+      return await (gate ? gate.run(() => send(current)) : send(current));
+    } catch (err) {
+      // An answer already (a body that cannot be sent again).
+      if (err instanceof RequestError) throw err;
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      // The target's TLS (or a tunnel the upstream refused) is not the upstream failing.
+      if (/TLS|CERT|ETUNNEL|SELF_SIGNED|UNABLE_TO/.test(code))
+        throw portError(502, `The HTTPS target ${target.authority} failed: ${code} (${(err as Error).message})`);
+      throw new UpstreamFailure((err as Error).message || code);
     }
   };
   let current = session;
@@ -156,7 +183,14 @@ export function peerOf(headers: Record<string, string | string[] | undefined> | 
 export async function servePortRequest(ctx: PortRequest, request: IncomingMessage, url: URL, response: ServerResponse): Promise<void> {
   const { cfg, upstream, started, now, exchange, log } = ctx;
   if (headersUnusable(cfg.headers)) {
-    response.writeHead(HEADERS_UNUSABLE.status, HEADERS_UNUSABLE.headers);
+    response.writeHead(HEADERS_UNUSABLE.status, PORT_FAILED, HEADERS_UNUSABLE.headers);
+    response.end();
+    return;
+  }
+  // An upstream the real manager cannot read (an ext_proxies entry that is no text) fails the request
+  // before it has a response to log: the same 502, not logged (observed).
+  if (upstream.unusable) {
+    response.writeHead(502, PORT_FAILED, portFailedHeaders(upstream.unusable));
     response.end();
     return;
   }
@@ -197,10 +231,23 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
       (r) => peerOf(r.headers) ?? peerOf(r.connectHeaders),
       (r) => r.body.destroy(),
     ),
-  );
+  ).catch((err: unknown) => {
+    if (err instanceof UpstreamFailure) return { failed: err };
+    throw err;
+  });
   const x = exchange(request.method as string, url.href);
-  x.rules = ruled.rules;
   x.requestHeaders = passHeaders(headers);
+  if ('failed' in ruled) {
+    // The port's own 502 (UpstreamFailure): logged, then answered with no body.
+    body.finish();
+    x.requestBody = body.kept;
+    x.requestSize = body.bytes;
+    logFailure(ctx, x, ruled.failed.message, ctx.session);
+    response.writeHead(502, PORT_FAILED, portFailedHeaders(ruled.failed.message));
+    response.end();
+    return;
+  }
+  x.rules = ruled.rules;
   if ('byRule' in ruled) {
     // Answered without sending the body: what the client sends of it is read and dropped.
     body.finish();
@@ -257,21 +304,40 @@ export async function servePortTunnel(
   targetPort: number,
 ): Promise<void> {
   const authority = `${hostname.includes(':') ? `[${hostname}]` : hostname}:${targetPort}`;
-  const {
-    answer: up,
-    peer,
-    session,
-  } = await throughUpstream(
-    ctx,
-    { host: hostname, authority },
-    (session) =>
-      ctx.network
-        ? ctx.network.openTunnel({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
-        : connectVia(ctx.upstream, authority, authorization(ctx, session)),
-    (u) => (u.status === 200 ? peerOf(u.headers) : null),
-    (u) => u.socket?.destroy(),
-    false,
-  );
+  // Headers the real manager cannot read fail a CONNECT as they fail a plain request (headersUnusable):
+  // its answer, written on the socket, and nothing logged.
+  if (headersUnusable(ctx.cfg.headers)) {
+    socket.end(connectHead(HEADERS_UNUSABLE.status, PORT_FAILED, HEADERS_UNUSABLE.headers));
+    return;
+  }
+  if (ctx.upstream.unusable) {
+    socket.end(connectHead(502, PORT_FAILED, portFailedHeaders(ctx.upstream.unusable)));
+    return;
+  }
+  let sent: { answer: UpstreamTunnel; peer: string | null; session: string };
+  try {
+    sent = await throughUpstream(
+      ctx,
+      { host: hostname, authority },
+      (session) =>
+        ctx.network
+          ? ctx.network.openTunnel({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
+          : connectVia(ctx.upstream, authority, authorization(ctx, session)),
+      (u) => (u.status === 200 ? peerOf(u.headers) : null),
+      (u) => u.socket?.destroy(),
+      false,
+    );
+  } catch (err) {
+    if (!(err instanceof UpstreamFailure) || smtpSockets.has(socket)) throw err;
+    // The port's own 502 (UpstreamFailure): logged as the CONNECT it was, answered with its head alone.
+    const x = ctx.exchange('CONNECT', authority);
+    x.received = 0;
+    x.outBw = 0;
+    logFailure(ctx, x, err.message, ctx.session);
+    socket.end(connectHead(502, PORT_FAILED, portFailedHeaders(err.message)));
+    return;
+  }
+  const { answer: up, peer, session } = sent;
   // Logged as the real manager logs a tunnel it does not open: its authority as the URL, the
   // upstream's answer to the CONNECT as the response, whose status and body are `unknown` for port
   // 443; the bytes each way with the heads of the CONNECT and of its answer.

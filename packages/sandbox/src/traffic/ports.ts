@@ -150,7 +150,7 @@ export class PortTraffic {
   private upstreamOf(
     cfg: ProxyPortConfig,
     take = true,
-  ): { host: string; port: number; authorization?: string; network?: boolean; ext?: boolean } {
+  ): { host: string; port: number; authorization?: string; network?: boolean; ext?: boolean; unusable?: string } {
     const c = cfg;
     // External proxies take turns, each request the next; egress must allow each. An entry the real
     // manager skips (an empty one) leaves the request to the port's own upstream.
@@ -158,7 +158,8 @@ export class PortTraffic {
     const entry: unknown = c.ext_proxies?.length ? c.ext_proxies[turn % c.ext_proxies.length] : undefined;
     if (entry) {
       const ext = extProxy(entry, c);
-      if (!ext) throw portError(502, EXT_PROXY_NOT_TEXT);
+      // Read when the request is sent: the port's own 502 (port-request.ts UpstreamFailure), logged.
+      if (!ext) return { host: '', port: 0, ext: true, unusable: EXT_PROXY_NOT_TEXT };
       if (!egressAllowed(ext.host, this.o.egressAllow))
         throw portError(502, `The sandbox sends traffic only to loopback; allow the external proxy ${ext.host} with --egress-allow`);
       return { ...ext, ext: true };
