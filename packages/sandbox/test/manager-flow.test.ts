@@ -377,6 +377,18 @@ describe('logs, stats, versions, lifecycle', () => {
     expect(ports.log.entries).toHaveLength(seeded24001);
     expect(ports.log.entries.every((e: Rec) => e.details.port === 24001)).toBe(true);
     expect(ports.sum_in).toBe(ports.log.entries.reduce((n: number, e: Rec) => n + e.details.in_bw, 0));
+    // `port`, `content_type`, `protocol`: exact, as the real manager reads them; `port` in place of a range.
+    expect((await logs({ port: 24001 })).total).toBe(seeded24001);
+    expect((await logs({ port: 24001, port_from: 1, port_to: 2 })).total).toBe(seeded24001);
+    const https = all.log.entries.filter((e: Rec) => e.details.protocol === 'https').length;
+    expect(https).toBeGreaterThan(0);
+    expect(https).toBeLessThan(40);
+    expect((await logs({ protocol: 'https' })).total).toBe(https);
+    // The seed's entries are all of one kind: that kind lists them all, another none.
+    const kind = all.log.entries[0].details.content_type;
+    expect(all.log.entries.filter((e: Rec) => e.details.content_type === kind)).toHaveLength(40);
+    expect((await logs({ content_type: kind })).total).toBe(40);
+    expect((await logs({ content_type: kind === 'xhr' ? 'html' : 'xhr' })).total).toBe(0);
 
     const slow = await logs({ sort: 'time', sort_desc: true, limit: 5 });
     const times = slow.log.entries.map((e: Rec) => e.time);

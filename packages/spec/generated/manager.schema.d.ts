@@ -1969,6 +1969,15 @@ export interface components {
              */
             email: string;
         };
+        /**
+         * @description The kind of a logged answer, as the real manager names it from the answer's `content-type` header, the
+         *     first that applies: `xhr` (it contains `json`), `html`, `js` (`javascript`), `css`, `img` (`image`),
+         *     `media` (`audio` or `video`), `font`, else `other`; `unknown` for a tunnel, whose answer it does not
+         *     see (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/server.js 72-96, 492).
+         * @example html
+         * @enum {string}
+         */
+        HarContentKind: "xhr" | "html" | "js" | "css" | "img" | "media" | "font" | "other" | "unknown";
         /** @description The application that created the log (`creator`, also used for `browser`). */
         HarCreator: {
             /** @description Application name. */
@@ -2257,7 +2266,12 @@ export interface components {
             proxy_peer?: string | null;
             /** @description Request context, for example a rule or a session. Not further documented. */
             context?: string;
-            /** @description Content kind of the response, not further documented. */
+            /**
+             * @description Content kind of the response, not further documented. The real manager names it from the answer's
+             *     `content-type`: `xhr`, `html`, `js`, `css`, `img`, `media`, `font`, `other`, or `unknown` for a
+             *     tunnel (observed, HarContentKind; lib/server.js 72-96), and the log's `content_type` filter
+             *     compares it.
+             */
             content_type?: string | null;
             /**
              * Format: int32
@@ -2337,7 +2351,8 @@ export interface components {
             /**
              * Format: int64
              * @description Number of logged requests that match the filters. Observed exception: when `search` is the only
-             *     filter (no `port_from`/`port_to` pair, no `status_code`) and it matches every logged request, the real manager answers `total` 0 although `log.entries` lists them: its log store leaves
+             *     filter (no `port_from`/`port_to` pair, `status_code`, `port`, `content_type` or `protocol`) and it
+             *     matches every logged request, the real manager answers `total` 0 although `log.entries` lists them: its log store leaves
              *     such a result unfiltered and counts it as empty (`@luminati-io/luminati-proxy` 1.570.247
              *     `lib/manager.js` 720-751, `lum_lokijs` `findOr` and `Collection.count`). Count `log.entries` (with
              *     no `limit`) rather than trust `total` after a search.
@@ -3849,6 +3864,28 @@ export interface operations {
                  *     (patterns observed).
                  */
                 status_code?: string;
+                /**
+                 * @description Only the requests of this proxy port. The documentation does not list it; the real manager reads
+                 *     it (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/manager.js 741-749) as a number
+                 *     (`+port`, so a text that is no number matches none) and, given with `port_from` and `port_to`,
+                 *     in their place: the range is then not applied.
+                 * @example 24000
+                 */
+                port?: number;
+                /**
+                 * @description Only the requests whose answer is of this kind, the entry's `details.content_type`. The
+                 *     documentation does not list it; the real manager reads it (observed; lib/manager.js 741-749) and
+                 *     compares the text exactly, so a kind it does not give matches none.
+                 * @example html
+                 */
+                content_type?: components["schemas"]["HarContentKind"];
+                /**
+                 * @description Only the requests made with this protocol, the entry's `details.protocol` (`http`, or `https` for
+                 *     a tunnel). The documentation does not list it; the real manager reads it (observed; lib/manager.js
+                 *     741-749) and compares the text exactly.
+                 * @example https
+                 */
+                protocol?: "http" | "https";
                 /**
                  * @description Field to sort by (default `uuid`, observed). The allowed fields are not documented; the real
                  *     manager accepts any name, and a field the entries do not have leaves them in the log's order

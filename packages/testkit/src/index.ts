@@ -248,7 +248,8 @@ export interface RulesTarget {
  * The target of the side-by-side suites (pair.ts) and the sandbox's rules suite: it answers
  * the status a `st=NNN` query names (200 otherwise), `please solve the captcha` when the query holds
  * `captcha` (a body trigger), and `hello <url>` else, and counts what each path was asked. `wait=MS`
- * in the query holds the answer back that long (at most 10 s), for a slow target.
+ * in the query holds the answer back that long (at most 10 s), for a slow target; `ct=TYPE` (URL-encoded)
+ * is the answer's `content-type` (`text/plain` otherwise).
  */
 export async function startRulesTarget(): Promise<RulesTarget> {
   const asked = new Map<string, number>();
@@ -259,7 +260,7 @@ export async function startRulesTarget(): Promise<RulesTarget> {
     asked.set(path, (asked.get(path) ?? 0) + 1);
     const answer = () => {
       res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
-      res.setHeader('content-type', 'text/plain');
+      res.setHeader('content-type', decodeURIComponent(/[?&]ct=([^&]+)/.exec(req.url ?? '')?.[1] ?? 'text/plain'));
       res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}`);
     };
     const wait = Math.min(10_000, Number(/[?&]wait=(\d+)/.exec(req.url ?? '')?.[1] ?? 0));

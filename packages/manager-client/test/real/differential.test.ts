@@ -88,11 +88,12 @@ let real: Target;
 let sbx: Target;
 let report: DifferentialReport;
 
-/** The loopback target: `/status/N` answers N, any other path 200 naming it. */
+/** The loopback target: `/status/N` answers N, `/type/T` 200 of the media type T (URL-encoded), any other path 200 naming it. */
 function startTarget(): Promise<Server> {
   const server = createServer((req, res) => {
     const m = /^\/status\/(\d{3})/.exec(req.url ?? '');
-    res.writeHead(m ? Number(m[1]) : 200, { 'content-type': 'text/plain' });
+    const type = /^\/type\/([^?]+)/.exec(req.url ?? '')?.[1];
+    res.writeHead(m ? Number(m[1]) : 200, { 'content-type': type ? decodeURIComponent(type) : 'text/plain' });
     res.end(`target answers ${req.method} ${req.url}`);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));

@@ -81,6 +81,70 @@ describe('getLogs: the query as the real manager reads it', () => {
     expect(await same('sort=url&search=lq-&port_from=0&port_to=99999')).toMatchObject({ total: 4 });
     expect(await same('sort=url&search=lq-&limit=1')).toMatchObject({ entries: ['/lq-a'], total: 0 });
   });
+
+  it('port, content_type and protocol filter exactly (the real manager reads them, lib/manager.js 741-749); each answer named by its kind as the real one names it', async () => {
+    // Last in this block: its requests (through a second port) add to the log the tests above read.
+    await pair.createBoth(25901);
+    const TYPES = [
+      'application/json',
+      'text/html; charset=utf-8',
+      'application/javascript',
+      'text/css',
+      'image/svg+xml',
+      'video/mp4',
+      'font/woff2',
+      'application/octet-stream',
+      'application/vnd.api+json; profile=html',
+    ];
+    for (const [i, type] of TYPES.entries()) {
+      const [real, sbx] = await pair.through(25901, `/lq-t${i}?ct=${encodeURIComponent(type)}`);
+      expect(real.status, type).toBe(200);
+      expect(sbx.status, type).toBe(200);
+    }
+    for (let i = 0, logged = 0; i < 50 && logged < 4 + TYPES.length; i++) {
+      logged = ((await pair.both(() => ['GET', '/api/logs']))[0].body as Logs).total;
+      if (logged < 4 + TYPES.length) await new Promise((r) => setTimeout(r, 100));
+    }
+    await pair.sandbox.settled();
+    type Detailed = { request: { url: string }; details: { content_type: string } };
+    /** `[path, kind]` of each entry the query lists, and the total, on both (the port named for each side). */
+    const kinds = async (query: (at: (p: number) => number) => string) => {
+      const [real, sbx] = await pair.both((at) => ['GET', `/api/logs?sort=url&${query(at)}`]);
+      const read = (r: Reply) => {
+        const b = r.body as { log: { entries: Detailed[] }; total: number };
+        return { total: b.total, entries: b.log.entries.map((e) => [new URL(e.request.url).pathname, e.details.content_type]) };
+      };
+      expect(
+        read(sbx),
+        query((p) => p),
+      ).toEqual(read(real));
+      return read(real);
+    };
+    const second = await kinds((at) => `port=${at(25901)}`);
+    expect(second.entries).toEqual([
+      ['/lq-t0', 'xhr'],
+      ['/lq-t1', 'html'],
+      ['/lq-t2', 'js'],
+      ['/lq-t3', 'css'],
+      ['/lq-t4', 'img'],
+      ['/lq-t5', 'media'],
+      ['/lq-t6', 'font'],
+      ['/lq-t7', 'other'],
+      ['/lq-t8', 'xhr'],
+    ]);
+    expect(second.total).toBe(TYPES.length);
+    expect((await kinds(() => 'content_type=xhr')).entries).toEqual([
+      ['/lq-t0', 'xhr'],
+      ['/lq-t8', 'xhr'],
+    ]);
+    expect((await kinds(() => 'content_type=json')).total).toBe(0);
+    expect((await kinds(() => 'protocol=http')).total).toBe(4 + TYPES.length);
+    expect((await kinds(() => 'protocol=https')).total).toBe(0);
+    expect((await kinds(() => 'port=abc')).total).toBe(0);
+    // `port` in place of a range; a search with another filter after it is counted.
+    expect((await kinds((at) => `port_from=${at(25900)}&port_to=${at(25900)}&port=${at(25901)}`)).total).toBe(TYPES.length);
+    expect((await kinds((at) => `search=lq-t&port=${at(25901)}`)).total).toBe(TYPES.length);
+  });
 });
 
 describe('getGeneralLogs: limit as the real manager reads it', () => {

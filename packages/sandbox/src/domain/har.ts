@@ -67,17 +67,24 @@ export interface Exchange {
 const headerList = (h: Record<string, string | string[] | undefined>) =>
   Object.entries(h).flatMap(([name, v]) => (v === undefined ? [] : [v].flat().map((value) => ({ name, value: String(value) }))));
 
-/** The real manager's content types for `details.content_type`, from the response's media type. */
+/**
+ * The real manager's content kind for `details.content_type`, from the answer's `content-type` header
+ * ('' when it has none), in its order: `json` anywhere is `xhr` before `html`, `image` anywhere is `img`
+ * (lib/server.js 72-96 `get_content_type`). A tunnel's is `unknown` (harEntry).
+ */
 function contentType(mime: string): string {
+  if (/json/.test(mime)) return 'xhr';
   if (/html/.test(mime)) return 'html';
-  if (/json/.test(mime)) return 'json';
   if (/javascript/.test(mime)) return 'js';
   if (/css/.test(mime)) return 'css';
-  if (/^image\//.test(mime)) return 'img';
-  if (/^(audio|video)\//.test(mime)) return 'media';
+  if (/image/.test(mime)) return 'img';
+  if (/audio|video/.test(mime)) return 'media';
   if (/font/.test(mime)) return 'font';
   return 'other';
 }
+
+/** Whether the real manager keeps no body of an answer: its `content-type` names an image, a script or a style (lib/mixins/server_handle.js 181-182, lib/util.js 532-536 `is_one_of_types`). */
+const bodyless = (mime: string) => ['image', 'javascript', 'css'].some((t) => mime.includes(t));
 
 /** The generic second-level labels under which a root domain has three labels (`example.co.uk`). */
 const GENERIC_2LD = new Set(['com', 'biz', 'net', 'org', 'xxx', 'edu', 'gov', 'ac', 'co', 'or', 'ne', 'kr', 'jp', 'jpn', 'cn']);
@@ -110,7 +117,7 @@ export function loggedUrl(method: string, url: string): URL | undefined {
  * server_handle.js 181-182), and never more than HAR_LIMITS.body.
  */
 export function harKeep(harLimit: number, mime: string | undefined): number {
-  if (harLimit < 0 || ['img', 'js', 'css'].includes(contentType(mime || 'unknown'))) return 0;
+  if (harLimit < 0 || bodyless(mime ?? '')) return 0;
   return harLimit === 0 ? HAR_LIMITS.body : Math.min(harLimit, HAR_LIMITS.body);
 }
 
@@ -130,16 +137,15 @@ function kept(body: Buffer, size: number, limit: number, answer = false): { text
 
 export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
   const url = loggedUrl(x.method, x.url);
-  const mime = x.responseHeaders['content-type'] || 'unknown';
+  const mime = x.responseHeaders['content-type'] ?? '';
   const kind = x.status === 'unknown' ? 'unknown' : contentType(mime);
   // Bodies of images, scripts and styles are not kept; others up to har_limit bytes (-1: none, 0: all).
   let text: string | undefined;
   let contentCut: string | undefined;
   if (x.status === 'unknown') text = 'unknown';
-  else if (x.decoded && !['img', 'js', 'css'].includes(kind)) ({ text, comment: contentCut } = x.decoded);
+  else if (x.decoded && !bodyless(mime)) ({ text, comment: contentCut } = x.decoded);
   else if (!x.responseBody) text = '';
-  else if (!['img', 'js', 'css'].includes(kind))
-    ({ text, cut: contentCut } = kept(x.responseBody, x.responseSize ?? x.responseBody.length, x.harLimit, true));
+  else if (!bodyless(mime)) ({ text, cut: contentCut } = kept(x.responseBody, x.responseSize ?? x.responseBody.length, x.harLimit, true));
   const reqType = x.requestHeaders['content-type'];
   // The request body too is kept up to har_limit: ten 50 MB uploads once kept 450 MB in the log.
   const posted = kept(x.requestBody, x.requestSize ?? x.requestBody.length, x.harLimit);
@@ -194,7 +200,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       headers: headerList(x.responseHeaders),
       content: {
         size: x.responseSize ?? x.responseBody?.length ?? x.received ?? 0,
-        mimeType: mime,
+        mimeType: mime || 'unknown',
         ...(text !== undefined ? { text } : {}),
         ...(contentCut ? { comment: contentCut } : {}),
       },

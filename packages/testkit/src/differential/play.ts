@@ -60,6 +60,10 @@ export const LOG_FILTERS = [
   'status_code=2**',
   'search=status',
   'port_from=24001&port_to=24002&status_code=404&sort=url',
+  'port=24000',
+  'content_type=xhr',
+  'protocol=http&sort=url',
+  'search=t&content_type=other&port_from=24000&port_to=24001&port=24001',
 ];
 
 /** Parts of the fingerprint read through routes the seed does not list; compared when both targets serve them. */
@@ -213,6 +217,7 @@ const entryOf = (e: Json) => ({
   status: e?.response?.status,
   port: e?.details?.port,
   protocol: e?.details?.protocol,
+  content_type: e?.details?.content_type,
 });
 
 /** The state of a manager, read through its API. `extra` names the parts of EXTRA_ROUTES to read. */

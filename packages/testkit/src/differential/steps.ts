@@ -146,7 +146,21 @@ export function callOf(doc: OpenApiDoc, o: Operation, brand = REAL_MANAGER_BRAND
     });
 }
 
-/** A request through a port to the loopback target: plain, or one the target answers with an error status. */
+/** Media types the target answers `/type/…` with: one of each kind the manager's log names, and two it reads in an order. */
+const MEDIA_TYPES = [
+  'application/json',
+  'text/html; charset=utf-8',
+  'application/javascript',
+  'text/css',
+  'image/png',
+  'video/mp4',
+  'font/woff2',
+  'application/octet-stream',
+  'application/vnd.api+json; profile=html',
+  'image/svg+xml',
+];
+
+/** A request through a port to the loopback target: plain, one the target answers with an error status, or with a media type. */
 export function trafficStep(): fc.Arbitrary<TrafficStep> {
   return fc
     .record({
@@ -154,9 +168,15 @@ export function trafficStep(): fc.Arbitrary<TrafficStep> {
       path: fc.oneof(
         { weight: 3, arbitrary: fc.integer({ min: 1, max: 99 }).map((n) => `/t/${n}`) },
         { weight: 1, arbitrary: fc.constantFrom(404, 500, 403).map((n) => `/status/${n}`) },
+        { weight: 1, arbitrary: fc.constantFrom(...MEDIA_TYPES).map((t) => `/type/${encodeURIComponent(t)}`) },
       ),
     })
-    .map(({ port, path }) => ({ kind: 'traffic' as const, port, path, classes: [path.startsWith('/status/') ? 'target-error' : 'plain'] }));
+    .map(({ port, path }) => ({
+      kind: 'traffic' as const,
+      port,
+      path,
+      classes: [path.startsWith('/status/') ? 'target-error' : path.startsWith('/type/') ? 'media-type' : 'plain'],
+    }));
 }
 
 /** The operations a sequence is drawn from. */
