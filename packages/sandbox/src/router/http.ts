@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../errors.js';
@@ -15,6 +16,7 @@ import {
   readBody,
 } from './bodies.js';
 import { type FaultRegistry, runFault } from './faults.js';
+import { jsonBuffers, PIECE, weighsMore } from './json-pieces.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
 import { compileCached, decimalOnly, detailsFromAjv, validatorsFor } from './validators.js';
@@ -301,8 +303,13 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         reply.code(status);
         if (answer?.headers) reply.headers(answer.headers);
         if (answer?.text !== undefined) return reply.type(textType(op, status, options.textMedia)).send(answer.text);
-        if (answer?.body !== undefined) return reply.send(answer.body);
-        return reply.send();
+        if (answer?.body === undefined) return reply.send();
+        if (!weighsMore(answer.body, PIECE)) return reply.send(answer.body);
+        // A large answer (a log of whole bodies, a port of 60,000 fields) is serialised piece by piece, the
+        // event loop let go of between pieces, and sent as the pieces with their length (json-pieces.ts).
+        const { buffers, bytes } = await jsonBuffers(answer.body);
+        reply.header('content-type', 'application/json; charset=utf-8').header('content-length', bytes);
+        return reply.send(Readable.from(buffers, { objectMode: false }));
       },
     };
     for (const url of [op.url, ...(options.aliases?.(op) ?? [])]) app.route({ ...route, url });

@@ -75,3 +75,41 @@ describe('GET /api/logs?search is bounded and leaves the event loop free', () =>
     expect(order).toEqual(['probe', 'search']);
   });
 });
+
+describe('GET /api/logs with whole bodies kept is serialised in pieces, the event loop let go of between them', () => {
+  // Three entries keeping 16 MB bodies each (har_limit 0, HAR_LIMITS.body): a 48 MB answer, once one
+  // JSON.stringify and one write that held the event loop close to a second (pnpm bench).
+  const seed = defaultSeed();
+  const template = seed.manager.har[0];
+  if (!template) throw new Error('the built-in seed has no HAR entry');
+  for (let i = 0; i < 3; i++) {
+    const e = structuredClone(template);
+    e.request.postData = { mimeType: 'text/plain', text: `${'a'.repeat(16 * 1024 * 1024 - 5)}"\n${i}\u{1F600}` };
+    seed.manager.har.push(e);
+  }
+  const big = useSandbox({ seed });
+
+  it('a request sent while it is serialised is answered before its first byte; the answer is JSON.stringify of it, Content-Length its bytes', async () => {
+    const order: string[] = [];
+    const running = fetch(`${big.sandbox.managerUrl}/api/logs?limit=10`).then(async (r) => {
+      order.push('logs');
+      return { status: r.status, length: r.headers.get('content-length'), type: r.headers.get('content-type'), text: await r.text() };
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    const probe = fetch(`${big.sandbox.managerUrl}/api/version`).then((r) => {
+      order.push('probe');
+      return r.status;
+    });
+    expect(await probe).toBe(200);
+    const r = await running;
+    expect(r.status).toBe(200);
+    expect(order).toEqual(['probe', 'logs']);
+    expect(r.type).toBe('application/json; charset=utf-8');
+    expect(Number(r.length)).toBe(Buffer.byteLength(r.text));
+    const body = JSON.parse(r.text);
+    expect(
+      body.log.entries.filter((e: { request: { postData?: { text: string } } }) => e.request.postData?.text.length === 16 * 1024 * 1024),
+    ).toHaveLength(3);
+    expect(r.text).toBe(JSON.stringify(body));
+  }, 60_000);
+});
