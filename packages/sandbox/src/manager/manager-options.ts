@@ -134,9 +134,11 @@ export function managerOptions(c: ManagerContext) {
    * `manager_default`, the manager's `_defaults`: the provider's domains, the files it keeps, the cloud's
    * Zones), then the port's configuration `cfg`, then the manager's upstream port, what the port's Zone
    * permits (`ssl_perm`; `state_perm` and `zip_perm` only for a Zone the account has) and the addresses of
-   * the upstream (`hosts`). The sandbox keeps its files in its store, which `config` names.
+   * the upstream (`hosts`). The sandbox keeps its files in its store, which `config` names. `started`:
+   * what starting the port changes of `cfg` (port-config.ts startedFields), spread over it here rather
+   * than over a copy of it.
    */
-  function complete(cfg: ProxyPortConfig): Record<string, Json> {
+  function complete(cfg: ProxyPortConfig, started: Record<string, Json> = {}): Record<string, Json> {
     const s = m().settings as Record<string, Json>;
     const run = options.portDefaults?.() ?? {};
     const store_ = typeof s.config === 'string' ? s.config : String(defaults().config);
@@ -159,6 +161,7 @@ export function managerOptions(c: ManagerContext) {
       zones: Object.fromEntries([...store.zones.values()].map((z) => [z.name, cloudZone(z)])),
       num_workers: 1,
       ...cfg,
+      ...started,
       proxy_port: run.proxy_port ?? PORT_DEFAULTS.proxy_port,
     };
     // `zones_mgr.get_obj(c.zone)` compares `z.zone==zname`: a one-name list names that Zone, other values none.

@@ -27,7 +27,7 @@ import {
   runningConfig,
   runningView,
   serverError,
-  startedConfig,
+  startedFields,
   storedConfig,
   unrelayableSmtp,
   unstartableLookup,
@@ -86,8 +86,8 @@ export function portsHandlers(c: ManagerContext) {
     return port;
   }
 
-  /** A stored configuration as the real manager starts its port (port-config.ts startedConfig). */
-  const started = (cfg: ProxyPortConfig): ProxyPortConfig => startedConfig(cfg, portFacts({ zone: cfg.zone }).plan);
+  /** What the real manager changes of a stored configuration when it starts its port (port-config.ts startedFields). */
+  const started = (cfg: ProxyPortConfig) => startedFields(cfg, portFacts({ zone: cfg.zone }).plan);
 
   /** Ports a create is opening now (between picking a number and storing the port): another create skips them. */
   const creating = new Set<number>();
@@ -207,7 +207,7 @@ export function portsHandlers(c: ManagerContext) {
           checks.forget(cfg.port);
         }
         log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
-        return { body: { data: complete(started(configs[0] as ProxyPortConfig)) } };
+        return { body: { data: complete(configs[0] as ProxyPortConfig, started(configs[0] as ProxyPortConfig)) } };
       } finally {
         for (const port of mine) creating.delete(port);
       }
@@ -304,7 +304,7 @@ export function portsHandlers(c: ManagerContext) {
       await rebuildDuplicates(store, old.port, cfg, options.ports);
       // The port's complete configuration: an update in place answers the running port's (proxy_port.js
       // update_config), a restart the new port's (mgr_proxy.js 444).
-      return { body: { data: complete(started(cfg)) } };
+      return { body: { data: complete(cfg, started(cfg)) } };
     },
 
     ...checks.handlers,

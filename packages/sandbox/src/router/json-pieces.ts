@@ -31,8 +31,9 @@ export function weighsMore(value: unknown, limit: number): boolean {
       for (const item of v) stack.push(item);
     } else {
       weight += 2;
-      for (const k in v) {
-        if (!Object.hasOwn(v, k)) continue;
+      // Object.keys rather than for-in: either lists every key before the first (an object of 60,000
+      // fields in dictionary mode), for-in more slowly.
+      for (const k of Object.keys(v)) {
         weight += k.length + 4;
         stack.push((v as Record<string, unknown>)[k]);
         if (weight > limit) return true;
