@@ -86,6 +86,7 @@ async function lagWhile(t, label, run) {
   rows.push([label, `${lag.toFixed(0)} ms`, lag < 100 ? 'ok' : 'OVER', outcome]);
 }
 const rows = [];
+const mb = (n) => `${(n / MB).toFixed(0)} MB`;
 
 export async function hostilePart() {
   const sink = createServer((req, res) => {
@@ -209,11 +210,47 @@ export async function hostilePart() {
     await lagWhile(t, `a gzip bomb (256 MiB in ${(bombGz.length / 1024).toFixed(0)} kB) through a port, har_limit 0`, async () =>
       String(await viaProxy(port, bombUrl)),
     );
+    // logs: 2147483647 (accepted as the real manager accepts it, once a HAR log without bound): 30 answers
+    // of 3 MB kept whole (har_limit 8 MB) through a port, 90 MB for a log that holds 64 MB of bodies at most.
+    const big = createServer((_req, res) => res.end(Buffer.alloc(3 * MB, 121)));
+    await new Promise((r) => big.listen(0, '127.0.0.1', r));
+    try {
+      await fetch(`${t.managerUrl}/api/settings`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ logs: 2147483647, har_limit: 8 * MB }),
+      });
+      await lagWhile(t, 'logs: 2147483647, 30 answers of 3 MB kept whole through a port', async () => {
+        const codes = new Set();
+        for (let i = 0; i < 30; i++) codes.add(await viaProxy(port, `http://127.0.0.1:${big.address().port}/big?n=${i}`));
+        return [...codes].join(',');
+      });
+      // Read after the row (a copy of the state, 64 MB of it, is no part of what the row measures).
+      const har = await t.ask('har', 'har');
+      rows.at(-1)[3] += `; the log ${har.entries} entries, ${mb(har.bytes)} of bodies (bound 64 MB)`;
+    } finally {
+      big.close();
+    }
     await fetch(`${t.managerUrl}/api/settings`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ har_limit: 1024 }),
     });
+    // A proxy loop: a sandbox (in the same process) whose upstream is its own port a, and a port b in front of it.
+    const loop = await t.ask('loop', 'loop');
+    for (const [label, via] of [
+      ['a port whose upstream is itself, 50 requests', loop.a],
+      ['two ports in a chain back to the first (b -> a -> a), 50 requests', loop.b],
+    ]) {
+      const before = await t.ask('loopHar', 'loopHar');
+      await lagWhile(t, `proxy loop: ${label}`, async () => {
+        const codes = new Set();
+        for (let i = 0; i < 50; i++) codes.add(await viaProxy(`http://127.0.0.1:${via}`, `http://127.0.0.1:9/loop?n=${i}`));
+        return [...codes].join(',');
+      });
+      const after = await t.ask('loopHar', 'loopHar');
+      rows.at(-1)[3] += `; its log +${after.entries - before.entries} entries (one a request at most)`;
+    }
 
     // close() after the fault sequence: a latency fault its client gave up on, one still waited for, a drop, keep-alive.
     await t.ask('faults', 'armed');
@@ -238,7 +275,6 @@ export async function hostilePart() {
       `\nhostile inputs (issue 20): the sandbox event loop's longest delay while each runs (target < 100 ms); load average ${load} on ${cpus().length} cores`,
     );
     for (const [label, lag, ok, status] of rows) console.log(`  ${label.padEnd(66)} ${lag.padStart(7)}  ${ok}  (answer ${status})`);
-    const mb = (n) => `${(n / MB).toFixed(0)} MB`;
     const within = (n) => (n - rss0 <= 64 * MB ? 'ok' : 'OVER');
     console.log(
       `  RSS at start ${mb(rss0)}; after an endless target read for 10 s (${endlessStatus}, ${mb(endlessBytes)} passed) ${mb(rssEndless)} (+${mb(rssEndless - rss0)}) ${within(rssEndless)}; +${mb(rssEndless - rssBeforeEndless)} over just before it`,
