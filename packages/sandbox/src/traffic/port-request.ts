@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
-import { PEER_IP_HEADERS, PORT_ERROR_HEADER } from '../brand.js';
+import { PEER_IP_HEADERS } from '../brand.js';
 import { type Exchange, harKeep } from '../domain/har.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
@@ -10,6 +10,15 @@ import { StreamedBody } from './body.js';
 import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
 import { harText } from './har-body.js';
 import type { ProxyNetwork } from './network.js';
+import {
+  HEADERS_UNUSABLE,
+  headersUnusable,
+  logFailure,
+  PORT_FAILED,
+  portError,
+  portFailedHeaders,
+  UpstreamFailure,
+} from './port-failure.js';
 import { answerByRule, withRules } from './rules.js';
 import { connectHead, connectVia, relay, smtpSockets, type UpstreamTunnel } from './tunnel.js';
 import type { Gate } from './upstream.js';
@@ -48,62 +57,6 @@ export interface PortRequest {
   exchange: (method: string, url: string) => Exchange;
   log: (x: Exchange) => void;
 }
-
-export const portError = (status: number, message: string) => new RequestError(message, status, { [PORT_ERROR_HEADER]: message });
-
-/**
- * The status text of the real manager's own 502s: a request its port failed (lib/mixins/server_send.js
- * 54-83, `send_error`: `Proxy Manager - Bad Gateway`, with `Connection: close` and `x-lpm-error`).
- */
-export const PORT_FAILED = 'Proxy Manager - Bad Gateway';
-
-/** The headers of such a 502, as answered and as logged (lib/server.js 872): `x-lpm-error` is the failure's own message. */
-export const portFailedHeaders = (message: string) => ({ Connection: 'close', [PORT_ERROR_HEADER]: message });
-
-/**
- * The port could not reach its upstream: refused, reset (hung up) or unreachable, `message` Node's own
- * (`connect ECONNREFUSED 127.0.0.1:1`, `socket hang up`). The real manager sends the request once, not
- * again (its error handler retries only on `proxy_err.can_retry`, which `check_proxy_response` never
- * sets: lib/mixins/server_handle.js 438-459, lib/server.js 697-711), logs it as a 502 with its own headers
- * and no body (lib/server.js 862-872, the port's `response`), then answers `PORT_FAILED` with those
- * headers and an empty body.
- */
-export class UpstreamFailure extends Error {}
-
-/** Logs a request the port failed (UpstreamFailure) as the real manager logs it: 502, no status text, its own headers, no body. */
-function logFailure(ctx: PortRequest, x: Exchange, message: string, session: string): void {
-  x.status = 502;
-  x.statusText = '';
-  x.responseHeaders = portFailedHeaders(message);
-  x.session = session;
-  x.answered = ctx.now() - ctx.started;
-  x.time = x.answered;
-  ctx.log(x);
-}
-
-/**
- * Whether a port's `headers` make the real manager's request handler throw before it has a response to
- * fill (lib/server.js 816-818): `add_headers` calls `forEach` on them and `get_user_agent` looks for a
- * `user-agent` entry with `.find(f=>f.name.toLowerCase()==…)`, then `ua.value.startsWith` (server.js
- * 948-974). Its catch then fails too, setting `status_code` on the response it has not made yet (server.js
- * 862-864), and the client gets `HEADERS_UNUSABLE` (below), nothing logged.
- */
-export function headersUnusable(headers: unknown): boolean {
-  if (!headers) return false;
-  if (!Array.isArray(headers)) return true;
-  if (headers.some((h) => h === null || h === undefined)) return true;
-  for (const h of headers as Array<{ name?: unknown; value?: unknown }>) {
-    if (typeof h.name !== 'string') return true;
-    if (h.name.toLowerCase() === 'user-agent') return !!h.value && typeof h.value !== 'string';
-  }
-  return false;
-}
-
-/** The real manager's answer then: 502, an empty body, the failed catch's message as its x-lpm-error. */
-export const HEADERS_UNUSABLE = {
-  status: 502,
-  headers: { Connection: 'close', [PORT_ERROR_HEADER]: "Cannot set properties of undefined (setting 'status_code')" },
-};
 
 /**
  * Runs `send` with the port's session, again `proxy_retry` times while

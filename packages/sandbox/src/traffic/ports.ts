@@ -14,7 +14,8 @@ import { HarLog } from './har-log.js';
 import type { Inflight } from './inflight.js';
 import { checkRemoteName } from './lookup.js';
 import type { ProxyNetwork } from './network.js';
-import { type PortRequest, portError, servePortRequest, servePortTunnel } from './port-request.js';
+import { portError } from './port-failure.js';
+import { type PortRequest, servePortRequest, servePortTunnel } from './port-request.js';
 import { analyzeSsl } from './ssl-analyzing.js';
 import { statusCheck } from './status-check.js';
 import { respond, TunnelServer, tunnel } from './tunnel.js';
@@ -158,7 +159,7 @@ export class PortTraffic {
     const entry: unknown = c.ext_proxies?.length ? c.ext_proxies[turn % c.ext_proxies.length] : undefined;
     if (entry) {
       const ext = extProxy(entry, c);
-      // Read when the request is sent: the port's own 502 (port-request.ts UpstreamFailure), logged.
+      // Read when the request is sent: the port's own 502 (port-failure.ts UpstreamFailure), logged.
       if (!ext) return { host: '', port: 0, ext: true, unusable: EXT_PROXY_NOT_TEXT };
       if (!egressAllowed(ext.host, this.o.egressAllow))
         throw portError(502, `The sandbox sends traffic only to loopback; allow the external proxy ${ext.host} with --egress-allow`);
