@@ -119,6 +119,40 @@ describe("a create's {data}: the port's complete configuration", () => {
   });
 });
 
+describe("a create's {data} with multiply_ips", () => {
+  it('the port runs with the first of its ips alone, none when it has none, also for the text "false" (multiply_port, mgr_proxy.js 249-254); stored with its list: seed 567583163', async () => {
+    const bare = await sameData((at) => [
+      'POST',
+      '/api/proxies',
+      { proxy: { port: at(25940), proxy_type: 'persist', zone: 'static_zone', route_err: 'x1', multiply_ips: true } },
+    ]);
+    expect(bare).toMatchObject({ ips: [null], multiply_ips: true, route_err: 'x1' });
+    expect(bare).not.toHaveProperty('ip');
+    const text = await sameData((at) => [
+      'POST',
+      '/api/proxies',
+      { proxy: { port: at(25941), zone: 'static_zone', ext_proxy_password: '', multiply_ips: 'false' } },
+    ]);
+    expect(text).toMatchObject({ ips: [null], multiply_ips: 'false' });
+    const listed = await sameData((at) => [
+      'POST',
+      '/api/proxies',
+      { proxy: { port: at(25942), zone: 'static_zone', ips: ['1.1.1.1', '2.2.2.2'], multiply_ips: true, multiply_vips: 1 } },
+    ]);
+    expect(listed).toMatchObject({ ip: '1.1.1.1', ips: ['1.1.1.1'], vips: [null] });
+    const [real, sbx] = await storedFrom(25940);
+    expect(real.find((c) => c.port === 25942)).toMatchObject({ ips: ['1.1.1.1', '2.2.2.2'] });
+    expect(sbx).toEqual(real);
+    const [realRunning, sbxRunning] = await pair.both(() => ['GET', '/api/proxies_running']);
+    const running = (r: Reply, base: number) =>
+      (r.body as Config[])
+        .filter((c) => (c.port as number) >= base + 25940 && (c.port as number) <= base + 25942)
+        .map((c) => ({ port: (c.port as number) - base, ip: c.ip, ips: c.ips }));
+    expect(running(realRunning, 0)).toContainEqual({ port: 25942, ip: '1.1.1.1', ips: ['1.1.1.1', '2.2.2.2'] });
+    expect(running(sbxRunning, SHIFT)).toEqual(running(realRunning, 0));
+  });
+});
+
 describe("an update's {data}: the port's complete configuration", () => {
   it('in place: the running configuration with the update; the stored one gains the plan kind', async () => {
     await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25820), zone: 'res_zone' } }]);

@@ -255,6 +255,53 @@ describe("the settings' zone", () => {
   });
 });
 
+describe("a settings zone change and the running ports' Zone", () => {
+  it('reaches the stored ports without a Zone of their own, and only those: a port of another proxy_type runs on with the Zone it started with (mgr_config.js 116-126, config.js 218-219)', async () => {
+    const [stored, other, multiplied, updated, own] = [25670, 25671, 25672, 25674, 25675];
+    await pair.createBoth(stored, { zone: undefined });
+    await pair.createBoth(other, { zone: undefined, proxy_type: '7' });
+    await pair.createBoth(multiplied, { zone: undefined, multiply: 2 });
+    await pair.createBoth(updated, { zone: undefined });
+    // An update in place runs the port without a Zone (port-config.ts updatedConfig).
+    await pair.same(
+      (at) => ['PUT', `/api/proxies/${at(updated)}`, { proxy: { proxy_retry: 2 } }],
+      { status: 200 },
+      () => null,
+    );
+    await pair.createBoth(own, { zone: 'static_zone' });
+    const zones = async (): Promise<[Record<number, unknown>, Record<number, unknown>]> => {
+      const [real, sbx] = await pair.both(() => ['GET', '/api/proxies_running']);
+      const of = (r: Reply, base: number) =>
+        Object.fromEntries(
+          (r.body as { port: number; zone?: unknown }[])
+            .filter((p) => p.port >= base + stored && p.port <= base + own)
+            .map((p) => [p.port - base, p.zone ?? null]),
+        );
+      return [of(real, 0), of(sbx, SHIFT)];
+    };
+    const [zoneBefore] = await pair.both(() => ['GET', '/api/settings']);
+    try {
+      await pair.same(
+        () => ['PUT', '/api/settings', { zone: 'res_zone' }],
+        { status: 200 },
+        (r) => (r.body as { zone?: unknown }).zone,
+      );
+      const [real, sbx] = await zones();
+      expect(real).toEqual({
+        [stored]: 'res_zone',
+        [other]: 'static_zone',
+        [multiplied]: 'res_zone',
+        [multiplied + 1]: 'static_zone',
+        [updated]: 'res_zone',
+        [own]: 'static_zone',
+      });
+      expect(sbx).toEqual(real);
+    } finally {
+      await pair.both(() => ['PUT', '/api/settings', { zone: (zoneBefore.body as { zone: unknown }).zone }]);
+    }
+  });
+});
+
 /** How often the real manager's worker has thrown on a connection (it logs each before it exits: lib/worker.js 341-360). */
 const crashes = () => (pair.manager.output().match(/UNCAUGHT \[code=ERR_INVALID_ARG_TYPE\]/g) ?? []).length;
 /** How often its cluster primary has started the worker again (it logs each: lib/cluster_mgr.js 63-73, 104-108). */

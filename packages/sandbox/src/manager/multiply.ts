@@ -88,6 +88,49 @@ export function multiplied(master: ProxyPortConfig, own = false): ProxyPortConfi
   return [nth(own ? m : { ...m }, 0), ...duplicates];
 }
 
+/**
+ * A settings `zone` change as the running ports take it (lib/mixins/mgr_config.js 116-126): the real
+ * manager gives the new Zone to the ports its saved configuration lists without a Zone of their own, the
+ * stored `persist` ones (lib/config.js 218-219), and to no other (`_.pick` of those ports: not their
+ * duplicates). A port of another `proxy_type` and a duplicate run on with the Zone they started with,
+ * the settings' Zone then (complete_proxy_config, mgr_proxy.js 45-47): the sandbox gives them that Zone
+ * (`before`) as their own running one, which their traffic uses too. A stored port an update in place
+ * left without a Zone takes the new one. A port kept stored with another `proxy_type` is left as it is.
+ */
+export function settingsZoneChanged(store: Store, before: string, kept: ReadonlySet<number>): void {
+  for (const cfg of store.ports.values()) {
+    const c = cfg as Record<string, unknown>;
+    if (c.zone !== undefined || kept.has(cfg.port)) continue;
+    if (isStored(cfg) && !isDuplicate(cfg)) delete c.zone;
+    else c.zone = before;
+  }
+}
+
+/**
+ * How the real manager runs a port that is no duplicate (multiply_port, lib/mixins/mgr_proxy.js 249-262):
+ * with `multiply_ips` (any value JavaScript takes as true, the text "false" too) as the first of its `ips`
+ * alone (`ip`; `ips: [undefined]`, sent as `[null]`, when it has none), with `multiply_vips` as the first
+ * of its `vips`, with `multiply_users` as the first of its `users`. A create answers it (`proxy_port.opt`,
+ * web_api.js 385) and `proxies_running` shows its `ip`, `vip` and `user`; the stored configuration keeps
+ * the lists (the real manager stores the configuration before it runs a copy, mgr_proxy.js 177, 272-275).
+ */
+export function masterFields(cfg: ProxyPortConfig): Record<string, unknown> {
+  const m = cfg as Running & { ips?: ArrayLike<unknown>; vips?: ArrayLike<unknown>; users?: ArrayLike<unknown> };
+  if (!(m.multiply_ips || m.multiply_vips || m.multiply_users) || isDuplicate(cfg)) return {};
+  const out: Record<string, unknown> = {};
+  const first = (x: ArrayLike<unknown> | undefined) => (x || [])[0];
+  if (m.multiply_ips) Object.assign(out, { ip: first(m.ips), ips: [first(m.ips)] });
+  if (m.multiply_vips) Object.assign(out, { vip: first(m.vips), vips: [first(m.vips)] });
+  if (m.multiply_users) out.user = first(m.users);
+  return out;
+}
+
+/** A port as it runs (masterFields), the configuration itself when it runs as stored. */
+export function masterRun(cfg: ProxyPortConfig): ProxyPortConfig {
+  const fields = masterFields(cfg);
+  return Object.keys(fields).length ? ({ ...cfg, ...fields } as ProxyPortConfig) : cfg;
+}
+
 /** The duplicates a master runs now. */
 export function duplicatesOf(store: Store, master: number): ProxyPortConfig[] {
   return [...store.ports.values()].filter((c) => isDuplicate(c) && (c as Running).master_port === master);

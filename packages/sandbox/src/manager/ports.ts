@@ -10,6 +10,8 @@ import {
   isDuplicate,
   isStored,
   MULTIPLY_BYTES_LIMIT,
+  masterFields,
+  masterRun,
   multiplied,
   PORTS_LIMIT,
   portCount,
@@ -145,7 +147,13 @@ export function portsHandlers(c: ManagerContext) {
       body: [...store.ports.values()]
         .sort((a, b) => a.port - b.port)
         .map((cfg) =>
-          runningView(cfg, runningConfig(cfg, types), m().settings.zone, checks.last(cfg.port), isStored(cfg, kept()) || isDuplicate(cfg)),
+          runningView(
+            cfg,
+            runningConfig(masterRun(cfg), types),
+            m().settings.zone,
+            checks.last(cfg.port),
+            isStored(cfg, kept()) || isDuplicate(cfg),
+          ),
         ),
     }),
 
@@ -207,7 +215,8 @@ export function portsHandlers(c: ManagerContext) {
           checks.forget(cfg.port);
         }
         log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
-        return { body: { data: complete(configs[0] as ProxyPortConfig, started(configs[0] as ProxyPortConfig)) } };
+        const head = configs[0] as ProxyPortConfig;
+        return { body: { data: complete(head, { ...started(head), ...masterFields(head) }) } };
       } finally {
         for (const port of mine) creating.delete(port);
       }

@@ -4,6 +4,7 @@ import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import { badRequest, HttpError } from '../errors.js';
 import { leniencyHeaders } from '../router/lenient.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
+import { settingsZoneChanged } from './multiply.js';
 import { coerceUpdate, type FieldTypes } from './port-config.js';
 import { defaultWhitelistChanged } from './users-access.js';
 
@@ -113,7 +114,10 @@ export function settingsHandlers(c: ManagerContext) {
           if (details.length) throw new HttpError(400, 'Invalid request', { details });
         }
       const s = m().settings;
-      if (b.zone !== undefined) s.zone = b.zone as string;
+      if (b.zone !== undefined) {
+        settingsZoneChanged(store, s.zone, new Set(m().kept_stored ?? []));
+        s.zone = b.zone as string;
+      }
       const prev = c.portFacts({}).whitelist;
       // `[...new Set(ips)]` of what was given: the admin whitelist as given (lib/manager.js 517-527), the
       // all-ports whitelist without the admin entries, each as its network address, no invalid entry and
