@@ -86,7 +86,7 @@ describe('proxy ports', () => {
     expect(taken.error).toEqual({ errors: [{ msg: 'port 24000 in use by another proxy', field: 'port' }] });
     const api = Number(new URL(t.sandbox.managerUrl).port);
     expect((await manager.createProxy({ body: { proxy: { port: api } } })).error).toEqual({
-      errors: [{ msg: `port ${api} in use by the UI/API`, field: 'port' }],
+      errors: [{ msg: `port ${api} in use by the UI/API and UI/WebSocket`, field: 'port' }],
     });
     expect((await manager.updateProxy({ params: { path: { port: 24000 } }, body: { proxy: { zone: 'nope' } } })).error).toMatchObject({
       errors: [{ field: 'zone' }],

@@ -193,6 +193,29 @@ describe('createProxy stores what it is given', () => {
     await s.same((at) => ['POST', '/api/proxies', { proxy: { port: at(25330), multiply: '2' } }], refused);
   });
 
+  it("a port on the manager API's own port: 'port N in use by the UI/API and UI/WebSocket' (mgr_proxy.js 611-612)", async () => {
+    // Each side its own API port: `at` gives the real side its number unchanged.
+    const www = (at: (p: number) => number) => Number(new URL(at(0) === 0 ? s.manager.url : s.sandbox.managerUrl).port);
+    const [real, sbx] = await s.both((at) => ['POST', '/api/proxies', { proxy: { port: www(at), zone: 'res_zone' } }]);
+    const msg = (r: Reply, at: number) => JSON.stringify(r.body).replace(String(at), 'WWW');
+    expect(real).toMatchObject({
+      status: 400,
+      body: { errors: [{ msg: `port ${www((p) => p)} in use by the UI/API and UI/WebSocket`, field: 'port' }] },
+    });
+    expect(sbx.status).toBe(real.status);
+    expect(
+      msg(
+        sbx,
+        www((p) => p + SHIFT),
+      ),
+    ).toBe(
+      msg(
+        real,
+        www((p) => p),
+      ),
+    );
+  });
+
   it('no body, no proxy, a text body, bad JSON, users that is no list: the real crashes, 500 text', async () => {
     const crash = { status: 500, media: 'text/html', body: "Server error: Cannot read properties of undefined (reading 'port')" };
     await s.same(() => ['POST', '/api/proxies'], crash);

@@ -257,7 +257,7 @@ describe("the settings' zone", () => {
 
 describe("a settings zone change and the running ports' Zone", () => {
   it('reaches the stored ports without a Zone of their own, and only those: a port of another proxy_type runs on with the Zone it started with (mgr_config.js 116-126, config.js 218-219)', async () => {
-    const [stored, other, multiplied, updated, own] = [25670, 25671, 25672, 25674, 25675];
+    const [stored, other, multiplied, updated, own] = [25680, 25681, 25682, 25684, 25685];
     await pair.createBoth(stored, { zone: undefined });
     await pair.createBoth(other, { zone: undefined, proxy_type: '7' });
     await pair.createBoth(multiplied, { zone: undefined, multiply: 2 });
@@ -316,7 +316,7 @@ async function workerBack(from: { crashes: number; restarts: number }, crashed?:
     await expect.poll(crashes, { timeout: 5000, message: "the real manager logs its worker's throw" }).toBe(from.crashes + crashed);
   await expect
     .poll(() => restarts() - from.restarts === crashes() - from.crashes, {
-      timeout: 15_000,
+      timeout: 30_000,
       interval: 100,
       message: 'the real manager starts its worker again',
     })
@@ -376,7 +376,7 @@ describe("a port's socket_inactivity_timeout", () => {
     // then, a second or so; the sandbox's carry on): another port answers, this one is reset again.
     await expect
       .poll(async () => (await pair.through(other, '/text-timeout-other?st=200'))[0].status, {
-        timeout: 15_000,
+        timeout: 30_000,
         interval: 500,
         message: "the real manager's other port answers again",
       })
@@ -408,7 +408,7 @@ describe("a port's socket_inactivity_timeout", () => {
     expect(realLog.every((e) => e === `${other - port} /text-timeout-other?st=200 200`)).toBe(true);
     expect(sbxLog.every((e) => e === `${other - port} /text-timeout-other?st=200 200`)).toBe(true);
     expect(sbxLog.length).toBeGreaterThan(0);
-  });
+  }, 120_000);
 });
 
 describe('a stored port an update in place gave another proxy_type ("")', () => {

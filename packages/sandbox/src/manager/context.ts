@@ -18,7 +18,7 @@ export type ManagerHandlers = Partial<ManagerTable<undefined>>;
 export type ManagerHandlerTable = ManagerTable<undefined>;
 
 export interface ManagerOptions {
-  /** Ports the sandbox itself listens on: a proxy port may not take them ("in use by the UI/API"). */
+  /** Ports the sandbox itself listens on: a proxy port may not take them ("in use by the UI/API and UI/WebSocket", the real manager's words for its own, mgr_proxy.js 611-612). */
   reservedPorts: () => number[];
   /**
    * `--strict`: also refuse what the real manager accepts but cannot serve (a port created for a Zone

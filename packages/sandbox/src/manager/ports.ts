@@ -63,7 +63,7 @@ export function portsHandlers(c: ManagerContext) {
   /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
   function checkPort(port: number, self?: number): void {
     if (port !== self && store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
-    if (options.reservedPorts().includes(port)) throw portErrors(`port ${port} in use by the UI/API`, 'port');
+    if (options.reservedPorts().includes(port)) throw portErrors(`port ${port} in use by the UI/API and UI/WebSocket`, 'port');
   }
   function checkZone(cfg: ProxyPortConfig): void {
     if (cfg.zone !== undefined && !store.zones.has(cfg.zone)) throw portErrors(`Zone ${cfg.zone} not found`, 'zone');
