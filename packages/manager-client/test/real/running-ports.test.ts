@@ -116,6 +116,10 @@ describe("a port's own proxy", () => {
     expect(sbxData.status).toBe(200);
     expect({ proxy: data(realData).proxy, proxy_port: data(realData).proxy_port }).toEqual({ proxy: own.proxy, proxy_port: network });
     expect({ proxy: data(sbxData).proxy, proxy_port: data(sbxData).proxy_port }).toEqual({ proxy: own.proxy, proxy_port: network });
+    // The settings show the manager's upstream port too (`get_mgr_proxy_port`, lib/mixins/mgr_config.js 41-45, 86).
+    const [realSettings, sbxSettings] = await pair.both(() => ['GET', '/api/settings']);
+    expect((realSettings.body as Cfg).proxy_port).toBe(network);
+    expect((sbxSettings.body as Cfg).proxy_port).toBe(network);
     // Stored, and listed as running, as given (web_api.js 866-895 lists the stored configuration).
     for (const path of ['/api/proxies', '/api/proxies_running']) {
       const [realListed, sbxListed] = await pair.both(() => ['GET', path]);

@@ -3,6 +3,7 @@ import { GIP_REFRESH_COST } from '../domain/money.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { ProxyPortConfig, ZoneState } from '../domain/types.js';
 import type { ManagerContext } from './context.js';
+import { PORTS_LIMIT } from './multiply.js';
 
 // The manager's options as the real local proxy manager 1.570.247 holds them: its built-in defaults and
 // the manager-wide settings (`GET /api/defaults`), and a port's complete configuration, which a create
@@ -10,6 +11,20 @@ import type { ManagerContext } from './context.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: options hold what a client sent
 type Json = any;
+
+/**
+ * Manager-wide values the real manager 1.570.247 holds from its built-in defaults and its command line,
+ * which the sandbox shows and no request changes: `GET /api/settings` (lib/mixins/mgr_config.js 47-90),
+ * `GET /api/defaults` and a port's complete configuration read them here, and nowhere else.
+ */
+export const MANAGER_BUILT_INS = {
+  debug: PORT_DEFAULTS.debug,
+  lpm_auth: 'none',
+  av_server: false,
+  reseller: false,
+  new_ui: false,
+  socket_inactivity_timeout: PORT_DEFAULTS.socket_inactivity_timeout,
+} as const;
 
 /** The real manager's port of its newer upstream, its default (util/lpm_config_static.js 74). */
 const NEW_PROXY_PORT = 33_335;
@@ -55,13 +70,24 @@ export function planPerms(plan: Record<string, unknown> | undefined, perm: strin
 
 export function managerOptions(c: ManagerContext) {
   const { store, options, m } = c;
+  const b = MANAGER_BUILT_INS;
+
+  /**
+   * The port of the manager's upstream: the one it runs with (`--proxy_port`, the sandbox's network when
+   * ports carry traffic), else the built-in one (mgr_config.js 41-45, `get_mgr_proxy_port`). The settings,
+   * the defaults and a port's complete configuration show it.
+   */
+  const upstreamPort = (): number => options.portDefaults?.().proxy_port ?? PORT_DEFAULTS.proxy_port;
+
+  /** The manager's `logs_settings`: a Cloud Proxy Manager's, none on a local one (an update of it is refused, settings.ts). */
+  const logsSettings = () => ({});
 
   /**
    * The manager's effective options (`GET /api/defaults`, the real manager's `opts`): a new port's
    * defaults and the manager-wide settings, under the names the real manager uses.
    */
   function defaults(): Record<string, Json> {
-    const s = m().settings as Record<string, Json>;
+    const s = m().settings;
     const d = PORT_DEFAULTS;
     const run = options.portDefaults?.() ?? {};
     return {
@@ -74,7 +100,7 @@ export function managerOptions(c: ManagerContext) {
       zone: s.zone,
       password: s.password,
       proxy: run.proxy ?? d.proxy,
-      proxy_port: run.proxy_port ?? d.proxy_port,
+      proxy_port: upstreamPort(),
       proxy_connection_type: d.proxy_connection_type,
       proxy_retry: d.proxy_retry,
       dns: d.dns,
@@ -84,8 +110,8 @@ export function managerOptions(c: ManagerContext) {
       rotate_session: d.rotate_session,
       throttle: '',
       route_err: d.route_err,
-      debug: d.debug,
-      lpm_auth: s.lpm_auth ?? 'none',
+      debug: b.debug,
+      lpm_auth: b.lpm_auth,
       const: false,
       multiply_ips: false,
       multiply_vips: false,
@@ -93,37 +119,37 @@ export function managerOptions(c: ManagerContext) {
       preset: 'session_long',
       ua: false,
       follow_redirect: false,
-      whitelist_ips: s.whitelist_ips ?? [],
-      www_whitelist_ips: s.www_whitelist_ips ?? [],
+      whitelist_ips: s.whitelist_ips,
+      www_whitelist_ips: s.www_whitelist_ips,
       www: options.wwwPort?.() ?? 0,
-      config: s.config ?? false,
-      dropin: s.dropin ?? false,
+      config: s.config,
+      dropin: s.dropin,
       dropin_port: d.proxy_port,
       no_usage_stats: true,
       high_perf: false,
-      zagent: s.zagent ?? false,
-      reseller: s.reseller ?? false,
+      zagent: s.zagent,
+      reseller: b.reseller,
       cluster: false,
-      sync_config: s.sync_config ?? false,
+      sync_config: s.sync_config,
       sync_zones: true,
       sync_stats: true,
-      request_stats: s.request_stats ?? true,
+      request_stats: s.request_stats,
       test_url: s.test_url,
-      log: s.log ?? 'notice',
+      log: s.log,
       logs: s.logs,
-      logs_settings: s.logs_settings ?? {},
+      logs_settings: logsSettings(),
       har_limit: s.har_limit,
-      ports_limit: 10000,
+      ports_limit: PORTS_LIMIT,
       ui_ws: true,
       force: false,
       session_termination: false,
       local_login: false,
-      read_only: s.read_only ?? false,
+      read_only: s.read_only,
       extra_ssl_ips: [],
-      new_ui: s.new_ui ?? false,
+      new_ui: b.new_ui,
       api_body_limit: '2mb',
       api_parameter_limit: 10000,
-      socket_inactivity_timeout: d.socket_inactivity_timeout,
+      socket_inactivity_timeout: b.socket_inactivity_timeout,
       api_domain: PROVIDER_DOMAIN,
     };
   }
@@ -139,16 +165,15 @@ export function managerOptions(c: ManagerContext) {
    * than over a copy of it.
    */
   function complete(cfg: ProxyPortConfig, started: Record<string, Json> = {}): Record<string, Json> {
-    const s = m().settings as Record<string, Json>;
     const run = options.portDefaults?.() ?? {};
-    const store_ = typeof s.config === 'string' ? s.config : String(defaults().config);
+    const store_ = String(m().settings.config);
     const out: Record<string, Json> = {
       ...defaults(),
       new_proxy_port: NEW_PROXY_PORT,
       proxy_country: '',
       resolve_proxies_interval: RESOLVE_PROXIES_INTERVAL,
       info: false,
-      av_server: s.av_server ?? false,
+      av_server: b.av_server,
       cn: false,
       // The manager's built-in default (util/lpm_config.js `manager_default`), not how it runs (`opts`, from its command line).
       cluster: true,
@@ -162,7 +187,7 @@ export function managerOptions(c: ManagerContext) {
       num_workers: 1,
       ...cfg,
       ...started,
-      proxy_port: run.proxy_port ?? PORT_DEFAULTS.proxy_port,
+      proxy_port: upstreamPort(),
     };
     // `zones_mgr.get_obj(c.zone)` compares `z.zone==zname`: a one-name list names that Zone, other values none.
     const zone = store.zones.get(String(out.zone));
@@ -179,5 +204,5 @@ export function managerOptions(c: ManagerContext) {
     return out;
   }
 
-  return { defaults, complete };
+  return { defaults, complete, upstreamPort, logsSettings };
 }

@@ -1,9 +1,9 @@
 import { HAR_LIMITS } from '../domain/har.js';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
-import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import { badRequest, HttpError } from '../errors.js';
 import { leniencyHeaders } from '../router/lenient.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
+import { MANAGER_BUILT_INS, managerOptions } from './manager-options.js';
 import { settingsZoneChanged } from './multiply.js';
 import { coerceUpdate, type FieldTypes } from './port-config.js';
 import { defaultWhitelistChanged } from './users-access.js';
@@ -39,6 +39,7 @@ function networkOf(entry: unknown): string | undefined {
 
 export function settingsHandlers(c: ManagerContext) {
   const { store, m, log, options } = c;
+  const view = managerOptions(c);
   /**
    * The settings as `GET`/`PUT /api/settings` answer them: the stored ones, plus the fields the real
    * manager 1.570.247 always sends that the sandbox does not act on, with the values it sends offline.
@@ -46,22 +47,24 @@ export function settingsHandlers(c: ManagerContext) {
    */
   function settingsView() {
     const s = m().settings;
+    const b = MANAGER_BUILT_INS;
     return {
       ...s,
       // The whitelist of the command line and the admin whitelist (lib/manager.js 508-511): not set through the API.
       fixed_whitelist_ips: [...new Set([...(s.fixed_whitelist_ips ?? []), ...(s.www_whitelist_ips ?? [])])],
-      debug: 'none',
-      lpm_auth: 'none',
-      av_server: false,
-      reseller: false,
+      debug: b.debug,
+      lpm_auth: b.lpm_auth,
+      av_server: b.av_server,
+      reseller: b.reseller,
+      // What the real manager's cache holds, and its bound (lib/consts.js `CACHE_LIMIT`): the sandbox keeps no cache.
       cache_report: [0],
       cache_limit: 100_000_000,
       server_conf: { client: {} },
-      proxy_port: PORT_DEFAULTS.proxy_port,
-      logs_settings: {},
+      proxy_port: view.upstreamPort(),
+      logs_settings: view.logsSettings(),
       use_custom_cert: false,
-      socket_inactivity_timeout: PORT_DEFAULTS.socket_inactivity_timeout,
-      new_ui: false,
+      socket_inactivity_timeout: b.socket_inactivity_timeout,
+      new_ui: b.new_ui,
     };
   }
 
