@@ -9,7 +9,7 @@ import { bundleOf, credentialsOf, readSeed } from './boot.js';
 import { REAL_MANAGER_BRAND } from './brand.js';
 import { CallLog } from './calls.js';
 import { controlRoutes, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
-import { lockDataFile } from './domain/persist.js';
+import { lockDataFile } from './domain/lock.js';
 import { Store } from './domain/state.js';
 import type { StateData } from './domain/types.js';
 import { freePort, loopbackFor, portInUse, renumberPorts } from './free-ports.js';

@@ -9,7 +9,8 @@ import { createAccountClient } from '@zone-api/account-client';
 import { createManagerClient } from '@zone-api/manager-client';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { DataFile, foldedOf, fromSections, journalOf, readState, writeFileAtomic } from '../src/domain/persist.js';
+import { DataFile, foldedOf, journalOf, readState } from '../src/domain/persist.js';
+import { fromSections } from '../src/domain/replay.js';
 import { Store } from '../src/domain/state.js';
 import { defaultSeed, startSandbox } from '../src/index.js';
 
@@ -159,15 +160,6 @@ describe('--data keeps the state across restarts', () => {
       const whitelist = saved.account.zones.find((z) => z.name === 'static_zone')?.whitelist ?? [];
       expect(whitelist.filter((ip) => ip.startsWith('198.51.100.'))).toHaveLength(40);
     });
-  });
-
-  it('writeFileAtomic replaces the file in one step and leaves no temp file', async () => {
-    const dir = freshDir();
-    const file = join(dir, 'x.json');
-    await writeFileAtomic(file, '{"v":1}', 1);
-    await writeFileAtomic(file, '{"v":2}', 2);
-    expect(readFileSync(file, 'utf8')).toBe('{"v":2}');
-    expect(readdirSync(dir)).toEqual(['x.json']);
   });
 });
 

@@ -5,7 +5,11 @@ import { basename, dirname, join } from 'node:path';
 
 export const tempPrefix = (file: string) => `.${basename(file)}.tmp-`;
 
-/** First half of writeFileAtomic: the text in a fsynced temp file, whose path it returns. */
+/**
+ * The first half of writing `file` so that a crash at any moment leaves either the old or the new file,
+ * never a torn one: the text in a temp file in the same directory, fsynced; its path is returned.
+ * Off the event loop: requests keep being served while it runs.
+ */
 export async function writeTemp(file: string, text: string, seq: number): Promise<string> {
   const temp = join(dirname(file), `${tempPrefix(file)}${process.pid}-${seq}`);
   const fh = await open(temp, 'w', 0o600);
@@ -21,7 +25,10 @@ export async function writeTemp(file: string, text: string, seq: number): Promis
   return temp;
 }
 
-/** Second half: the temp file renamed over the target, then the directory fsynced. */
+/**
+ * The second half: the temp file renamed over the target (atomic on POSIX within one file system), then
+ * the directory fsynced so that the rename itself survives.
+ */
 export async function commitTemp(temp: string, file: string): Promise<void> {
   try {
     await rename(temp, file);
@@ -39,14 +46,4 @@ export async function commitTemp(temp: string, file: string): Promise<void> {
   } catch {
     // Some file systems refuse to fsync a directory; the rename is still atomic there.
   }
-}
-
-/**
- * Writes `text` to `file` so that a crash at any moment leaves either the old or the new file,
- * never a torn one: write a temp file in the same directory, fsync it, rename it over the target
- * (atomic on POSIX within one file system), then fsync the directory so the rename itself survives.
- * Off the event loop: requests keep being served while it runs.
- */
-export async function writeFileAtomic(file: string, text: string, seq: number): Promise<void> {
-  await commitTemp(await writeTemp(file, text, seq), file);
 }

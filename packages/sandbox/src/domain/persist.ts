@@ -27,10 +27,6 @@ import { dirname, join } from 'node:path';
 import { commitTemp, tempPrefix, writeTemp } from './atomic.js';
 import { fromSections, Replay } from './replay.js';
 
-export { writeFileAtomic } from './atomic.js';
-export { lockDataFile } from './lock.js';
-export { fromSections } from './replay.js';
-
 export const journalOf = (file: string) => `${file}.journal`;
 /** The journal a compaction set aside until the new snapshot is in place (see DataFile.compact). */
 export const foldedOf = (file: string) => `${file}.journal.folded`;

@@ -5,7 +5,6 @@ import { Inflight } from './inflight.js';
 import { DEFAULT_NETWORK_PORT, type ProxyNetwork, startNetwork } from './network.js';
 import { PortTraffic } from './ports.js';
 
-export { egressAllowed } from './egress.js';
 export { DEFAULT_NETWORK_PORT } from './network.js';
 export { PortTraffic } from './ports.js';
 
