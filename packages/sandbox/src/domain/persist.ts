@@ -206,7 +206,8 @@ export class DataFile {
     } finally {
       await this.closeJournal();
     }
-    rmSync(journalOf(this.file), { force: true });
+    // The journal the last snapshot's compaction just made; a set-aside one only if a compaction stopped half-way.
+    rmSync(journalOf(this.file));
     rmSync(foldedOf(this.file), { force: true });
   }
 
@@ -258,7 +259,7 @@ export class DataFile {
     try {
       const snapshot = await writeTemp(this.file, text, ++this.temps);
       const follower = await writeTemp(journal, header, ++this.temps).catch(async (err) => {
-        await rm(snapshot, { force: true });
+        await rm(snapshot); // just written
         throw err;
       });
       try {

@@ -1,48 +1,13 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { open } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { commitTemp, tempPrefix, writeTemp } from '../../src/domain/atomic.js';
+import { fileHandleProto, freshDir, openIn, PROBE } from './data-files.js';
 
 // Files written so that a crash leaves the old text or the new (src/domain/atomic.ts): the temp file
 // beside the target, and its rename over it.
 
-const freshDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'zone-api-atomic-')));
-
-/** The FileHandle class's prototype (not exported by node): where `sync` is observed. */
-async function fileHandleProto(dir: string) {
-  const fh = await open(join(dir, '.probe'), 'w');
-  await fh.close();
-  return Object.getPrototypeOf(fh) as { sync: () => Promise<void> };
-}
-
-/** The files of this process open in `dir` (Linux: /proc/self/fd). */
-function openIn(dir: string): string[] {
-  const fds = readdirSync('/proc/self/fd');
-  expect(fds.length).toBeGreaterThan(2);
-  return fds
-    .map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    })
-    .filter((target) => target === dir || target.startsWith(`${dir}/`));
-}
-
-const listed = (dir: string) => readdirSync(dir).filter((n) => n !== '.probe');
+const listed = (dir: string) => readdirSync(dir).filter((n) => n !== PROBE);
 
 afterEach(() => {
   vi.restoreAllMocks();

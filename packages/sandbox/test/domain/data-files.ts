@@ -1,0 +1,57 @@
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { journalOf } from '../../src/domain/persist.js';
+
+// What the unit tests of the data file (persist*.test.ts) and of its writes (atomic.test.ts) share.
+
+/** A new empty folder, by its real path (as /proc names the files open in it). */
+export const freshDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'zone-api-persist-')));
+
+/** A state of one section, `small`, and a snapshot that counts how often it was taken. */
+export function fakeState() {
+  const st = { small: 0, full: 0 };
+  const journaled = {
+    sectionsJson: (): [string, string][] => [['small', JSON.stringify(st.small)]],
+    snapshot: () => {
+      st.full++;
+      return JSON.stringify({ small: st.small });
+    },
+  };
+  return { st, journaled };
+}
+
+/** The journal's records (after its header line). */
+export const records = (file: string) =>
+  readFileSync(journalOf(file), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .slice(1)
+    .map((l) => JSON.parse(l) as { seq: number; sections: Record<string, unknown> });
+
+/** The probe file fileHandleProto leaves in its folder. */
+export const PROBE = '.probe';
+
+/** The FileHandle class's prototype (not exported by node): where `sync` and `datasync` are observed. */
+export async function fileHandleProto(dir: string) {
+  const fh = await open(join(dir, PROBE), 'w');
+  await fh.close();
+  return Object.getPrototypeOf(fh) as { sync: () => Promise<void>; datasync: () => Promise<void> };
+}
+
+/** The files of this process open in `dir` (Linux: /proc/self/fd). */
+export function openIn(dir: string): string[] {
+  const fds = readdirSync('/proc/self/fd');
+  expect(fds.length).toBeGreaterThan(2);
+  return fds
+    .map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return ''; // the fd of the listing itself, closed since
+      }
+    })
+    .filter((target) => target === dir || target.startsWith(`${dir}/`));
+}
