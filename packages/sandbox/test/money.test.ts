@@ -14,6 +14,8 @@ describe('money', () => {
     expect(pricePerGb({ type: 'resident', bandwidth: 'payperusage', mobile: true })).toBe(PRICE_PER_GB.mobile);
     expect(pricePerGb({ type: 'static', bandwidth: 'unlimited' })).toBe(PRICE_PER_GB.unlimited);
     expect(new Set(Object.values(PRICE_PER_GB)).size).toBe(4);
+    // A Zone without a plan pays the residential price.
+    expect(pricePerGb(undefined)).toBe(PRICE_PER_GB.resident);
   });
 
   it('the built-in seed and the seed builder price each Zone by its plan, not by a copy of the prices', () => {

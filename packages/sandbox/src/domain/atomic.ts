@@ -18,7 +18,7 @@ export async function writeTemp(file: string, text: string, seq: number): Promis
     await fh.sync();
   } catch (err) {
     await fh.close().catch(() => {});
-    await rm(temp, { force: true });
+    await rm(temp); // made by the open above
     throw err;
   }
   await fh.close();
@@ -33,7 +33,7 @@ export async function commitTemp(temp: string, file: string): Promise<void> {
   try {
     await rename(temp, file);
   } catch (err) {
-    await rm(temp, { force: true });
+    await rm(temp); // a failed rename leaves it in place
     throw err;
   }
   try {

@@ -27,6 +27,7 @@ describe('lockDataFile', () => {
     expect(statSync(lock).mode & 0o777).toBe(0o600);
     release();
     expect(existsSync(lock)).toBe(false);
+    expect(() => release()).not.toThrow(); // released twice, or its lock removed by hand: nothing to do
     lockDataFile(file)();
     expect(existsSync(lock)).toBe(false);
   });
@@ -72,5 +73,29 @@ describe('lockDataFile', () => {
   it('a lock that cannot be written (no such folder) fails naming the data file and why', () => {
     const file = join(freshFile(), 'missing', 'state.json');
     expect(() => lockDataFile(file)).toThrow(new RegExp(`^Cannot lock the data file ${file}: ENOENT`));
+  });
+
+  it('a lock another process takes again after each removal: two tries, then a refusal naming the lock file', async () => {
+    vi.resetModules();
+    const fs = await vi.importActual<typeof import('node:fs')>('node:fs');
+    let writes = 0;
+    vi.doMock('node:fs', () => ({
+      ...fs,
+      writeFileSync: () => {
+        writes++;
+        throw Object.assign(new Error('exists'), { code: 'EEXIST' });
+      },
+      readFileSync: () => '{}',
+      rmSync: () => undefined,
+    }));
+    try {
+      const { lockDataFile: racing } = await import('../../src/domain/lock.js');
+      const file = join(tmpdir(), 'taken', 'state.json');
+      expect(() => racing(file)).toThrow(`Cannot lock the data file ${file}: another process keeps taking ${file}.lock`);
+      expect(writes).toBe(2);
+    } finally {
+      vi.doUnmock('node:fs');
+      vi.resetModules();
+    }
   });
 });
