@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 import { type Reply, SHIFT, usePair } from './pair.js';
@@ -44,6 +46,37 @@ async function loggedRules(port: number, path: string): Promise<Record<Side, unk
       )
       .toBe(true);
     out[side] = rules;
+  }
+  return out;
+}
+
+/** One request through a port, with no agent: its status, status text, the headers a 502 of the port sets, its body. */
+function rawThrough(port: number, url: string): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: url, headers: { host: new URL(url).host }, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c) => {
+        text += c;
+      });
+      const { connection, 'transfer-encoding': te, 'x-lpm-error': error } = res.headers;
+      res.on('end', () => resolve({ status: res.statusCode, statusMessage: res.statusMessage, connection, te, error, text }));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer through port ${port}`)));
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+/** Each side's log entries of a port (its status and the rules listed), after the sandbox settled and the real one had a second. */
+async function portLog(port: number): Promise<Record<Side, unknown[]>> {
+  await pair.sandbox.settled();
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const out = {} as Record<Side, unknown[]>;
+  for (const side of SIDES) {
+    const p = portOf(side, port);
+    const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=50`);
+    const logs = (await r.json()) as { log: { entries: Array<{ response: { status: number }; details: { rules?: unknown } }> } };
+    out[side] = logs.log.entries.map((e) => ({ status: e.response.status, rules: e.details.rules }));
   }
   return out;
 }
@@ -119,6 +152,65 @@ describe('rules on both, side by side', () => {
     expect(pair.asked.get('/sandbox/retry-a')).toBe(pair.asked.get('/real/retry-a'));
     const logged = await loggedRules(port, '/retry-a');
     expect(logged.sandbox).toEqual(logged.real);
+  });
+
+  it("the port's own 502 (an external proxy that hangs up) runs its rules: a retry sends it once more and logs nothing, a null_response answers unlogged, another rule is listed in the 502's entry", async () => {
+    // Counts the requests of this case that reach the stand-in external proxy (not the status checks').
+    // With `answerSecond`, it answers every second one (200 `ext`) instead of hanging up.
+    let sent = 0;
+    let answerSecond = false;
+    const hang = createNetServer((c) =>
+      c.once('data', (d: Buffer) => {
+        if (d.toString().includes('/own-')) sent++;
+        if (answerSecond && sent % 2 === 0) c.end('HTTP/1.1 200 OK\r\ncontent-length: 3\r\nconnection: close\r\n\r\next');
+        else c.destroy();
+      }),
+    );
+    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
+    const ext_proxies = [`127.0.0.1:${(hang.address() as AddressInfo).port}`];
+    const on502 = { action_type: 'retry', trigger_type: 'status', status: '502' };
+    const failed = {
+      status: 502,
+      statusMessage: 'Proxy Manager - Bad Gateway',
+      connection: 'close',
+      te: 'chunked',
+      error: 'socket hang up',
+      text: '',
+    };
+    const ban = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
+    const retry = { ...on502, action: { retry: true, retries: 2 } };
+    const cases: Array<[number, Record<string, unknown>, Record<string, unknown>, number, unknown[], boolean?]> = [
+      // Sent twice whatever `retries` says (on an answer, retries: 2 sends it three times: lib/rules.js 220-230), and not logged.
+      [25645, retry, failed, 2, []],
+      // The second answers: handed on, and logged with the rule.
+      [25648, retry, { status: 200, text: 'ext' }, 2, [{ status: 200, rules: [{ ...retry, type: 'after_hdr' }] }], true],
+      [
+        25646,
+        { ...on502, action: { null_response: true }, action_type: 'null_response' },
+        { status: 200, statusMessage: 'NULL', text: '' },
+        1,
+        [],
+      ],
+      [25647, ban, failed, 1, [{ status: 502, rules: [{ ...ban, type: 'after_hdr' }] }]],
+    ];
+    try {
+      for (const [port, rule, answer, times, logged, second] of cases) {
+        answerSecond = second === true;
+        await pair.createBoth(port, { ext_proxies, rules: [rule] });
+        const seen = {} as Record<Side, Record<string, unknown>>;
+        for (const side of SIDES) {
+          sent = 0;
+          seen[side] = { ...(await rawThrough(portOf(side, port), `${pair.targetUrl}/${side}/own-${port}`)), sent };
+        }
+        expect(seen.real, String(port)).toMatchObject({ ...answer, sent: times });
+        expect(seen.sandbox, String(port)).toEqual(seen.real);
+        const log = await portLog(port);
+        expect(log.real, String(port)).toEqual(logged);
+        expect(log.sandbox, String(port)).toEqual(log.real);
+      }
+    } finally {
+      hang.close();
+    }
   });
 
   it('a rule on the body: the body tested, handed on whole, the peer banned', async () => {

@@ -26,7 +26,12 @@ export const portFailedHeaders = (message: string) => ({ Connection: 'close', [P
  * and no body (lib/server.js 862-872, the port's `response`), then answers `PORT_FAILED` with those
  * headers and an empty body.
  */
-export class UpstreamFailure extends Error {}
+export class UpstreamFailure extends Error {
+  /** The port's rules that ran on this 502 (lib/server.js 866-867), as its log entry lists them. */
+  rules: Record<string, unknown>[] = [];
+  /** Not logged: the 502 of a request a rule sent again after the port's own 502 (observed, rules.ts withRules). */
+  unlogged = false;
+}
 
 /** Logs a request the port failed (UpstreamFailure) as the real manager logs it: 502, no status text, its own headers, no body. */
 export function logFailure(ctx: PortRequest, x: Exchange, message: string, session: string): void {

@@ -191,11 +191,13 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   const x = exchange(request.method as string, url.href);
   x.requestHeaders = passHeaders(headers);
   if ('failed' in ruled) {
-    // The port's own 502 (UpstreamFailure): logged, then answered with no body.
+    // The port's own 502 (UpstreamFailure): logged with the rules that ran on it (unless a rule had sent
+    // it again: rules.ts withRules), then answered with no body.
     body.finish();
     x.requestBody = body.kept;
     x.requestSize = body.bytes;
-    logFailure(ctx, x, ruled.failed.message, ctx.session);
+    x.rules = ruled.failed.rules;
+    if (!ruled.failed.unlogged) logFailure(ctx, x, ruled.failed.message, ctx.session);
     response.writeHead(502, PORT_FAILED, portFailedHeaders(ruled.failed.message));
     response.end();
     return;
@@ -210,7 +212,9 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
     x.answered = now() - started;
     answerByRule(ruled.byRule, response, x);
     x.time = now() - started;
-    return log(x);
+    // A rule's answer to the port's own 502 is not logged (observed: rules.ts withRules).
+    if (!ruled.unlogged) log(x);
+    return;
   }
   const { answer: res, peer, session } = ruled.sent;
   x.status = res.status;

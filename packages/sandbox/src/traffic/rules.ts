@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { Exchange } from '../domain/har.js';
 import type { Store } from '../domain/state.js';
+import { UpstreamFailure } from './port-failure.js';
 import type { PortRequest } from './port-request.js';
 import { STATUS_CHECK_CONTEXT } from './status-check.js';
 
@@ -282,12 +283,13 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
   ctx: PortRequest,
   url: string,
   send: (attempt: PortRequest) => Promise<S>,
-): Promise<{ sent: S; rules: Json[] } | { byRule: Extract<Outcome, { kind: 'answer' }>; rules: Json[] }> {
+): Promise<{ sent: S; rules: Json[] } | { byRule: Extract<Outcome, { kind: 'answer' }>; rules: Json[]; unlogged?: boolean }> {
   // The status check's request runs no rule (lib/rules.js 60, 111, 132).
   const rules = ctx.context === STATUS_CHECK_CONTEXT ? [] : portRules(ctx.cfg.rules);
   if (!rules.length) return { sent: await send(ctx), rules: [] };
   const run = new RuleRun(rules, storeEffects(ctx.store, ctx.port, ctx.now));
   let attempt = ctx;
+  let failedRetry = false; // a rule sent the request again after the port's own 502
   const again = (o: { same: boolean }, session: string): PortRequest => ({
     ...ctx,
     session: o.same ? session : (ctx.nextSession?.() ?? `${session}_r${run.retried}`),
@@ -299,7 +301,23 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
       attempt = again(before, attempt.session);
       continue;
     }
-    const sent = await send(attempt);
+    let sent: S;
+    try {
+      sent = await send(attempt);
+    } catch (err) {
+      if (!(err instanceof UpstreamFailure)) throw err;
+      // The port's own 502 runs the port's rules too, with no peer (lib/server.js 862-867). Observed (1.570.247):
+      // a rule's answer (null_response) is not logged; a retry sends the request once more, whatever its
+      // retries (an answer then is handed on and logged, the same 502 is answered and not logged).
+      if (failedRetry) throw Object.assign(err, { unlogged: true });
+      const out =
+        run.retried < MAX_RULE_RETRIES ? run.afterHead({ url, status: 502, timePassed: ctx.now() - ctx.started, peer: null }) : PASS;
+      if (out.kind === 'answer') return { byRule: out, rules: run.logged(), unlogged: true };
+      if (out.kind === 'pass') throw Object.assign(err, { rules: run.logged() });
+      failedRetry = true;
+      attempt = again(out, attempt.session);
+      continue;
+    }
     const { answer, peer } = sent;
     const seen = { url, status: answer.status, timePassed: ctx.now() - ctx.started, peer };
     let out = run.retried < MAX_RULE_RETRIES ? run.afterHead(seen) : PASS;
