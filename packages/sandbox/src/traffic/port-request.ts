@@ -59,9 +59,9 @@ export interface PortRequest {
 }
 
 /**
- * Runs `send` with the port's session, again `proxy_retry` times while
- * the upstream cannot be reached, and again with a new session while the exit peer it names is banned
- * for the port and the target's host (up to `max_ban_retries`, then 502 Too many banned IPs). `drop` lets go of
+ * Runs `send` with the port's session, once while the upstream cannot be reached (UpstreamFailure,
+ * whatever `proxy_retry` says, as the real manager), and again with a new session while the exit peer it
+ * names is banned for the port and the target's host (up to `max_ban_retries`, then 502 Too many banned IPs). `drop` lets go of
  * an answer that is not used. `checkBans: false` takes the first answer whatever its peer (a tunnel the
  * port does not open, as the real manager).
  */
@@ -117,9 +117,7 @@ export function authorization(ctx: PortRequest, session: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
-/** The headers that name the exit peer in an upstream's answer: the real manager reads either. */
-
-/** The exit peer an upstream's answer names, if any. */
+/** The exit peer an upstream's answer names, if any (PEER_IP_HEADERS: the real manager reads either). */
 export function peerOf(headers: Record<string, string | string[] | undefined> | undefined): string | null {
   for (const name of PEER_IP_HEADERS) {
     const value = [headers?.[name]].flat()[0];
