@@ -254,7 +254,10 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Turns on SSL analyzing (`ssl`) on every port that has it off: each is updated as by an update of
    * its `ssl`. The seed shows no body; the real manager reads an optional `port` from any body without
    * checking it, and then turns on only that port (observed, lib/mixins/web_api.js 257-273). The real
-   * manager answers the text `ok` (observed).
+   * manager answers the text `ok` (observed). A body that is not valid JSON is refused before the route by
+   * the manager's JSON body parser (body-parser 1.20, lib/mixins/web_server.js 171-174), whose error its
+   * last error handler answers `500` with the text `Server Error` (web_server.js 186-189), as on every
+   * operation (observed).
    *
    * `POST /api/enable_ssl` · operationId `enableSsl` · reference: `@zone-api/spec/docs/manager.html#operation/enableSsl` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */

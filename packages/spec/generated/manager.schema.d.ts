@@ -683,7 +683,10 @@ export interface paths {
          * @description Turns on SSL analyzing (`ssl`) on every port that has it off: each is updated as by an update of
          *     its `ssl`. The seed shows no body; the real manager reads an optional `port` from any body without
          *     checking it, and then turns on only that port (observed, lib/mixins/web_api.js 257-273). The real
-         *     manager answers the text `ok` (observed).
+         *     manager answers the text `ok` (observed). A body that is not valid JSON is refused before the route by
+         *     the manager's JSON body parser (body-parser 1.20, lib/mixins/web_server.js 171-174), whose error its
+         *     last error handler answers `500` with the text `Server Error` (web_server.js 186-189), as on every
+         *     operation (observed).
          */
         post: operations["enableSsl"];
         delete?: never;
@@ -2559,8 +2562,12 @@ export interface components {
             type?: string;
             /** @description The error's message. */
             message?: string;
-            /** @description The stack trace; `null` when the error had none (the web interface sends it so for an answer it could not read, observed). */
-            stack?: string | null;
+            /**
+             * @description The stack trace: a string, or `null` when the error had none (the web interface sends it so for an
+             *     answer it could not read, observed). The real manager passes any JSON value on unchecked (a number,
+             *     `{"stack":7}`, is answered `OK`, observed; web_api.js 1428-1429 hands it to its error reporter as is).
+             */
+            stack?: (string | null) | unknown;
             /** @description Any JSON value the interface adds (not documented). */
             context?: unknown;
         };
@@ -3664,6 +3671,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
         };
     };
     shutdownManager: {

@@ -189,6 +189,37 @@ describe('ports, logs and reports as the web interface uses them', () => {
     });
   });
 
+  it('perr: a stack that is no string (a number) is passed on unchecked and answered OK (seed 1542456944)', async () => {
+    // web_api.js 1426-1431 hands `stack` to its error reporter as is; the sandbox answered 400 (a string required).
+    for (const body of [{ stack: 7 }, { type: 'fe_error', message: 'x', stack: { at: ['a', 1] } }])
+      await pair.same(() => ['POST', '/api/perr', body], { status: 200, media: 'text/html', body: 'OK' });
+  });
+
+  it('a body that is not valid JSON: 500 `Server Error` on every route tried, enableSsl among them, and the spec declares it (seed 697886544)', async () => {
+    // The manager's JSON body parser fails before any route (web_server.js 171-174); its last error
+    // handler answers every error 500 `Server Error` (web_server.js 186-189).
+    const routes: [string, string, string][] = [
+      ['POST', '/api/enable_ssl', 'enableSsl'],
+      ['POST', '/api/perr', 'createErrorReport'],
+      ['PUT', '/api/proxies/24000', 'updateProxy'],
+      ['POST', '/api/proxies', 'createProxy'],
+    ];
+    const ops = doc.paths as Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>;
+    for (const [method, path, operationId] of routes) {
+      const r = await pair.same(() => [method, path, '{"port": 2', 'application/json'], {
+        status: 500,
+        media: 'text/html',
+        body: 'Server Error',
+      });
+      const specPath = path === '/api/proxies/24000' ? '/api/proxies/{port}' : path;
+      const op = ops[specPath]?.[method.toLowerCase()];
+      expect(op?.operationId, `${method} ${path}`).toBe(operationId);
+      expect(Object.keys(op?.responses ?? {}), `${operationId} declares 500`).toContain('500');
+      expect(op?.responses['500']).toEqual({ $ref: '#/components/responses/ServerError' });
+      expect(validator.validate('#/components/responses/ServerError/content/text~1html/schema', r.body)).toBeNull();
+    }
+  });
+
   it('all_carriers and i18n: offline the real manager answers 500 (it asks its cloud); the sandbox answers as online, with none', async () => {
     const [carriers, carriersSbx] = await pair.both(() => ['GET', '/api/all_carriers']);
     expect(carriers).toMatchObject({ status: 500, media: 'text/html', body: expect.stringMatching(/^Server error: getaddrinfo/) });

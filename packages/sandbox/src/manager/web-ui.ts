@@ -128,8 +128,11 @@ export function webUiHandlers(c: ManagerContext) {
     resetLogs,
     getLogsReset: resetLogs,
     createErrorReport: (ctx) => {
-      const report = ctx.body ?? {};
-      log(`web interface error ${String(report.type ?? '')}: ${String(report.message ?? '')}`);
+      // Any JSON value in any field is passed on unchecked by the real manager (web_api.js 1426-1431);
+      // String() would throw on an object whose `toString` is no function.
+      const report = (ctx.body ?? {}) as Record<string, unknown>;
+      const text = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
+      log(`web interface error ${text(report.type)}: ${text(report.message)}`);
       return { text: 'OK' };
     },
   } satisfies ManagerHandlers;
