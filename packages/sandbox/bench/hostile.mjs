@@ -11,6 +11,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 const MB = 1024 * 1024;
@@ -360,4 +361,5 @@ async function dataSandbox(ports) {
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await hostilePart();
+// Run directly (`node bench/hostile.mjs`), not only through bench.mjs; the URL form escapes a space in the path.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await hostilePart();
