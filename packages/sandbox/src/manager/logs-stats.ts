@@ -192,19 +192,15 @@ export function logsStatsHandlers(c: ManagerContext) {
           : (s: unknown) => s === Number(code);
       // `port`, `content_type` and `protocol`, each when given non-empty, compared exactly (`port` as `+port`),
       // lib/manager.js 741-749; `port` takes the place of a range (the same key of the real one's query).
-      const given = (v: unknown) => (v === undefined || v === '' ? undefined : v);
-      const exact = {
-        port: given(q.port) === undefined ? undefined : Number(q.port),
-        content_type: given(q.content_type) === undefined ? undefined : String(q.content_type),
-        protocol: given(q.protocol) === undefined ? undefined : String(q.protocol),
-      };
-      const exactOk = (e: HarEntry) =>
-        (exact.port === undefined || e.details?.port === exact.port) &&
-        (exact.content_type === undefined || e.details?.content_type === exact.content_type) &&
-        (exact.protocol === undefined || e.details?.protocol === exact.protocol);
+      const given = (v: unknown) => v !== undefined && v !== '';
+      const read = { port: Number, content_type: String, protocol: String } as const;
+      const exact = (Object.keys(read) as Array<keyof typeof read>).flatMap((field) =>
+        given(q[field]) ? [[field, read[field](q[field])] as const] : [],
+      );
+      const exactOk = (e: HarEntry) => exact.every(([field, v]) => (e.details as Record<string, unknown> | undefined)?.[field] === v);
       // A port range only with both bounds given, not empty (`$between` on the texts); one bound alone is ignored.
       const [from, to] = [q.port_from, q.port_to];
-      const range = from !== undefined && from !== '' && to !== undefined && to !== '' && exact.port === undefined ? [from, to] : undefined;
+      const range = given(from) && given(to) && !given(q.port) ? [from, to] : undefined;
       const matched = searched.filter(
         (e) => (!range || inRange(e.details?.port, range[0], range[1])) && codeOk(e.response.status) && exactOk(e),
       );
@@ -229,7 +225,7 @@ export function logsStatsHandlers(c: ManagerContext) {
           log: { version: '1.2', creator: { name: HAR_CREATOR, version: m().version }, pages: [], entries },
           // The real manager's query applies a port range before the search, and the other filters after it
           // (lib/manager.js 720-749); any of them counts the result again, so only a search alone is uncounted.
-          total: uncounted && !range && !code && Object.values(exact).every((v) => v === undefined) ? 0 : matched.length,
+          total: uncounted && !range && !code && !exact.length ? 0 : matched.length,
           skip,
           sum_in: matched.reduce((n, e) => n + (e.details?.in_bw ?? 0), 0),
           sum_out: matched.reduce((n, e) => n + (e.details?.out_bw ?? 0), 0),
