@@ -68,8 +68,10 @@ export default defineConfig({
         extends: true,
         test: { name: 'generators', include: ['packages/spec/test/generators/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000 },
       },
-      // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it).
-      // Its files run one after another, each driving its own Chromium; the pages are built once, by its global setup.
+      // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it), each
+      // file with its own Chromium and profile; the pages are built once, by its global setup. Its files
+      // run beside the others: one after another they were vitest's last group, about 100 s with the
+      // second worker idle.
       {
         extends: true,
         test: {
@@ -77,7 +79,6 @@ export default defineConfig({
           include: ['packages/spec/test/docs/**/*.test.ts'],
           globalSetup: ['packages/spec/test/docs/build.setup.ts'],
           testTimeout: 60_000,
-          fileParallelism: false,
         },
       },
       // The manager contract against the real local proxy manager: only inside the namespace that

@@ -4,7 +4,7 @@
 // read OpenAPI 3.1 and run offline. A breaking change passes only when a changeset announces
 // `"@zone-api/spec": major`. Exit 0: no breaking change, or announced; 1: unannounced; 2: tool failure.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import readChangesets from '@changesets/read';
@@ -66,25 +66,34 @@ export async function majorChangesets(dir = root) {
   return changesets.filter((c) => c.releases.some((r) => r.name === SPEC_PACKAGE && r.type === 'major')).map((c) => c.id);
 }
 
-export async function checkBreaking({
-  baseline = releasedDir,
-  current = distDir,
-  changesets = root,
-  names = apis().map((a) => a.name),
-} = {}) {
-  const results = await Promise.all(
+/**
+ * Optic's verdict on each named bundle, current against baseline. A bundle byte-identical to its
+ * baseline has no change to judge, and Optic (seconds of CPU per run) is not started for it.
+ */
+export async function diffAll({ baseline = releasedDir, current = distDir, names = apis().map((a) => a.name) } = {}) {
+  return Promise.all(
     names.map(async (name) => {
       const before = join(baseline, `${name}.openapi.json`);
       const after = join(current, `${name}.openapi.json`);
       if (!existsSync(before))
         throw new Error(`${before} is missing: the last released bundle is the baseline (pnpm release:version keeps it)`);
       if (!existsSync(after)) throw new Error(`${after} is missing: run pnpm bundle (or pnpm build) first`);
+      if (readFileSync(before).equals(readFileSync(after))) return { name, breaking: false, report: 'identical to the baseline' };
       return { name, ...(await diff(before, after)) };
     }),
   );
+}
+
+/** Whether the results may land: no breaking change, or one announced by a major changeset in `<changesets>/.changeset`. */
+export async function judge(results, changesets = root) {
   const breaking = results.filter((r) => r.breaking);
   const announcedBy = breaking.length ? await majorChangesets(changesets) : [];
   return { results, breaking, announcedBy, ok: breaking.length === 0 || announcedBy.length > 0 };
+}
+
+/** @param {{ baseline?: string, current?: string, changesets?: string, names?: string[] }} [options] */
+export async function checkBreaking({ baseline = releasedDir, current = distDir, changesets = root, names } = {}) {
+  return judge(await diffAll({ baseline, current, names }), changesets);
 }
 
 if (isMain(import.meta.url)) {

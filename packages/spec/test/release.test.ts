@@ -6,7 +6,7 @@ import { type OpenApiDoc, repoRoot } from '@zone-api/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { setInfoVersion } from '../../../scripts/release-version.mjs';
-import { checkBreaking, majorChangesets, summarize } from '../scripts/breaking.mjs';
+import { checkBreaking, diffAll, judge, majorChangesets, summarize } from '../scripts/breaking.mjs';
 
 // The breaking-change check (Optic's rules, last released bundle vs current) on deliberately changed
 // copies of the released account bundle, with and without a changeset that announces a major release;
@@ -56,12 +56,16 @@ const requireZoneOnUptimeSwitch = (doc: OpenApiDoc) => {
 };
 
 // Each Optic run takes seconds of CPU (its start alone about three; under a full parallel test run
-// several times that), so each scenario here costs one run, and what needs no Optic (which changesets
-// count) is tested without it. The runs stay one after another: run together they only share the
-// same cores, each nearer its timeout.
+// several times that), so each change here costs one run: the removed operation is diffed once and
+// judged with and without the changeset that announces it, and what needs no Optic (which changesets
+// count, an unchanged bundle) is tested without it. The runs stay one after another: run together they
+// only share the same cores, each nearer its timeout.
 describe('breaking-change check', { timeout: 60_000 }, () => {
+  let removed: ReturnType<typeof diffAll> | undefined;
+  const removedCities = () => (removed ??= diffAll(scenario(removeCities)));
+
   it('catches a removed operation and names it', async () => {
-    const res = await checkBreaking(scenario(removeCities));
+    const res = await judge(await removedCities(), scenario(() => {}).changesets);
     expect(res.ok).toBe(false);
     expect(res.announcedBy).toEqual([]);
     expect(res.breaking.map((r: { name: string }) => r.name)).toEqual(['account']);
@@ -89,11 +93,26 @@ describe('breaking-change check', { timeout: 60_000 }, () => {
   });
 
   it('passes a breaking change that a changeset announces as a major release of @zone-api/spec', async () => {
-    const res = await checkBreaking(
-      scenario(removeCities, { 'brave-cats-run': changeset({ '@zone-api/spec': 'major' }, 'Remove `GET /api/cities` (`listCities`).') }),
-    );
+    const announced = scenario(() => {}, {
+      'brave-cats-run': changeset({ '@zone-api/spec': 'major' }, 'Remove `GET /api/cities` (`listCities`).'),
+    });
+    const res = await judge(await removedCities(), announced.changesets);
     expect(res.breaking).toHaveLength(1);
     expect(res.announcedBy).toEqual(['brave-cats-run']);
+    expect(res.ok).toBe(true);
+  });
+
+  it('does not start Optic for a bundle identical to its baseline: nothing changed, nothing breaks', async () => {
+    const res = await checkBreaking({
+      baseline: released,
+      current: released,
+      changesets: scenario(() => {}).changesets,
+      names: ['account', 'manager'],
+    });
+    expect(res.results).toEqual([
+      { name: 'account', breaking: false, report: 'identical to the baseline' },
+      { name: 'manager', breaking: false, report: 'identical to the baseline' },
+    ]);
     expect(res.ok).toBe(true);
   });
 
