@@ -25,6 +25,32 @@ describe('Store: ports and their running state', () => {
     expect(s.manager.sessions).toEqual({ '24000': 3 });
   });
 
+  it('setPortZone gives a port a Zone of its own or leaves it none, in place; an unknown port is no change', () => {
+    const s = fresh();
+    const cfg = s.ports.get(24000);
+    s.setPortZone(24000, 'res_zone');
+    expect(s.ports.get(24000)).toBe(cfg);
+    expect(cfg?.zone).toBe('res_zone');
+    s.setPortZone(24000, undefined);
+    expect(cfg && 'zone' in cfg).toBe(false);
+    s.setPortZone(24999, 'res_zone');
+    expect(s.ports.has(24999)).toBe(false);
+  });
+
+  it("setManager replaces the fields given and removes those given as undefined; setSettings changes the settings' fields in place", () => {
+    const s = fresh();
+    const settings = s.manager.settings;
+    s.setManager({ version: '9.9.9', kept_stored: [24001] });
+    expect([s.manager.version, s.manager.kept_stored]).toEqual(['9.9.9', [24001]]);
+    s.setManager({ kept_stored: undefined });
+    expect('kept_stored' in s.manager).toBe(false);
+    expect(s.manager.version).toBe('9.9.9');
+    s.setSettings({ logs: 5 });
+    expect(s.manager.settings).toBe(settings);
+    expect(settings.logs).toBe(5);
+    expect(s.toData().manager.settings.logs).toBe(5);
+  });
+
   it('dropPort removes the port, its bans and its session counter, and nothing of another port', () => {
     const s = fresh();
     s.addBan(ban(24001, '10.0.0.1'));

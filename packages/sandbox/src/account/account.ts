@@ -26,7 +26,7 @@ export function accountStatusHandlers(c: AccountContext) {
 
     setAccountStatus: (ctx) => {
       if (!ctx.auth.admin) throw new HttpError(403, `${LACKS_PERMISSIONS}: only account admins may change the account status`);
-      store.account.status = ctx.body.status;
+      store.setAccountStatus(ctx.body.status);
       return { body: { status: store.account.status } };
     },
 

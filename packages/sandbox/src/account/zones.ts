@@ -122,9 +122,7 @@ export function zonesHandlers(c: AccountContext) {
       const wantGips = plan.type === 'resident' && plan.vip ? (plan.vips ?? 0) : 0;
       const gips = wantGips ? store.pools.freeGips(plan.vip_country).slice(0, wantGips) : [];
       if (gips.length < wantGips) throw badRequest('body.plan.vips', `only ${gips.length} gIPs are available for this plan`);
-      store.zones.set(name, zone);
-      store.pools.allocate(zone, ips);
-      store.pools.allocateGips(zone, gips);
+      store.addZone(zone, ips, gips);
       const { start: _start, ...shown } = plan;
       return {
         body: {
@@ -151,12 +149,12 @@ export function zonesHandlers(c: AccountContext) {
     }),
 
     switchZoneUptime: (ctx) => {
-      zoneOf(ctx).uptime_100 = ctx.body.active === 1;
+      store.updateZone(zoneOf(ctx), { uptime_100: ctx.body.active === 1 });
       return undefined;
     },
 
     changeZoneDisable: (ctx) => {
-      zoneOf(ctx).disabled = ctx.body.disable === 1;
+      store.updateZone(zoneOf(ctx), { disabled: ctx.body.disable === 1 });
       return undefined;
     },
 
@@ -166,11 +164,15 @@ export function zonesHandlers(c: AccountContext) {
       if (!DOMAIN.test(domain)) throw badRequest('body.domain', 'is not a domain name');
       const other = type === 'whitelist' ? 'blacklist' : 'whitelist';
       const list = zone.domains[type] ?? [];
-      if (!list.includes(domain)) list.push(domain);
-      zone.domains[type] = list;
       // A domain is on one list at a time.
       const rest = zone.domains[other];
-      if (rest?.includes(domain)) zone.domains[other] = rest.filter((d) => d !== domain);
+      store.updateZone(zone, {
+        domains: {
+          ...zone.domains,
+          [type]: list.includes(domain) ? list : [...list, domain],
+          ...(rest?.includes(domain) ? { [other]: rest.filter((d) => d !== domain) } : {}),
+        },
+      });
       return { body: domainLists(zone) };
     },
 
@@ -179,7 +181,7 @@ export function zonesHandlers(c: AccountContext) {
       const { type, domain } = ctx.body;
       const list = zone.domains[type];
       if (!list?.includes(domain)) throw badRequest('body.domain', `${domain} is not in the ${type} of Zone ${zone.name}`);
-      zone.domains[type] = list.filter((d) => d !== domain);
+      store.updateZone(zone, { domains: { ...zone.domains, [type]: list.filter((d) => d !== domain) } });
       return { body: domainLists(zone) };
     },
 
@@ -188,7 +190,10 @@ export function zonesHandlers(c: AccountContext) {
     addZoneWhitelistIp: (ctx) => {
       const targets = whitelistTargets(ctx);
       const entries = parseWhitelist(ctx.body.ip, 'body.ip');
-      for (const z of targets) for (const e of entries) if (!z.whitelist.includes(e)) z.whitelist.push(e);
+      for (const z of targets) {
+        const added = entries.filter((e, i) => !z.whitelist.includes(e) && entries.indexOf(e) === i);
+        if (added.length) store.updateZone(z, { whitelist: [...z.whitelist, ...added] });
+      }
       return undefined;
     },
 
@@ -200,7 +205,7 @@ export function zonesHandlers(c: AccountContext) {
         const where = targets.length === 1 ? `the whitelist of Zone ${targets[0]?.name}` : 'any Zone whitelist';
         throw badRequest('body.ip', `${ip} is not in ${where}`);
       }
-      for (const z of holders) z.whitelist = z.whitelist.filter((e) => e !== ip);
+      for (const z of holders) store.updateZone(z, { whitelist: z.whitelist.filter((e) => e !== ip) });
       return undefined;
     },
   } satisfies AccountHandlers;

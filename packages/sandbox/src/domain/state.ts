@@ -1,5 +1,6 @@
 import { Clock } from './clock.js';
 import { Pools } from './ips.js';
+import { Logs } from './logs.js';
 import type {
   AccountState,
   Ban,
@@ -53,6 +54,8 @@ export class Store {
   readonly clock = new Clock();
   /** Every change of the IP and gIP pools goes through here. */
   readonly pools = new Pools(this);
+  /** Every change of the manager's general and HAR logs goes through here. */
+  readonly logs = new Logs(this);
   /** Large sections changed since the data file last wrote them (sectionsJson); every one after a load. */
   private unsaved = new Set<TouchedSection>(TOUCHED_SECTIONS);
   /**
@@ -175,6 +178,48 @@ export class Store {
     this.charges = this.charges.filter(other);
     this.touch('peers');
     this.peers = this.peers.filter(other);
+  }
+
+  /** Adds a new Zone with the IPs and gIPs of its plan (free ones: Pools.free, Pools.freeGips). */
+  addZone(zone: ZoneState, ips: readonly PoolIp[], gips: readonly PoolGip[]): void {
+    this.zones.set(zone.name, zone);
+    this.pools.allocate(zone, ips);
+    this.pools.allocateGips(zone, gips);
+  }
+
+  /** Changes a Zone's own settings (its IPs and gIPs change through `pools`): each field given replaces the one there. */
+  updateZone(zone: ZoneState, fields: Partial<Omit<ZoneState, 'name' | 'ips' | 'gips'>>): void {
+    Object.assign(zone, fields);
+  }
+
+  /** The account's status (`active`, `suspended`, …). */
+  setAccountStatus(status: Store['account']['status']): void {
+    this.account.status = status;
+  }
+
+  /**
+   * Changes the manager's own records (its settings and logs have methods of their own): each field
+   * given replaces the one there, one given as `undefined` is removed.
+   */
+  setManager(fields: Partial<Omit<Store['manager'], 'settings' | 'har' | 'general_log'>>): void {
+    const m = this.manager as Record<string, unknown>;
+    for (const [k, v] of Object.entries(fields)) {
+      if (v === undefined) delete m[k];
+      else m[k] = v;
+    }
+  }
+
+  /** Changes the manager's settings: each field given replaces the one there. */
+  setSettings(fields: Partial<Store['manager']['settings']>): void {
+    Object.assign(this.manager.settings, fields);
+  }
+
+  /** A port's own Zone: `undefined` leaves it none (it then runs with the settings' Zone). */
+  setPortZone(port: number, zone: string | undefined): void {
+    const cfg = this.ports.get(port);
+    if (!cfg) return;
+    if (zone === undefined) delete cfg.zone;
+    else cfg.zone = zone;
   }
 
   /** Stores a port's configuration, or replaces the one on its number (its bans and session counter stay). */

@@ -56,29 +56,14 @@ export { PORT_DEFAULTS };
 
 export type ManagerContext = ReturnType<typeof managerContext>;
 
-/** Characters the general log keeps in all (about 1 MiB of ASCII), and in one line. */
-export const LOG_MAX = 1_000_000;
-export const LOG_LINE_MAX = 2_000;
-// The size of each general-log array, kept as lines come and go (a reset or a load brings a new array).
-const logSize = new WeakMap<string[], number>();
+/** The general log's bounds: their home is domain/logs.ts. */
+export { LOG_LINE_MAX, LOG_MAX } from '../domain/logs.js';
 
 export function managerContext(store: Store, options: ManagerOptions) {
   const m = () => store.manager;
 
-  /**
-   * One line of the general log. The log is capped by size, not by lines: a line is cut at
-   * LOG_LINE_MAX characters and the oldest lines go once the log holds more than LOG_MAX characters.
-   */
-  function log(line: string): void {
-    const lines = m().general_log;
-    const text = `${new Date(store.clock.now()).toISOString()} NOTICE:Manager: ${line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX)}…` : line}`;
-    lines.push(text);
-    let size = (logSize.get(lines) ?? lines.reduce((n, l) => n + l.length, 0) - text.length) + text.length;
-    let drop = 0;
-    while (size > LOG_MAX && drop < lines.length - 1) size -= (lines[drop++] as string).length;
-    if (drop) lines.splice(0, drop);
-    logSize.set(lines, size);
-  }
+  /** One line of the general log (domain/logs.ts). */
+  const log = (line: string): void => store.logs.line(line);
 
   /**
    * A port named in a path as the real manager looks most of them up: as a key of its running ports

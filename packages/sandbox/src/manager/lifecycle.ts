@@ -19,7 +19,7 @@ function newer(a: string, b: string): boolean {
 }
 
 export function lifecycleHandlers(c: ManagerContext) {
-  const { m, options, resetRuntime } = c;
+  const { store, m, options, resetRuntime } = c;
   return {
     // `backup_exist` is sent only when the manager started from a backup of its config; the sandbox never does.
     getVersion: () => ({ body: { version: m().version, argv: options.argv } }),
@@ -50,7 +50,7 @@ export function lifecycleHandlers(c: ManagerContext) {
     upgradeManager: () => {
       const latest = m().releases[0].ver;
       const from = m().version;
-      if (newer(latest, from)) m().version = latest;
+      if (newer(latest, from)) store.setManager({ version: latest });
       resetRuntime(`upgrade from ${from} to ${m().version}`);
       return { body: { result: 'ok' } };
     },

@@ -126,14 +126,14 @@ export function dropPortLogs(store: Store, ports: readonly unknown[]): void {
   const dropped = m.har.filter((e) => gone.has(e.details?.port as number));
   if (!dropped.length) return;
   const counted = countStats(dropped, m.stats_kept);
-  m.stats_kept = {
-    status_code: [...counted.status_code.values()],
-    hostname: [...counted.hostname.values()],
-    protocol: [...counted.protocol.values()],
-  };
-  const kept = m.har.filter((e) => !gone.has(e.details?.port as number));
-  m.har.splice(0, m.har.length, ...kept);
-  store.touch('har');
+  store.setManager({
+    stats_kept: {
+      status_code: [...counted.status_code.values()],
+      hostname: [...counted.hostname.values()],
+      protocol: [...counted.protocol.values()],
+    },
+  });
+  store.logs.keepRequests((e) => !gone.has(e.details?.port as number));
 }
 
 export function logsStatsHandlers(c: ManagerContext) {

@@ -98,11 +98,9 @@ export function multiplied(master: ProxyPortConfig, own = false): ProxyPortConfi
  * left without a Zone takes the new one. A port kept stored with another `proxy_type` is left as it is.
  */
 export function settingsZoneChanged(store: Store, before: string, kept: ReadonlySet<number>): void {
-  for (const cfg of store.ports.values()) {
-    const c = cfg as Record<string, unknown>;
-    if (c.zone !== undefined || kept.has(cfg.port)) continue;
-    if (isStored(cfg) && !isDuplicate(cfg)) delete c.zone;
-    else c.zone = before;
+  for (const cfg of [...store.ports.values()]) {
+    if (cfg.zone !== undefined || kept.has(cfg.port)) continue;
+    store.setPortZone(cfg.port, isStored(cfg) && !isDuplicate(cfg) ? undefined : before);
   }
 }
 

@@ -57,8 +57,7 @@ export function portsHandlers(c: ManagerContext) {
   function keep(port: number, on: boolean): void {
     const list = (m().kept_stored ?? []).filter((p) => p !== port);
     if (on) list.push(port);
-    if (list.length) m().kept_stored = list.sort((a, b) => a - b);
-    else delete m().kept_stored;
+    store.setManager({ kept_stored: list.length ? list.sort((a, b) => a - b) : undefined });
   }
   /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
   function checkPort(port: number, self?: number): void {
@@ -103,14 +102,13 @@ export function portsHandlers(c: ManagerContext) {
    */
   function dropPort(port: number): void {
     const cfg = store.ports.get(port);
-    const stopped = m().stored_stopped ?? [];
+    const stopped = [...(m().stored_stopped ?? [])];
     if (cfg && kept().has(port)) stopped.push(cfg);
     else if (cfg && isStored(cfg)) {
       const first = stopped.findIndex((s) => s.port === port);
       if (first >= 0) stopped.splice(first, 1, cfg);
     }
-    if (stopped.length) m().stored_stopped = stopped;
-    else delete m().stored_stopped;
+    store.setManager({ stored_stopped: stopped.length ? stopped : undefined });
     store.dropPort(port);
     keep(port, false);
     checks.forget(port);

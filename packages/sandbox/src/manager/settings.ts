@@ -119,19 +119,21 @@ export function settingsHandlers(c: ManagerContext) {
       const s = m().settings;
       if (b.zone !== undefined) {
         settingsZoneChanged(store, s.zone, new Set(m().kept_stored ?? []));
-        s.zone = b.zone as string;
+        store.setSettings({ zone: b.zone as string });
       }
       const prev = c.portFacts({}).whitelist;
       // `[...new Set(ips)]` of what was given: the admin whitelist as given (lib/manager.js 517-527), the
       // all-ports whitelist without the admin entries, each as its network address, no invalid entry and
       // no 127.0.0.1 (lib/manager.js 528-547).
-      if (b.www_whitelist_ips !== undefined) s.www_whitelist_ips = listOf(b.www_whitelist_ips);
+      if (b.www_whitelist_ips !== undefined) store.setSettings({ www_whitelist_ips: listOf(b.www_whitelist_ips) });
       if (b.whitelist_ips !== undefined || b.www_whitelist_ips !== undefined) {
         const fixed = [...(s.fixed_whitelist_ips ?? []), ...(s.www_whitelist_ips ?? [])];
-        s.whitelist_ips = listOf(b.whitelist_ips ?? s.whitelist_ips)
-          .filter((ip) => !fixed.includes(ip))
-          .map(networkOf)
-          .filter((ip): ip is string => ip !== undefined && ip !== '127.0.0.1');
+        store.setSettings({
+          whitelist_ips: listOf(b.whitelist_ips ?? s.whitelist_ips)
+            .filter((ip) => !fixed.includes(ip))
+            .map(networkOf)
+            .filter((ip): ip is string => ip !== undefined && ip !== '127.0.0.1'),
+        });
         defaultWhitelistChanged(c, prev);
       }
       // `logs`: the number of requests the HAR log keeps, as given after the conversion (`true` is 1).
@@ -139,17 +141,14 @@ export function settingsHandlers(c: ManagerContext) {
         // The log holds at most HAR_LIMITS.entries whatever is asked; `--strict` refuses more.
         if (options.strict && Number(b.logs) > HAR_LIMITS.entries)
           throw badRequest('body.logs', `is more than the ${HAR_LIMITS.entries} entries the sandbox's log keeps`);
-        s.logs = b.logs as number;
+        store.setSettings({ logs: b.logs as number });
         // A smaller number trims the log to its newest entries at once; 0 keeps what is there (loki.js 91-99).
-        const har = m().har;
-        if (typeof s.logs === 'number' && s.logs > 0 && har.length > s.logs) {
-          har.splice(0, har.length - s.logs);
-          store.touch('har');
-        }
+        const keep = s.logs;
+        if (typeof keep === 'number' && keep > 0) store.logs.keepRequests((_, i, all) => i >= all.length - keep);
       }
       // The size of the response bodies the HAR log keeps, applied to every port's next request (mgr_config.js 130-134).
-      if (b.har_limit !== undefined) s.har_limit = b.har_limit as number;
-      if (b.request_stats !== undefined) s.request_stats = (b.request_stats === '' ? true : b.request_stats) as boolean;
+      if (b.har_limit !== undefined) store.setSettings({ har_limit: b.har_limit as number });
+      if (b.request_stats !== undefined) store.setSettings({ request_stats: (b.request_stats === '' ? true : b.request_stats) as boolean });
       log(`settings changed: ${Object.keys(b).join(', ') || '(nothing)'}`);
       // The fields the sandbox does not apply, listed as the lenient router lists ignored fields.
       const ignored = Object.keys(b)

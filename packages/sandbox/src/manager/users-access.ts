@@ -9,9 +9,8 @@ const TOKEN_LIMIT = 5;
 const HOUR = 3_600_000;
 const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-function addToList(list: string[], ip: string): void {
-  if (!list.includes(ip)) list.push(ip);
-}
+/** `list` with `ip` at its end, unless it holds it. */
+const withEntry = (list: string[] | undefined, ip: string): string[] => (list?.includes(ip) ? list : [...(list ?? []), ip]);
 
 /**
  * The manager's default whitelist (command line, admin and all-ports whitelists) changed from `prev`
@@ -50,8 +49,7 @@ export function usersAccessHandlers(c: ManagerContext) {
         throw new HttpError(429, 'Too many requests: at most 5 tokens an hour', { text: true, headers: { 'Retry-After': String(wait) } });
       }
       const token = Array.from({ length: 14 }, () => TOKEN_CHARS[randomInt(TOKEN_CHARS.length)]).join('');
-      m().token_issued = [...recent, now];
-      m().token = token;
+      store.setManager({ token_issued: [...recent, now], token });
       log('new token generated');
       return { body: { token } };
     },
@@ -59,7 +57,7 @@ export function usersAccessHandlers(c: ManagerContext) {
     addWhitelistIp: (ctx) => {
       const ip = ipOf(ctx.body);
       const prev = c.portFacts({}).whitelist;
-      addToList(m().settings.whitelist_ips, ip);
+      store.setSettings({ whitelist_ips: withEntry(m().settings.whitelist_ips, ip) });
       defaultWhitelistChanged(c, prev);
       log(`${ip} added to the whitelist of all ports`);
       return { text: 'OK' };
@@ -71,7 +69,7 @@ export function usersAccessHandlers(c: ManagerContext) {
       const range = ip.includes('/') ? ipv4Range(ip) : undefined;
       const entry = range ? intToIpv4(range[0]) : ip;
       const prev = c.portFacts({}).whitelist;
-      addToList(m().settings.www_whitelist_ips, entry);
+      store.setSettings({ www_whitelist_ips: withEntry(m().settings.www_whitelist_ips, entry) });
       defaultWhitelistChanged(c, prev);
       log(`${entry} allowed into the admin UI`);
       return { text: 'OK' };
@@ -81,7 +79,7 @@ export function usersAccessHandlers(c: ManagerContext) {
 
     addUser: (ctx) => {
       const email = ctx.body.email;
-      if (!m().users.some((u) => u.email === email)) m().users.push({ email });
+      if (!m().users.some((u) => u.email === email)) store.setManager({ users: [...m().users, { email }] });
       log(`user ${email} added`);
       return undefined;
     },

@@ -66,9 +66,8 @@ export function webUiHandlers(c: ManagerContext) {
 
   /** Clears the request log and so the statistics counted from it (the real manager clears both). */
   function resetLogs() {
-    m().har.splice(0);
-    delete m().stats_kept;
-    store.touch('har');
+    store.logs.keepRequests(() => false);
+    store.setManager({ stats_kept: undefined });
     log('request log and statistics cleared');
     return { text: 'ok' };
   }

@@ -3,11 +3,11 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { headerBrand, NETWORK_REALM } from '../brand.js';
+import { bill } from '../domain/billing.js';
 import { ipInList } from '../domain/net.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
-import { bill } from './billing.js';
 import { counted, PREREAD, StreamedBody } from './body.js';
 import { egressAllowed, egressMessage, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import {

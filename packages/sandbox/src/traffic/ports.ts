@@ -10,7 +10,6 @@ import type { SandboxCa } from './ca.js';
 import { acceptConnections, closedForInactivity } from './connections.js';
 import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import { passHeaders } from './forward.js';
-import { HarLog } from './har-log.js';
 import type { Inflight } from './inflight.js';
 import { checkRemoteName } from './lookup.js';
 import type { ProxyNetwork } from './network.js';
@@ -27,7 +26,7 @@ import { portCustomer, portUsername } from './username.js';
 // upstream (the sandbox's proxy network by default; a port's own `proxy`:`proxy_port` is stored, not
 // followed, as by the real manager) with the username built from its configuration, applies its headers,
 // client whitelist, sessions and bans (port-request.ts), and logs each request into the HAR log
-// (har-log.ts). Its client connections are taken as the real manager takes them (connections.ts: the
+// (the Store's logs, domain/logs.ts). Its client connections are taken as the real manager takes them (connections.ts: the
 // inactivity timeout, the `smtp` relay); an `ssl: true` port analyzes its tunnels (ssl-analyzing.ts).
 
 export interface PortTrafficOptions {
@@ -51,12 +50,9 @@ export class PortTraffic {
   private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
   private readonly gates = new Map<number, Gate>();
   private rotation = 0;
-  private readonly harLog: HarLog;
   private extTurn = 0;
 
-  constructor(private readonly o: PortTrafficOptions) {
-    this.harLog = new HarLog(o.store, o.changed);
-  }
+  constructor(private readonly o: PortTrafficOptions) {}
 
   /** Where a port listens: its `iface` as the real manager reads it, loopback when it names none (free-ports.ts). */
   private ifaceOf(cfg: ProxyPortConfig): string {
@@ -309,6 +305,6 @@ export class PortTraffic {
   private log(x: Exchange): void {
     // Whatever is logged: the real manager marks the port `ok` from the request's usage report (lib/manager.js 322-326).
     if (successful(x.status)) for (const l of this.succeeded) l(x.port);
-    this.harLog.append(x);
+    if (this.o.store.logs.request(x)) this.o.changed();
   }
 }

@@ -1,6 +1,6 @@
-import { costOf } from '../domain/money.js';
-import { dayString, type Store } from '../domain/state.js';
-import type { ZoneState } from '../domain/types.js';
+import { costOf } from './money.js';
+import { dayString, type Store } from './state.js';
+import type { ZoneState } from './types.js';
 
 // Usage flows into the account API: every request through the proxy network is billed to its Zone
 // as a request log record (`req_logs`), bandwidth of the day (`zone/bw`, `customer/bw`), cost
