@@ -2,6 +2,7 @@ import { PROVIDER_DOMAIN } from '../brand.js';
 import { GIP_REFRESH_COST } from '../domain/money.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { ProxyPortConfig, ZoneState } from '../domain/types.js';
+import { spreadInPieces } from '../in-pieces.js';
 import type { ManagerContext } from './context.js';
 import { PORTS_LIMIT } from './multiply.js';
 
@@ -164,10 +165,10 @@ export function managerOptions(c: ManagerContext) {
    * what starting the port changes of `cfg` (port-config.ts startedFields), spread over it here rather
    * than over a copy of it.
    */
-  function complete(cfg: ProxyPortConfig, started: Record<string, Json> = {}): Record<string, Json> {
+  async function complete(cfg: ProxyPortConfig, started: Record<string, Json> = {}): Promise<Record<string, Json>> {
     const run = options.portDefaults?.() ?? {};
     const store_ = String(m().settings.config);
-    const out: Record<string, Json> = {
+    const head: Record<string, Json> = {
       ...defaults(),
       new_proxy_port: NEW_PROXY_PORT,
       proxy_country: '',
@@ -185,10 +186,11 @@ export function managerOptions(c: ManagerContext) {
       www_help: `https://help.${PROVIDER_DOMAIN}`,
       zones: Object.fromEntries([...store.zones.values()].map((z) => [z.name, cloudZone(z)])),
       num_workers: 1,
-      ...cfg,
-      ...started,
-      proxy_port: upstreamPort(),
     };
+    // `{...head, ...cfg, ...started, proxy_port}`, with the port's fields copied in pieces (a port may
+    // hold tens of thousands of unknown fields, as the real manager stores them).
+    const out = await spreadInPieces(head, cfg);
+    Object.assign(out, started, { proxy_port: upstreamPort() });
     // `zones_mgr.get_obj(c.zone)` compares `z.zone==zname`: a one-name list names that Zone, other values none.
     const zone = store.zones.get(String(out.zone));
     const plan = zone?.plans[zone.plans.length - 1] as Record<string, unknown> | undefined;

@@ -214,7 +214,7 @@ export function portsHandlers(c: ManagerContext) {
         }
         log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
         const head = configs[0] as ProxyPortConfig;
-        return { body: { data: complete(head, { ...started(head), ...masterFields(head) }) } };
+        return { body: { data: await complete(head, { ...started(head), ...masterFields(head) }) } };
       } finally {
         for (const port of mine) creating.delete(port);
       }
@@ -311,7 +311,7 @@ export function portsHandlers(c: ManagerContext) {
       await rebuildDuplicates(store, old.port, cfg, options.ports);
       // The port's complete configuration: an update in place answers the running port's (proxy_port.js
       // update_config), a restart the new port's (mgr_proxy.js 444).
-      return { body: { data: complete(cfg, started(cfg)) } };
+      return { body: { data: await complete(cfg, started(cfg)) } };
     },
 
     ...checks.handlers,

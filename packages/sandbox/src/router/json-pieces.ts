@@ -1,4 +1,4 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { yieldToLoop } from '../in-pieces.js';
 
 // A large JSON answer serialised in pieces, the event loop let go of between them (issue 20: one
 // JSON.stringify of a 48 MB log answer, and the socket's write of that one string, held the event loop
@@ -65,9 +65,10 @@ const nothing = (v: unknown) => v === undefined || typeof v === 'function' || ty
 
 /**
  * The JSON text of `value` in pieces of about PIECE characters (the last one shorter), exactly as
- * JSON.stringify(value) writes it when joined. Nothing to write (undefined) yields nothing.
+ * JSON.stringify(value) writes it when joined. Nothing to write (undefined) yields nothing. `heavy`: the
+ * caller knows that `value` weighs more than a piece (weighsMore), and it is not weighed again.
  */
-export function* jsonPieces(value: unknown): Generator<string> {
+export function* jsonPieces(value: unknown, heavy = false): Generator<string> {
   let out = '';
   /** Appends `text`; true when a piece is full (the caller yields it). */
   const full = (text: string) => {
@@ -76,8 +77,8 @@ export function* jsonPieces(value: unknown): Generator<string> {
   };
   const ancestors = new Set<object>();
 
-  /** Writes `v`, already resolved and not nothing. */
-  function* write(v: unknown): Generator<string> {
+  /** Writes `v`, already resolved and not nothing; `known`: it weighs more than a piece. */
+  function* write(v: unknown, known = false): Generator<string> {
     if (typeof v === 'string' && v.length > PIECE) {
       for (let at = 0, end = 0; at < v.length; at = end) {
         end = at + PIECE >= v.length ? v.length : cutAt(v, at + PIECE);
@@ -89,7 +90,7 @@ export function* jsonPieces(value: unknown): Generator<string> {
       }
       return;
     }
-    if (v === null || typeof v !== 'object' || !walked(v) || !weighsMore(v, PIECE)) {
+    if (v === null || typeof v !== 'object' || !walked(v) || (!known && !weighsMore(v, PIECE))) {
       if (full(JSON.stringify(v))) {
         yield out;
         out = '';
@@ -125,18 +126,21 @@ export function* jsonPieces(value: unknown): Generator<string> {
 
   const root = resolved('', value);
   if (nothing(root)) return;
-  yield* write(root);
+  yield* write(root, heavy && root === value);
   if (out) yield out;
 }
 
 /**
  * The JSON text of `value` as Buffers of about PIECE characters each, made piece by piece, the event loop
- * let go of between pieces; and their length in bytes (the answer's Content-Length).
+ * let go of before each piece; and their length in bytes (the answer's Content-Length).
  */
 export async function jsonBuffers(value: unknown): Promise<{ buffers: Buffer[]; bytes: number }> {
   const buffers: Buffer[] = [];
   let bytes = 0;
-  for (const piece of jsonPieces(value)) {
+  // Let go of before each piece, the first too: the caller weighed the value just before (weighsMore,
+  // true: it is not weighed again).
+  await yieldToLoop();
+  for (const piece of jsonPieces(value, true)) {
     const b = Buffer.from(piece, 'utf8');
     buffers.push(b);
     bytes += b.length;

@@ -1,7 +1,8 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { defaultSeed } from '../../src/index.js';
 import { IGNORED_FIELDS_HEADER } from '../../src/router/lenient.js';
-import { raw, useSandbox } from '../helpers.js';
+import { raw, STATIC, useSandbox } from '../helpers.js';
 
 // Inputs that once held the event loop for seconds. Each is answered; how fast is measured in `pnpm bench`
 // (the event loop's longest delay while it runs), not asserted here. That the lenient path stays linear is
@@ -24,6 +25,69 @@ describe('lenient mode is linear in unknown fields', () => {
     expect(settings.logs).toBe(1000);
     expect(JSON.stringify(settings)).not.toContain('"f59999"');
   });
+});
+
+describe('a body of 60,000 fields is parsed, checked and answered in pieces, the event loop let go of between them', () => {
+  /**
+   * A raw GET on a connection opened before: `send()` writes it whole at once (the sandbox has it in its
+   * next turn of the event loop); `answer` resolves to the JSON body of the answer.
+   */
+  async function openProbe(path: string) {
+    const url = new URL(t.sandbox.managerUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    let text = '';
+    socket.setEncoding('utf8').on('data', (c: string) => {
+      text += c;
+    });
+    const answer = new Promise<unknown>((resolve, reject) =>
+      socket.once('end', () => resolve(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)))).once('error', reject),
+    );
+    const send = () => socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
+    return { send, answer };
+  }
+
+  it("a request that arrives as a port's 700 kB configuration is parsed is answered before that port is created", async () => {
+    // The sandbox runs in this process: the probe is sent (whole, on a connection already open) the moment
+    // JSON.parse has read the body. Once parse, depth check, handler and answer ran in one stretch of the
+    // event loop (280 ms on a quiet machine), and the probe was read only after the port existed.
+    const n = 60_000;
+    const port = 26_700;
+    const proxy: Record<string, unknown> = { port, zone: STATIC };
+    for (let i = 0; i < n; i++) proxy[`f${i}`] = i;
+    const text = JSON.stringify({ proxy });
+    const probe = await openProbe('/api/proxies');
+    const parse = JSON.parse;
+    let parsed = 0;
+    JSON.parse = function (this: unknown, ...args: Parameters<typeof JSON.parse>) {
+      const out = parse.apply(this, args);
+      if (args[0] === text) {
+        parsed++;
+        probe.send();
+      }
+      return out;
+    } as typeof JSON.parse;
+    let created: Awaited<ReturnType<typeof raw>>;
+    try {
+      created = await raw(t.sandbox.managerUrl, 'POST', '/api/proxies', { text, headers: { 'content-type': 'application/json' } });
+    } finally {
+      JSON.parse = parse;
+    }
+    expect(parsed).toBe(1);
+    expect(created.status, created.text.slice(0, 200)).toBe(200);
+    const listed = (await probe.answer) as Array<{ port: number }>;
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.map((p) => p.port)).not.toContain(port);
+    // The answer is the port's complete configuration, its fields in the order a spread makes them.
+    const data = created.json().data as Record<string, unknown>;
+    const keys = Object.keys(data);
+    expect(keys.filter((k) => /^f\d+$/.test(k))).toEqual(Object.keys(proxy).slice(2));
+    expect(data.f59999).toBe(59_999);
+    expect(keys.indexOf('zone')).toBeLessThan(keys.indexOf('f0'));
+    expect(keys.at(-1)).toBe('hosts');
+    const after = (await raw(t.sandbox.managerUrl, 'GET', '/api/proxies')).json() as Array<{ port: number }>;
+    expect(after.map((p) => p.port)).toContain(port);
+  }, 60_000);
 });
 
 describe('GET /api/logs?search is bounded and leaves the event loop free', () => {
