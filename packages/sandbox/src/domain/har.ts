@@ -91,9 +91,9 @@ const GENERIC_2LD = new Set(['com', 'biz', 'net', 'org', 'xxx', 'edu', 'gov', 'a
 
 /** The root domain of a host, as the real manager groups and logs hosts; an IP stays as it is. */
 export function rootDomain(host: string): string {
-  if (isIP(host.replace(/^\[|\]$/g, ''))) return host;
+  // A host name holds brackets only around an IPv6 address.
+  if (isIP(host.replace(/[[\]]/g, ''))) return host;
   const labels = host.split('.');
-  if (labels.length <= 2) return host;
   return labels.slice(GENERIC_2LD.has(labels[labels.length - 2] as string) ? -3 : -2).join('.');
 }
 
@@ -129,7 +129,7 @@ export function harKeep(harLimit: number, mime: string | undefined): number {
  */
 function kept(body: Buffer, size: number, limit: number, answer = false): { text: string; cut?: string } {
   const keep = Math.min(harKeep(limit, undefined), body.length);
-  const text = (keep >= size ? body : body.subarray(0, keep)).toString('utf8');
+  const text = body.subarray(0, keep).toString('utf8');
   const shown = answer ? text.trim() : text;
   if (keep >= size) return { text: shown };
   return { text: shown, cut: `cut to har_limit: ${keep} of ${size} bytes kept` };
@@ -183,7 +183,7 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
     request: {
       method: x.method,
       url: x.url,
-      host: rootDomain(url?.hostname.replace(/^\[|\]$/g, '') ?? ''),
+      host: rootDomain(url?.hostname.replace(/[[\]]/g, '') ?? ''),
       httpVersion: 'unknown',
       cookies: [],
       headers: headerList(x.requestHeaders),

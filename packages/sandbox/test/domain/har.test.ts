@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type Exchange,
-  HAR_LIMITS,
-  harEntry,
-  harEntryWeight,
-  harKeep,
-  loggedUrl,
-  rootDomain,
-  successful,
-} from '../../src/domain/har.js';
+import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight, harKeep, loggedUrl, rootDomain, successful } from '../../src/domain/har.js';
 
 // A request through a port as the real manager logs it (src/domain/har.ts): the entry field for field,
 // the bodies it keeps, the content kinds, root domains, successes and logged URLs read back.
@@ -108,11 +99,17 @@ describe('harEntry', () => {
   it('a context, rules, a failure and a header given as a number', () => {
     const rules = [{ action: { retry: true } }];
     const e = harEntry(
-      exchange({ context: 'STATUS CHECK', rules, status: 502, statusText: 'Bad Gateway', requestHeaders: { 'x-n': 5 as unknown as string } }),
+      exchange({
+        context: 'STATUS CHECK',
+        rules,
+        status: 502,
+        statusText: 'Bad Gateway',
+        requestHeaders: { 'x-n': 5 as unknown as string },
+      }),
     );
-    expect(e.details.context).toBe('STATUS CHECK');
-    expect(e.details.rules).toBe(rules);
-    expect(e.details.success).toBe(0);
+    expect(e.details?.context).toBe('STATUS CHECK');
+    expect(e.details?.rules).toBe(rules);
+    expect(e.details?.success).toBe(0);
     expect(e.request.headers).toEqual([{ name: 'x-n', value: '5' }]);
   });
 
@@ -129,8 +126,8 @@ describe('harEntry', () => {
         protocol: 'https',
       }),
     );
-    expect(e.details.content_type).toBe('unknown');
-    expect(e.details.success).toBe(1);
+    expect(e.details?.content_type).toBe('unknown');
+    expect(e.details?.success).toBe(1);
     expect(e.request.host).toBe('example.com');
     expect(e.response.content).toEqual({ size: 5000, mimeType: 'unknown', text: 'unknown' });
     expect(e.response.bodySize).toBe(5000);
@@ -149,12 +146,17 @@ describe('harEntry', () => {
   it('no body of an image, a script or a style, decoded or not', () => {
     for (const mime of ['image/png', 'application/javascript', 'text/css']) {
       const e = harEntry(exchange({ responseHeaders: { 'content-type': mime }, decoded: { text: 'x', comment: 'decoded' } }));
-      expect(e.response.content).toEqual({ size: 14, mimeType: mime });
+      expect(e.response.content).toStrictEqual({ size: 14, mimeType: mime });
     }
   });
 
   it('a decoded answer keeps the decoded text and what it says of it', () => {
-    const e = harEntry(exchange({ responseHeaders: { 'content-type': 'text/html', 'content-encoding': 'gzip' }, decoded: { text: '<p>hi</p>', comment: 'cut' } }));
+    const e = harEntry(
+      exchange({
+        responseHeaders: { 'content-type': 'text/html', 'content-encoding': 'gzip' },
+        decoded: { text: '<p>hi</p>', comment: 'cut' },
+      }),
+    );
     expect(e.response.content).toEqual({ size: 14, mimeType: 'text/html', text: '<p>hi</p>', comment: 'cut' });
     const plain = harEntry(exchange({ responseHeaders: { 'content-type': 'text/html' }, decoded: { text: '<p>hi</p>' } }));
     expect(plain.response.content).toEqual({ size: 14, mimeType: 'text/html', text: '<p>hi</p>' });
@@ -200,7 +202,7 @@ describe('harEntry', () => {
   });
 
   it('the content kinds, in the real manager order', () => {
-    const kind = (mime: string) => harEntry(exchange({ responseHeaders: { 'content-type': mime } })).details.content_type;
+    const kind = (mime: string) => harEntry(exchange({ responseHeaders: { 'content-type': mime } })).details?.content_type;
     expect(
       [
         'application/json',
@@ -215,7 +217,7 @@ describe('harEntry', () => {
         'text/plain',
       ].map(kind),
     ).toEqual(['xhr', 'xhr', 'html', 'js', 'css', 'img', 'media', 'media', 'font', 'other']);
-    expect(harEntry(exchange({ responseHeaders: {} })).details.content_type).toBe('other');
+    expect(harEntry(exchange({ responseHeaders: {} })).details?.content_type).toBe('other');
   });
 
   it('the host of an IPv6 URL and of a URL it cannot read', () => {
@@ -261,6 +263,8 @@ describe('rootDomain, successful, loggedUrl', () => {
     expect(rootDomain('2001:db8::1')).toBe('2001:db8::1');
     expect(rootDomain('localhost')).toBe('localhost');
     expect(rootDomain('example.com')).toBe('example.com');
+    expect(rootDomain('co.uk')).toBe('co.uk');
+    expect(rootDomain('')).toBe('');
     expect(rootDomain('a.b.example.com')).toBe('example.com');
     for (const sld of ['com', 'biz', 'net', 'org', 'xxx', 'edu', 'gov', 'ac', 'co', 'or', 'ne', 'kr', 'jp', 'jpn', 'cn'])
       expect(rootDomain(`www.shop.${sld}.xx`)).toBe(`shop.${sld}.xx`);
@@ -279,6 +283,7 @@ describe('rootDomain, successful, loggedUrl', () => {
     expect(loggedUrl('CONNECT', 'https://example.com:8443')?.href).toBe('https://example.com:8443/');
     expect(loggedUrl('CONNECT', 'example.com')).toBeUndefined();
     expect(loggedUrl('CONNECT', 'example.com:443x')).toBeUndefined();
+    expect(loggedUrl('CONNECT', 'example.com:443/path')).toBeUndefined();
     expect(loggedUrl('GET', '/relative')).toBeUndefined();
     expect(loggedUrl('GET', 'example.com:443')?.protocol).toBe('example.com:');
   });
