@@ -80,6 +80,31 @@ describe('createProxy', () => {
     expect(port.json()).toEqual({ errors: [{ msg: 'Invalid port. It must be a number >= 1000', field: 'port' }] });
     expect(t.sandbox.state()).toEqual(before);
   });
+
+  it("JSON its body parser refuses (strict: no object or array; a charset but utf-8) is its 500 on any route, without the API's headers", async () => {
+    const before = t.sandbox.state();
+    const refused: [string, string, string, Record<string, string>][] = [
+      ['PUT', '/api/settings', '7', JSON_TYPE],
+      ['PUT', '/api/settings', ' null\n', JSON_TYPE],
+      ['POST', '/api/proxies', '"x"', JSON_TYPE],
+      ['POST', '/api/perr', '\t ', JSON_TYPE],
+      ['PUT', '/api/logs_reset', '{}', { 'content-type': 'application/json; charset=latin1' }],
+      ['DELETE', '/api/proxies/25999', '{}', { 'content-type': 'application/json; charset=utf8' }],
+    ];
+    for (const [method, path, text, headers] of refused) {
+      const r = await send(method, path, { text, headers });
+      expect([r.status, r.headers.get('content-type'), r.text, r.headers.get('deprecation')], `${method} ${path} ${text}`).toEqual([
+        500,
+        'text/html; charset=utf-8',
+        'Server Error',
+        null,
+      ]);
+    }
+    expect(t.sandbox.state()).toEqual(before);
+    // An array passes it (a handler then reads it as an object without fields); a byte order mark is read.
+    expect((await send('PUT', '/api/settings', { text: '[]', headers: JSON_TYPE })).status).toBe(200);
+    expect((await send('PUT', '/api/settings', { text: '\uFEFF{}', headers: JSON_TYPE })).status).toBe(200);
+  });
 });
 
 describe('updateProxy converts the fields to their types', () => {

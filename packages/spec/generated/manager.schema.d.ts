@@ -2619,6 +2619,25 @@ export interface components {
             };
         };
         /**
+         * @description The real manager could not read the request's body. Its body parsers (express's body-parser 1.20.3,
+         *     JSON and forms, a 2 MB limit) run for every request before its API routes, whatever the method and
+         *     whether the operation reads a body, and its last error handler answers each of their errors `500`
+         *     with the text `Server Error`, before the access checks and without the `/api` headers
+         *     (`Deprecation`, `Sunset`). A body sent as `application/json` fails when it is not JSON, when its
+         *     first character (after blanks) opens no object or array (`7`, `null`, `"x"`, only blanks: the
+         *     parser's `strict` mode), when its charset is not `utf-…`, or when it is over 2 MB. No body, an
+         *     empty body, a JSON object or array, and a body of another media type pass to the operation
+         *     (observed).
+         */
+        UnreadableBody: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": "Server Error";
+            };
+        };
+        /**
          * @description The client IP is not in the `www_whitelist_ips` setting (127.0.0.1 is always allowed). The real
          *     manager sends the text with `Content-Type: text/html` and adds the refused IP to
          *     `pending_www_ips` (observed).
@@ -2637,8 +2656,10 @@ export interface components {
             };
         };
         /**
-         * @description The real manager failed to handle the request. Observed causes: a body that is not valid JSON (text
-         *     `Server Error`), a body without the fields a handler reads (e.g. `{}` to create a port:
+         * @description The real manager failed to handle the request. Observed causes: a body its body parsers cannot read,
+         *     on every operation (text `Server Error`: not valid JSON, JSON whose first character opens no object
+         *     or array such as `7` or `null`, a charset other than `utf-…`, over 2 MB; the `UnreadableBody`
+         *     response describes them), a body without the fields a handler reads (e.g. `{}` to create a port:
          *     `Server error: Cannot read properties of undefined …`), and the cases named in the operation's
          *     description. Sent as `Content-Type: text/html`; texts other than these are not documented. A message
          *     may quote a value of the request whole (`proxy` given as a string: `Server error: Cannot create
@@ -2704,6 +2725,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getLatestVersion: {
@@ -2729,7 +2751,8 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             /**
              * @description The update server could not be reached. Sent as `Content-Type: text/html` (observed); the text
-             *     is not documented.
+             *     is not documented. Also a body the manager cannot read, as on every operation: the text `Server
+             *     Error` (the `UnreadableBody` response).
              */
             500: {
                 headers: {
@@ -2762,6 +2785,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getNewToken: {
@@ -2785,6 +2809,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     addWhitelistIp: {
@@ -2916,6 +2941,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     listProxies: {
@@ -2939,6 +2965,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     createProxy: {
@@ -3002,6 +3029,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     deleteProxies: {
@@ -3142,6 +3170,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     banIp: {
@@ -3365,6 +3394,7 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getRefreshSessions: {
@@ -3402,6 +3432,7 @@ export interface operations {
             400: components["responses"]["UnknownPortNoBody"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     refreshSessions: {
@@ -3439,6 +3470,7 @@ export interface operations {
             400: components["responses"]["UnknownPortNoBody"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getSettings: {
@@ -3462,6 +3494,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     updateSettings: {
@@ -3513,6 +3546,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     refreshZones: {
@@ -3546,6 +3580,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     listAllocatedIps: {
@@ -3695,6 +3730,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     restartManager: {
@@ -3718,6 +3754,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     upgradeManager: {
@@ -3741,6 +3778,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     listUsers: {
@@ -3764,6 +3802,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     addUser: {
@@ -3822,6 +3861,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getLogs: {
@@ -3929,7 +3969,8 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             /**
              * @description `search` is not a regular expression the real manager can compile: its handler fails with the
-             *     error's message (observed).
+             *     error's message (observed). Also a body the manager cannot read, as on every operation: the text
+             *     `Server Error` (the `UnreadableBody` response).
              */
             500: {
                 headers: {
@@ -3962,6 +4003,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getConnection: {
@@ -3985,6 +4027,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getDefaults: {
@@ -4008,6 +4051,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getConsts: {
@@ -4031,6 +4075,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getTlsWarning: {
@@ -4054,6 +4099,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getLogsSuggestions: {
@@ -4077,6 +4123,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getLogsReset: {
@@ -4100,6 +4147,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     resetLogs: {
@@ -4123,6 +4171,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getAllLocations: {
@@ -4146,6 +4195,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     getSessions: {
@@ -4184,6 +4234,7 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
         };
     };
     changeProxyIps: {

@@ -1,7 +1,8 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer, connect as netConnect } from 'node:net';
-import { viaProxy } from '@zone-api/testkit';
+import { loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type At, call, type Reply, SHIFT, usePair, withoutAddresses } from './pair.js';
 
@@ -711,6 +712,132 @@ describe('settings', () => {
       { status: 200 },
       pick,
     );
+  });
+});
+
+describe("bodies the real manager's body parsers cannot read", () => {
+  // Its body parsers (body-parser 1.20.3: forms, then JSON, `strict`, a 2 MB limit) run for every request
+  // before the API's routes, whatever the method (web_server.js 166-176); each of their errors reaches the
+  // app's last error handler: 500 `Server Error` (web_server.js 184-187), without the API's headers.
+  const UNKNOWN = 25991;
+  const routes: { reads: 'no body' | 'a body'; call: (at: At) => [string, string] }[] = [
+    { reads: 'no body', call: () => ['GET', '/api/proxies'] },
+    { reads: 'no body', call: () => ['GET', '/api/settings'] },
+    { reads: 'no body', call: () => ['GET', '/api/recent_stats'] },
+    { reads: 'no body', call: (at) => ['GET', `/api/proxy_status/${at(UNKNOWN)}`] },
+    { reads: 'no body', call: (at) => ['POST', `/api/refresh_sessions/${at(UNKNOWN)}`] },
+    { reads: 'no body', call: (at) => ['DELETE', `/api/proxies/${at(UNKNOWN)}`] },
+    { reads: 'a body', call: () => ['POST', '/api/proxies'] },
+    { reads: 'a body', call: (at) => ['PUT', `/api/proxies/${at(UNKNOWN)}`] },
+    { reads: 'a body', call: () => ['PUT', '/api/settings'] },
+    { reads: 'a body', call: () => ['POST', '/api/perr'] },
+    { reads: 'a body', call: () => ['POST', '/api/banip'] },
+    { reads: 'a body', call: () => ['POST', '/api/lpm_user'] },
+  ];
+  const JSON_MEDIA = 'application/json';
+  const blank = fc.constantFrom(' ', '\t', '\n', '\r');
+  const pad = fc.string({ unit: blank, maxLength: 3 });
+  const scalar = fc.oneof(
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.string({ maxLength: 20 }),
+    fc.boolean(),
+    fc.constant(null),
+  );
+  const container = fc.oneof(fc.object({ maxDepth: 2 }), fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }));
+  const unreadable = fc.oneof(
+    // JSON, but no object or array: body-parser's `strict` refuses it before parsing (json.js 81-87).
+    fc.tuple(pad, scalar, pad).map(([a, v, b]) => ({ kind: 'no object or array', text: a + JSON.stringify(v) + b, media: JSON_MEDIA })),
+    fc.string({ unit: blank, minLength: 1, maxLength: 4 }).map((text) => ({ kind: 'blanks only', text, media: JSON_MEDIA })),
+    // An object or array cut short: no proper prefix of one is JSON.
+    fc.tuple(container, fc.nat()).map(([v, n]) => {
+      const t = JSON.stringify(v);
+      return { kind: 'cut short', text: t.slice(0, 1 + (n % (t.length - 1))), media: JSON_MEDIA };
+    }),
+    // A JSON object in a charset it does not read (json.js 126-135): anything but `utf-…`.
+    fc.tuple(fc.object({ maxDepth: 1 }), fc.constantFrom('latin1', 'iso-8859-1', 'us-ascii', 'utf8', 'windows-1252')).map(([v, cs]) => ({
+      kind: 'charset',
+      text: JSON.stringify(v),
+      media: `${JSON_MEDIA}; charset=${cs}`,
+    })),
+  );
+
+  /** One request with a body, whatever the method (fetch sends none with GET), as the client wrote it. */
+  function send(base: string, method: string, path: string, text: string, media: string): Promise<Reply & { deprecation?: string }> {
+    return new Promise((resolve, reject) => {
+      const u = new URL(path, base);
+      const headers = { 'content-type': media, 'content-length': String(Buffer.byteLength(text)) };
+      const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname, method, headers, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            media: res.headers['content-type']?.split(';')[0]?.trim() ?? null,
+            body,
+            ...(res.headers.deprecation !== undefined ? { deprecation: String(res.headers.deprecation) } : {}),
+          }),
+        );
+      });
+      req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${method} ${path}`)));
+      req.once('error', reject);
+      req.end(text);
+    });
+  }
+
+  it('generated bodies that are no object or array, cut short, blanks or in another charset: 500 `Server Error` on routes with and without a body, and every operation declares it', async () => {
+    const seen = new Map<string, number>();
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), unreadable, async (route, body) => {
+        const [method, path] = route.call((p) => p);
+        const real = await send(s.manager.url, method, path, body.text, body.media);
+        const [, sbxPath] = route.call((p) => p + SHIFT);
+        const sbx = await send(s.sandbox.managerUrl, method, sbxPath, body.text, body.media);
+        const label = `${method} ${path} ${JSON.stringify(body)}`;
+        expect(real, `real manager: ${label}`).toEqual({ status: 500, media: 'text/html', body: 'Server Error' });
+        expect(sbx, `sandbox: ${label}`).toEqual(real);
+        for (const key of [route.reads, body.kind]) seen.set(key, (seen.get(key) ?? 0) + 1);
+      }),
+      { numRuns: 48 },
+    );
+    for (const kind of ['no body', 'a body', 'no object or array', 'blanks only', 'cut short', 'charset'])
+      expect(seen.get(kind), `drawn: ${kind}`).toBeGreaterThan(0);
+
+    // The spec declares the answer on every operation (UnreadableBody, or ServerError or its own 500 where
+    // the operation has other 500s), and the real answer validates against it.
+    const doc = loadBundle('manager');
+    const validator = schemaValidator(doc);
+    type Responses = Record<string, { $ref?: string; content?: Record<string, unknown> }>;
+    let operations = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses?: Responses }>>))
+      for (const [method, op] of Object.entries(item)) {
+        if (!op.responses) continue;
+        operations++;
+        const declared = op.responses['500'];
+        const at = `${method.toUpperCase()} ${path}`;
+        expect(declared, `${at} declares 500`).toBeDefined();
+        const pointer = declared?.$ref ?? `#/paths/${path.replaceAll('/', '~1')}/${method}/responses/500`;
+        expect(validator.validate(`${pointer}/content/text~1html/schema`, 'Server Error'), at).toBeNull();
+      }
+    expect(operations).toBeGreaterThan(45);
+  });
+
+  it('a GET with a JSON object or array is answered as without one; a byte order mark before the JSON is read', async () => {
+    for (const text of ['{"a":1}', ' \t[]', '\uFEFF{}'])
+      for (const route of routes.filter((r) => r.call((p) => p)[0] === 'GET')) {
+        const [method, path] = route.call((p) => p);
+        const real = await send(s.manager.url, method, path, text, JSON_MEDIA);
+        const sbx = await send(s.sandbox.managerUrl, ...route.call((p) => p + SHIFT), text, JSON_MEDIA);
+        expect(real.status, `${method} ${path} ${JSON.stringify(text)}`).toBe(200);
+        expect({ status: sbx.status, media: sbx.media, deprecation: sbx.deprecation }).toEqual({
+          status: real.status,
+          media: real.media,
+          deprecation: real.deprecation,
+        });
+      }
   });
 });
 

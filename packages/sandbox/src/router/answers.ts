@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { HttpError } from '../errors.js';
+import { UnreadableBody, unreadableBody } from './bodies.js';
 import type { ApiName, OperationDef } from './spec.js';
 import { detailsFromAjv, PART_PREFIX } from './validators.js';
 
@@ -36,9 +37,17 @@ export function declaresOnlyText(op: OperationDef, status: number): boolean {
 export function answerErrors(
   app: FastifyInstance,
   name: ApiName,
-  options: { textMedia?: string | undefined; errorBody?: ((op: OperationDef, err: HttpError) => unknown) | undefined },
+  options: {
+    textMedia?: string | undefined;
+    errorBody?: ((op: OperationDef, err: HttpError) => unknown) | undefined;
+    /** Bodies read as the real manager reads them (bodies.ts): one over the limit is its 500 too. */
+    realBodies?: boolean;
+    /** The headers every answer of the API carries: not an unreadable body's (bodies.ts). */
+    headers?: Record<string, string> | undefined;
+  },
 ): void {
   const sendError = (op: OperationDef | undefined, reply: FastifyReply, err: HttpError) => {
+    if (err instanceof UnreadableBody) for (const name of Object.keys(options.headers ?? {})) reply.removeHeader(name);
     if (err.headers) reply.headers(err.headers);
     reply.code(err.status);
     if (err.body !== undefined) return reply.send(err.body);
@@ -60,6 +69,7 @@ export function answerErrors(
       const prefix = PART_PREFIX[e.validationContext ?? 'body'] ?? 'body';
       return sendError(op, reply, new HttpError(400, 'Invalid request', { details: detailsFromAjv(e.validation, prefix) }));
     }
+    if (options.realBodies && e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(op, reply, unreadableBody());
     if (typeof e.code === 'string' && e.code.startsWith('FST_ERR_CTP_')) {
       const reason =
         e.code === 'FST_ERR_CTP_INVALID_JSON_BODY'

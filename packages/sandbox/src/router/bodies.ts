@@ -1,3 +1,4 @@
+import { MIMEType } from 'node:util';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parse as parseForm } from 'qs';
@@ -13,8 +14,12 @@ import type { OperationDef } from './spec.js';
 // a JSON body (400 naming Content-Type), and malformed JSON is a 400. An API that reads bodies as the
 // real local proxy manager does (`realBodies`, its express server's body parsers:
 // @luminati-io/luminati-proxy 1.570.247 lib/mixins/web_server.js 166-174, body-parser 1.20 and qs 6)
-// reads a form body (`a[b][0]=c`) as that JSON, any other media type as no body, and answers malformed
-// JSON 500 `Server Error` (its error handler, web_server.js 184-187). Strictness keeps the JSON-only form.
+// reads a form body (`a[b][0]=c`) as that JSON, any other media type as no body, and answers a JSON body
+// it cannot read 500 `Server Error` (its error handler, web_server.js 184-187): malformed JSON, JSON that
+// does not start with `{` or `[` (body-parser's `strict`, lib/types/json.js 81-87: `7`, `null`, `"x"`,
+// only blanks), a charset other than UTF-* (json.js 126-135) and a body over the limit. Its parsers run
+// for every route before the API's (web_server.js 166-176), so a GET's body is read too. Strictness keeps
+// the JSON-only form.
 
 const kUnsupportedMedia = Symbol('unsupportedMedia');
 const kBodySize = Symbol('bodySize');
@@ -65,15 +70,46 @@ const FORM = { depth: 32, arrayLimit: 10_000, parameterLimit: 10_000, allowProto
  */
 export const LARGE_BODY = 64 * 1024;
 
+/**
+ * The real manager's answer to a body its parsers cannot read (web_server.js 184-187): it comes from the
+ * app's last error handler, before the `/api` routes and so without their headers (`Deprecation`).
+ */
+export class UnreadableBody extends HttpError {
+  constructor() {
+    super(500, 'Server Error', { text: true });
+  }
+}
+export const unreadableBody = (): HttpError => new UnreadableBody();
+
+/**
+ * Whether body-parser's JSON parser, as the real manager sets it up (`strict`, the default), refuses the
+ * text before parsing it: a charset it does not read (any but `utf-…`), or a first character (after
+ * JSON's blanks) that opens no object or array. The sandbox reads UTF-8 only: a body in another UTF, which
+ * the real one decodes, is refused too (no client of the manager sends one).
+ */
+function refusedAsRealJson(req: FastifyRequest, text: string): boolean {
+  let charset: string | undefined;
+  try {
+    charset = new MIMEType(String(req.headers['content-type'])).params.get('charset')?.toLowerCase();
+  } catch {
+    charset = undefined;
+  }
+  if (charset !== undefined && charset !== 'utf-8') return true;
+  return !/^\uFEFF?[ \t\n\r]*[{[]/.test(text);
+}
+
 export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void {
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
+  // express reads a GET's body too; fastify only when told to.
+  if (realBodies) app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     // Empty bodies parse to "no body" (the schema then says whether one was required).
     if ((body as string).length === 0) return done(null, undefined);
     (req as Req)[kBodySize] = Buffer.byteLength(body as string);
+    if (realBodies && refusedAsRealJson(req, body as string)) return done(unreadableBody(), undefined);
     jsonParser(req, body as string, (err, parsed) => {
-      if (err) return done(realBodies ? new HttpError(500, 'Server Error', { text: true }) : err, undefined);
+      if (err) return done(realBodies ? unreadableBody() : err, undefined);
       (req as Req)[kBodyText] = { text: body as string, media: 'json' };
       if ((body as string).length < LARGE_BODY) return done(depthError(parsed), parsed);
       // A large body: the event loop is let go of after the parse and after the depth check, so that what

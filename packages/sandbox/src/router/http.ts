@@ -149,7 +149,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   const compiled = new Map<unknown, ValidateFunction>();
   app.setValidatorCompiler(({ schema, httpPart }) => compiled.get(schema) ?? (httpPart === 'body' ? v.body : v.query).compile(schema));
 
-  answerErrors(app, name, options);
+  answerErrors(app, name, { ...options, realBodies });
 
   if (options.allowHost) {
     const allow = options.allowHost;
