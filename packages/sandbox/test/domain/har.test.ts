@@ -261,6 +261,9 @@ describe('rootDomain, successful, loggedUrl', () => {
     expect(rootDomain('192.0.2.1')).toBe('192.0.2.1');
     expect(rootDomain('[::1]')).toBe('[::1]');
     expect(rootDomain('2001:db8::1')).toBe('2001:db8::1');
+    // An IPv4-mapped IPv6 address has dots, and is no name of labels either.
+    expect(rootDomain('[::ffff:192.0.2.1]')).toBe('[::ffff:192.0.2.1]');
+    expect(rootDomain('::ffff:192.0.2.1')).toBe('::ffff:192.0.2.1');
     expect(rootDomain('localhost')).toBe('localhost');
     expect(rootDomain('example.com')).toBe('example.com');
     expect(rootDomain('co.uk')).toBe('co.uk');
