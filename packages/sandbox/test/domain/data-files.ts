@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,17 +11,35 @@ import { journalOf } from '../../src/domain/persist.js';
 /** A new empty folder, by its real path (as /proc names the files open in it). */
 export const freshDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'zone-api-persist-')));
 
-/** A state of one section, `small`, and a snapshot that counts how often it was taken. */
-export function fakeState() {
-  const st = { small: 0, full: 0 };
+/**
+ * A state of one section, `small`, and a snapshot that counts how often it was taken. With `large`, a
+ * second section, `pools`, is written only when touched (as the Store's large sections) or with all.
+ */
+export function fakeState(large = false) {
+  const st = { small: 0, pools: [0], touched: false, full: 0 };
   const journaled = {
-    sectionsJson: (): [string, string][] => [['small', JSON.stringify(st.small)]],
+    sectionsJson: (all = false): [string, string][] => {
+      const out: [string, string][] = [['small', JSON.stringify(st.small)]];
+      if (large && (all || st.touched)) out.push(['pools', JSON.stringify(st.pools)]);
+      st.touched = false;
+      return out;
+    },
     snapshot: () => {
       st.full++;
-      return JSON.stringify({ small: st.small });
+      return JSON.stringify(large ? { small: st.small, pools: st.pools } : { small: st.small });
     },
   };
   return { st, journaled };
+}
+
+/** Writes `snapshot` as the data file `file` and a journal that follows it with `records` (their sections), numbered from 1. */
+export function writeWithJournal(file: string, snapshot: string, records: object[]): void {
+  writeFileSync(file, snapshot);
+  const lines = [JSON.stringify({ base: createHash('sha256').update(snapshot).digest('hex') })];
+  records.forEach((sections, i) => {
+    lines.push(JSON.stringify({ seq: i + 1, sections }));
+  });
+  writeFileSync(journalOf(file), `${lines.join('\n')}\n`);
 }
 
 /** The journal's records (after its header line). */
