@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// `pnpm mutation [client-core|domain] [--mutate FILE]... [--tests GLOB]...`: StrykerJS mutation testing
+// `pnpm mutation [client-core|domain] [--mutate FILE]... [--tests GLOB]... [--static]`: StrykerJS mutation testing
 // of the client core and the sandbox's domain, with its vitest runner (not in CI: a run takes minutes to
 // hours on 2 cores). `--tests` narrows the target's vitest project to those test files (its unit tests,
 // e.g. packages/sandbox/test/domain/**): far faster, and a lower bound of the whole project's score
-// (more tests only kill more mutants).
+// (more tests only kill more mutants). `--static` also tests the mutants of what a module computes when
+// it is loaded (the domain ignores them by default: each reloads the tests); for a file that is all such
+// code, as seed-schema.ts, narrowed to its tests.
 // Incremental: each target keeps its last results in artifacts/mutation/<target>.incremental.json, so
 // a second run tests only the mutants of code or tests that changed. The domain is large: give one
 // file at a time with --mutate (packages/sandbox/src/domain/net.ts). Reports (HTML, JSON) go to
@@ -20,7 +22,7 @@ export const targets = {
   domain: { project: 'sandbox', mutate: ['packages/sandbox/src/domain/**/*.ts'], ignoreStatic: true },
 };
 
-export async function mutation(target, files = [], tests = []) {
+export async function mutation(target, files = [], tests = [], withStatic = false) {
   const t = targets[target];
   if (!t) throw new Error(`unknown target ${target}: one of ${Object.keys(targets).join(', ')}`);
   const out = join(root, 'artifacts/mutation');
@@ -34,10 +36,10 @@ export async function mutation(target, files = [], tests = []) {
     plugins: ['@stryker-mutator/vitest-runner'],
     mutate: files.length ? files.map((f) => relative(root, join(root, f))) : t.mutate,
     coverageAnalysis: 'perTest',
-    ignoreStatic: t.ignoreStatic,
+    ignoreStatic: t.ignoreStatic && !withStatic,
     incremental: true,
     // A narrowed run keeps its results apart: its survivors are not the whole project's.
-    incrementalFile: join(out, `${target}${tests.length ? '.narrowed' : ''}.incremental.json`),
+    incrementalFile: join(out, `${target}${tests.length ? '.narrowed' : ''}${withStatic ? '.static' : ''}.incremental.json`),
     reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
     htmlReporter: { fileName: join(out, target, 'index.html') },
     jsonReporter: { fileName: join(out, target, 'mutation.json') },
@@ -62,10 +64,10 @@ export async function mutation(target, files = [], tests = []) {
 if (isMain(import.meta.url)) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { mutate: { type: 'string', multiple: true }, tests: { type: 'string', multiple: true } },
+    options: { mutate: { type: 'string', multiple: true }, tests: { type: 'string', multiple: true }, static: { type: 'boolean' } },
   });
   try {
-    await mutation(positionals[0] ?? 'client-core', values.mutate ?? [], values.tests ?? []);
+    await mutation(positionals[0] ?? 'client-core', values.mutate ?? [], values.tests ?? [], values.static ?? false);
   } catch (e) {
     console.error(e.message);
     process.exit(1);
