@@ -56,5 +56,11 @@ export const PROVIDER_API_HOST = 'api.brightdata.com';
  */
 export const PROVIDER_DOMAIN = PROVIDER_API_HOST.replace(/^api\./, '');
 
+/**
+ * The provider's mail domain as the real manager has it built in (its package.json `mail_domain`, 191),
+ * sent in its settings whether or not its cloud answered (lib/mixins/mgr_config.js 60).
+ */
+export const PROVIDER_MAIL_DOMAIN = 'bright.cn';
+
 /** The origins of PROVIDER_API_HOST that the MSW adapter answers for the account API by default. */
 export const PROVIDER_API_ORIGINS = [`https://${PROVIDER_API_HOST}`, `http://${PROVIDER_API_HOST}`];

@@ -1810,6 +1810,8 @@ export interface components {
             config?: string | boolean;
             /** @description URL used for tests. */
             test_url?: string;
+            /** @description The provider's mail domain, as the manager has it built in: the real manager 1.570.247 sends its package's `mail_domain`, `bright.cn`, whether or not it reached the provider (observed). */
+            mail_domain?: string;
             /**
              * @description Request logs setting, returned as a number (observed; the documentation documents a boolean for
              *     updates, see `SettingsUpdate`).

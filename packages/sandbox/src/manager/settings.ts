@@ -1,3 +1,4 @@
+import { PROVIDER_MAIL_DOMAIN } from '../brand.js';
 import { HAR_LIMITS } from '../domain/har.js';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
 import { badRequest, HttpError } from '../errors.js';
@@ -43,7 +44,7 @@ export function settingsHandlers(c: ManagerContext) {
   /**
    * The settings as `GET`/`PUT /api/settings` answer them: the stored ones, plus the fields the real
    * manager 1.570.247 always sends that the sandbox does not act on, with the values it sends offline.
-   * Not sent: `mail_domain` and `cloud_url_address`, the provider's own host names (see parity.yaml).
+   * Not sent: `cloud_url_address`, the host of the provider's cloud, which only the cloud names (see parity.yaml).
    */
   function settingsView() {
     const s = m().settings;
@@ -56,6 +57,7 @@ export function settingsHandlers(c: ManagerContext) {
       lpm_auth: b.lpm_auth,
       av_server: b.av_server,
       reseller: b.reseller,
+      mail_domain: PROVIDER_MAIL_DOMAIN,
       // What the real manager's cache holds, and its bound (lib/consts.js `CACHE_LIMIT`): the sandbox keeps no cache.
       cache_report: [0],
       cache_limit: 100_000_000,
