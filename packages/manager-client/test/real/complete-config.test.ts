@@ -181,3 +181,91 @@ describe("an update's {data}: the port's complete configuration", () => {
     expect(sbx).toEqual(real);
   });
 });
+
+describe('an update checked as the real manager checks it: the stored configuration with the update over it', () => {
+  /** A refusal, the port numbers in its messages taken out (each side names its own). */
+  const refusal = (r: Reply) => ({ status: r.status, body: JSON.stringify(r.body).replace(/\b\d{5}\b/g, 'N') });
+  const refused = (...errors: { msg: string; field: string }[]) => ({ status: 400, body: { errors } });
+  const notValid = { msg: 'the provided zone name is not valid.', field: 'zone' };
+
+  it('a create stores any Zone; every later update is refused for it until one names a Zone the account has (seed 1542456944)', async () => {
+    // A create's check sees only port, ext_proxies and multiply (web_api.js 372-373); an update's the stored
+    // configuration with the update over it (web_api.js 400-404), before it looks for `proxy` (405-410).
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25700), zone: { a: 1 } } }]);
+    await pair.same((at) => ['PUT', `/api/proxies/${at(25700)}`, { proxy: { ssl: true } }], refused(notValid));
+    await pair.same((at) => ['PUT', `/api/proxies/${at(25700)}`, {}], refused(notValid));
+    const [real, sbx] = await storedFrom(25700);
+    expect(real).toEqual([expect.objectContaining({ port: 25700, zone: { a: 1 } })]);
+    expect(real[0]).not.toHaveProperty('ssl');
+    expect(sbx).toEqual(real);
+    // The status check of a persist port details the same check of its running configuration (web_api.js 568-574).
+    await pair.same((at) => ['GET', `/api/proxy_status/${at(25700)}`], {
+      status: 200,
+      body: { status: expect.any(String), status_details: [notValid] },
+    });
+    // An update that names a Zone the account has passes; the details stay those of the first status check, `force` too.
+    const named = (r: Reply) => ({ status: r.status, zone: (r.body as { data: Config }).data.zone });
+    await pair.same((at) => ['PUT', `/api/proxies/${at(25700)}`, { proxy: { zone: 'res_zone' } }], { status: 200 }, named);
+    await pair.same((at) => ['GET', `/api/proxy_status/${at(25700)}?force=1`], {
+      status: 200,
+      body: { status: 'ok', status_details: [notValid] },
+    });
+  });
+
+  it('a disabled Zone, an empty one, a port or range in use, text over 300 characters, a bad bandwidth limit: every problem named, in order (mgr_proxy.js 481-594)', async () => {
+    const long = 'x'.repeat(301);
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25710), zone: 'old_zone' } }]);
+    await pair.same(
+      (at) => ['PUT', `/api/proxies/${at(25710)}`, { proxy: { ssl: true } }],
+      refused({ msg: 'zone disabled', field: 'zone' }),
+    );
+    await pair.same((at) => ['GET', `/api/proxy_status/${at(25710)}`], { status: 200, body: { status: 'Disabled zone' } });
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25720), zone: 'nope', country: long } }]);
+    await pair.same(
+      (at) => ['PUT', `/api/proxies/${at(25720)}`, { proxy: { port: at(25710), city: long } }],
+      refused(
+        { msg: 'port 25710 in use by another proxy', field: 'port' },
+        notValid,
+        { msg: 'Maximum string length exceeded', field: 'country' },
+        { msg: 'Maximum string length exceeded', field: 'city' },
+      ),
+      refusal,
+    );
+    await pair.same(
+      (at) => ['PUT', `/api/proxies/${at(25720)}`, { proxy: { port: 0, zone: 'res_zone', country: 'us' } }],
+      refused({ msg: 'Invalid port. It must be a number >= 1000', field: 'port' }),
+    );
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25730), zone: 'res_zone' } }]);
+    for (const zone of ['', null]) await pair.same((at) => ['PUT', `/api/proxies/${at(25730)}`, { proxy: { zone } }], refused(notValid));
+    // The ports a move with `multiply` would take, but for the port's own.
+    await pair.same(
+      (at) => ['PUT', `/api/proxies/${at(25730)}`, { proxy: { port: at(25708), multiply: 3 } }],
+      refused({ msg: 'port 25710 in use by another proxy', field: 'port' }),
+      refusal,
+    );
+    const bw = (msg: string) => ({ msg: `Invalid BW limit params, ${msg}`, field: 'bw_limit' });
+    await pair.same(
+      (at) => [
+        'PUT',
+        `/api/proxies/${at(25730)}`,
+        { proxy: { bw_limit: { bytes: 'x', start: 'nope', use_limit_webhook: 1, th_webhook_value: 'y' } } },
+      ],
+      refused(
+        bw('bytes should be positive number no greater than 9007199254740991'),
+        bw('days should be positive number no greater than 100000'),
+        bw('start should be date'),
+        bw('use_limit_webhook should be true or false'),
+        bw('th_webhook_value should be a number between 0 and 99'),
+      ),
+    );
+    // A start that is no text nor number, a limit that is no object: the check itself crashes (util/date.js 215, `in`).
+    await pair.same((at) => ['PUT', `/api/proxies/${at(25730)}`, { proxy: { bw_limit: { bytes: 5, days: 2, start: true } } }], {
+      status: 500,
+      body: 'Server error: invalid date true',
+    });
+    await pair.same((at) => ['PUT', `/api/proxies/${at(25730)}`, { proxy: { bw_limit: 'x' } }], {
+      status: 500,
+      body: "Server error: Cannot use 'in' operator to search for 'use_limit_webhook' in x",
+    });
+  });
+});

@@ -1,6 +1,6 @@
 import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, startRulesTarget, viaProxy } from '@zone-api/testkit';
-import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
+import { type RealManagerZone, type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ACCOUNT } from './account.js';
 
@@ -91,12 +91,21 @@ export async function startPair(options: PairOptions = {}): Promise<Pair> {
   seed.manager.ports = [];
   seed.manager.har = [];
   const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed, strict: options.strict });
-  const zones = Object.fromEntries(
+  const zones: Record<string, RealManagerZone> = Object.fromEntries(
     Object.entries(ACCOUNT.zones).map(([name, z]) => [
       name,
       { ...z, cost: { gb: seed.account.zones.find((x) => x.name === name)?.price_per_gb } },
     ]),
   );
+  // The seed's disabled Zones too, as the manager reads a disabled Zone: its plan's `disable` (lib/zones.js
+  // 104-107, lib/mixins/web_api.js 557-561, lib/mixins/mgr_proxy.js 516-517).
+  for (const z of seed.account.zones.filter((x) => x.disabled))
+    zones[z.name] = {
+      password: z.passwords,
+      plan: { ...z.plans.at(-1), disable: true },
+      perm: z.perms.join(' '),
+      cost: { gb: z.price_per_gb },
+    };
   let manager: RunningRealManager;
   try {
     manager = await startRealManager({

@@ -1,5 +1,7 @@
 import { managerUserAgent } from '../brand.js';
+import type { ProxyPortConfig } from '../domain/types.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
+import { proxyCheck, runningCheckConfig, storeScope } from './proxy-check.js';
 
 // A port's status (`GET /api/proxy_status/{port}`) and the memory of each port's last check, which
 // `proxies_running` shows from then on (ports.ts).
@@ -14,6 +16,19 @@ export type CheckedStatus = { status?: string; status_details?: unknown[] };
 export function portChecks(c: ManagerContext) {
   const { store, options, m, portByKey, status } = c;
   const checked = new Map<number, CheckedStatus>();
+  /**
+   * The details of each `persist` port's check, made at its first status check and kept while the port
+   * runs (`if (!proxy.status_details)`, web_api.js 568-574): a later update, or `force`, leaves them as they were.
+   */
+  const details = new Map<number, unknown[]>();
+  const detailsOf = (cfg: ProxyPortConfig): unknown[] => {
+    let kept = details.get(cfg.port);
+    if (!kept) {
+      kept = proxyCheck(storeScope(store, options.reservedPorts()), runningCheckConfig(cfg, m().settings.zone), cfg.port, cfg.multiply);
+      details.set(cfg.port, kept);
+    }
+    return kept;
+  };
   // A request through a port that succeeds makes its status `ok`, kept until a check finds otherwise
   // (lib/manager.js 322-326: the port's usage report); proxies_running shows it.
   options.ports?.onSuccess?.((port) => {
@@ -34,14 +49,20 @@ export function portChecks(c: ManagerContext) {
         if (remember) checked.set(cfg.port, out);
         return { body: out };
       };
+      // When ports carry traffic, a `persist` port's details are the real manager's check of its running
+      // configuration (proxy-check.ts); without traffic, the sandbox's own reading of its Zone (status).
+      const persist = cfg.proxy_type === 'persist';
       const answer = (x: typeof s) =>
-        reply(cfg.proxy_type === 'persist' && x.status !== 'Disabled zone' ? { status_details: [], ...x } : { status: x.status }, true);
+        reply(
+          persist && x.status !== 'Disabled zone'
+            ? { status_details: options.ports ? detailsOf(cfg) : (x.status_details ?? []), status: x.status }
+            : { status: x.status },
+          true,
+        );
       // A Zone the account does not have (an unknown one, or none: the settings' `zone` set to `""`) is
-      // checked all the same when ports carry traffic: the network refuses the port's username, and the
-      // details are the real manager's port check of the Zone (lib/mixins/mgr_proxy.js 507-513).
+      // checked all the same when ports carry traffic: the network refuses the port's username.
       const unknownZone = !store.zones.has(cfg.zone ?? m().settings.zone);
-      if (unknownZone && options.ports)
-        s = { status: 'ok', status_details: [{ msg: 'the provided zone name is not valid.', field: 'zone' }] };
+      if (unknownZone && options.ports) s = { status: 'ok' };
       // A port with an `smtp` list is an SMTP relay: not checked, nor its status kept (web_api.js 563-564:
       // the port's `status` is left as it was, so proxies_running shows none).
       const smtp = (cfg as { smtp?: unknown }).smtp as ArrayLike<unknown> | undefined;
@@ -61,8 +82,11 @@ export function portChecks(c: ManagerContext) {
   return {
     /** The port's last check, if any since it was made. */
     last: (port: number): CheckedStatus | undefined => checked.get(port),
-    /** Forgets a port's last check (deleted, moved away, or a new port of a number checked before). */
-    forget: (port: number): void => void checked.delete(port),
+    /** Forgets a port's last check and its details (deleted, moved away, restarted, or a new port of a number checked before). */
+    forget: (port: number): void => {
+      checked.delete(port);
+      details.delete(port);
+    },
     handlers,
   };
 }

@@ -36,6 +36,7 @@ import {
   updatedConfig,
 } from './port-config.js';
 import { portChecks } from './port-status.js';
+import { proxyCheck, storeScope } from './proxy-check.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
 
@@ -59,7 +60,7 @@ export function portsHandlers(c: ManagerContext) {
     if (on) list.push(port);
     store.setManager({ kept_stored: list.length ? list.sort((a, b) => a - b) : undefined });
   }
-  /** Refusals shared by create and update: a port taken by another proxy or by the sandbox itself, an unknown Zone. */
+  /** A create's refusals: a port taken by another proxy or by the sandbox itself; with `--strict`, an unknown Zone (checkZone). */
   function checkPort(port: number, self?: number): void {
     if (port !== self && store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
     if (options.reservedPorts().includes(port)) throw portErrors(`port ${port} in use by the UI/API and UI/WebSocket`, 'port');
@@ -261,10 +262,13 @@ export function portsHandlers(c: ManagerContext) {
       const old = store.ports.get(Number(ctx.params.port));
       if (!old) throw new HttpError(400, `No proxy at port ${ctx.params.port}`);
       refuseDuplicateUpdate(old, kept());
-      // The real manager converts the fields to their types first (lib/middleware.js 124-131), then wants `proxy` (web_api.js 405-410).
+      // The real manager converts the fields to their types first (lib/middleware.js 124-131), checks the stored
+      // configuration with the update over it (web_api.js 400-404, proxy-check.ts), then wants `proxy` (web_api.js 405-410).
       const body = ctx.body;
       const raw = body?.proxy;
       if (raw && typeof raw === 'object' && Object.keys(raw).length) coerceUpdate(raw, types);
+      const problems = proxyCheck(storeScope(store, options.reservedPorts()), Object.assign({}, old, raw), old.port, old.multiply);
+      if (problems.length) throw new HttpError(400, problems.map((p) => p.msg).join('; '), { body: { errors: problems } });
       if (!raw)
         throw new HttpError(400, "Request body should contain 'proxy' field", {
           body: { errors: [{ msg: "Request body should contain 'proxy' field", body: JSON.stringify(body ?? {}) }] },
@@ -275,8 +279,6 @@ export function portsHandlers(c: ManagerContext) {
       const unrelayable = unrelayableSmtp({ ...old, ...given });
       if (unrelayable) throw portErrors(unrelayable, 'smtp');
       const port = given.port ?? old.port;
-      checkPort(port, old.port);
-      checkZone(given);
       const fresh = structuredClone(given) as Record<string, unknown>;
       // Restarted (proxy_remove_and_create, mgr_proxy.js 427-445): the old configuration with the update, stored
       // as a create stores it, with the old port's ban list; else updated in place (mgr_proxy.js 402-423).
