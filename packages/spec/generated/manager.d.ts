@@ -430,6 +430,11 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
    * The port is looked up as given, unchecked: `abc` or `024000` name no port and are answered
    * `Unknown proxy` (observed on 1.570.247; lib/mixins/web_api.js 553-556).
+   * For a `persist` port, `status_details` are the problems of the real manager's check of the port's
+   * running configuration (its Zone, its bandwidth limit, text fields over 300 characters; `[]` when
+   * none: the problems an update names, see `updateProxy`), made at the port's first status check and
+   * kept while it runs: a later update, or `force`, leaves them as they were (observed on 1.570.247;
+   * lib/mixins/web_api.js 568-574).
    *
    * `GET /api/proxy_status/{port}` · operationId `getProxyStatus` · reference: `@zone-api/spec/docs/manager.html#operation/getProxyStatus` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */

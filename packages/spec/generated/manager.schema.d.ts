@@ -307,6 +307,11 @@ export interface paths {
          *     (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
          *     The port is looked up as given, unchecked: `abc` or `024000` name no port and are answered
          *     `Unknown proxy` (observed on 1.570.247; lib/mixins/web_api.js 553-556).
+         *     For a `persist` port, `status_details` are the problems of the real manager's check of the port's
+         *     running configuration (its Zone, its bandwidth limit, text fields over 300 characters; `[]` when
+         *     none: the problems an update names, see `updateProxy`), made at the port's first status check and
+         *     kept while it runs: a later update, or `force`, leaves them as they were (observed on 1.570.247;
+         *     lib/mixins/web_api.js 568-574).
          */
         get: operations["getProxyStatus"];
         put?: never;
@@ -3080,7 +3085,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The port was updated; its effective configuration (observed). */
+            /**
+             * @description The port was updated; its effective configuration (observed). An update in place answers the
+             *     running port's options: those built as the port started (its create, or the last update that
+             *     restarted it), with each update in place over them. So they show the settings of the port's start,
+             *     except those the manager sends to its running ports when they change (`har_limit`; the settings'
+             *     Zone for a port stored without one), and the permissions (`ssl_perm`, `state_perm`, `zip_perm`) of
+             *     the Zone it started with (observed on 1.570.247; lib/mixins/mgr_proxy.js 45-63, 402-423,
+             *     lib/proxy_port.js 214-234). An update that restarts the port answers the new port's.
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3093,6 +3106,17 @@ export interface operations {
              * @description The configuration was refused (observed): no port with this number, no `proxy` in the body
              *     (that entry carries `body`, the request body as a JSON text, instead of `field`), a port that
              *     is not persistent (`Proxy is read-only`), the new port is in use, or the Zone is unknown.
+             *
+             *     The real manager 1.570.247 checks the port's stored configuration with the update over it, before
+             *     it looks for `proxy` (lib/mixins/web_api.js 400-410, lib/mixins/mgr_proxy.js 481-594), and names
+             *     every problem, in this order: a `port` below 1000 (`Invalid port. It must be a number >= 1000`) or
+             *     one of the `multiply` ports it would take in use (`port N in use by another proxy`); a Zone the
+             *     account does not have (`the provided zone name is not valid.`, also for `""` and `null`) or whose
+             *     plan is disabled (`zone disabled`); a `bw_limit` whose `bytes`, `days`, `start`,
+             *     `use_limit_webhook` or `th_webhook_value` is out of bounds (`Invalid BW limit params, …`); each
+             *     text field longer than 300 characters (`Maximum string length exceeded`). A create does not check
+             *     the Zone, so a port created with a Zone the account does not have is refused every update until
+             *     one names a Zone it has.
              */
             400: {
                 headers: {

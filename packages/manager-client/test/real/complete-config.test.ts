@@ -182,6 +182,73 @@ describe("an update's {data}: the port's complete configuration", () => {
   });
 });
 
+describe("an update in place answers from the port's start: the running port's options (lib/proxy_port.js 214-234)", () => {
+  it('a port started without a Zone that an update leaves without one: no `zone`, the permissions of the Zone it started with (seed 1066256482)', async () => {
+    await sameData((at) => [
+      'POST',
+      '/api/proxies',
+      { proxy: { port: at(25740), proxy_type: '', zone: '', proxy_port: '0', sticky_ip: true } },
+    ]);
+    const data = await sameData((at) => ['PUT', `/api/proxies/${at(25740)}`, { proxy: { pool_size: 'abc' } }]);
+    expect(data).not.toHaveProperty('zone');
+    expect(data).toMatchObject({ state_perm: false, zip_perm: false, static: true, pool_size: null });
+    // Started with a Zone the account does not have: no state_perm or zip_perm, whatever Zone an update names.
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25750), zone: 'no_such_zone' } }]);
+    const named = await sameData((at) => ['PUT', `/api/proxies/${at(25750)}`, { proxy: { zone: 'res_zone' } }]);
+    expect(named).toMatchObject({ zone: 'res_zone', ssl_perm: false });
+    for (const k of ['state_perm', 'zip_perm']) expect(named).not.toHaveProperty(k);
+  });
+
+  it('the settings of its start, but for those the manager sends to running ports (har_limit: mgr_config.js 130-134)', async () => {
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25760), zone: 'res_zone' } }]);
+    const [before] = await pair.both(() => ['GET', '/api/settings']);
+    const { logs, request_stats, har_limit } = before.body as Config;
+    try {
+      await pair.same(
+        () => ['PUT', '/api/settings', { logs: 50, request_stats: false, har_limit: 2000 }],
+        { status: 200 },
+        (r) => r.status,
+      );
+      const data = await sameData((at) => ['PUT', `/api/proxies/${at(25760)}`, { proxy: { ssl: true } }]);
+      expect(data).toMatchObject({ logs, request_stats, har_limit: 2000, ssl: true });
+      // A restart starts the port anew, with the settings of now.
+      const restarted = await sameData((at) => ['PUT', `/api/proxies/${at(25760)}`, { proxy: { multiply: 2 } }]);
+      expect(restarted).toMatchObject({ logs: 50, request_stats: false, har_limit: 2000 });
+    } finally {
+      await pair.both(() => ['PUT', '/api/settings', { logs, request_stats, har_limit }]);
+    }
+  });
+
+  it('multiply_ips: the first of its ips, as it started, until an update gives the list; a restart runs anew and has no status yet', async () => {
+    await sameData((at) => [
+      'POST',
+      '/api/proxies',
+      { proxy: { port: at(25770), zone: 'res_zone', multiply_ips: true, ips: ['1.1.1.1', '2.2.2.2'] } },
+    ]);
+    expect(await sameData((at) => ['PUT', `/api/proxies/${at(25770)}`, { proxy: { ssl: true } }])).toMatchObject({
+      ip: '1.1.1.1',
+      ips: ['1.1.1.1'],
+    });
+    const listed = await sameData((at) => ['PUT', `/api/proxies/${at(25770)}`, { proxy: { ips: ['2.2.2.2', '1.1.1.1'] } }]);
+    expect(listed).toMatchObject({ ip: '1.1.1.1', ips: ['2.2.2.2', '1.1.1.1'] });
+    expect(await sameData((at) => ['PUT', `/api/proxies/${at(25770)}`, { proxy: { multiply: 2 } }])).toMatchObject({
+      ip: '2.2.2.2',
+      ips: ['2.2.2.2'],
+    });
+    // A port checked, then restarted: proxies_running shows no status of it (a new running port).
+    await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25780), zone: 'res_zone' } }]);
+    await pair.same((at) => ['GET', `/api/proxy_status/${at(25780)}`], { status: 200, body: { status: 'ok', status_details: [] } });
+    await sameData((at) => ['PUT', `/api/proxies/${at(25780)}`, { proxy: { multiply: 2 } }]);
+    const [real, sbx] = await pair.both(() => ['GET', '/api/proxies_running']);
+    const mine = (r: Reply, shift: number) =>
+      (r.body as Config[])
+        .filter((c) => [25780, 25781].includes((c.port as number) - shift))
+        .map((c) => ({ port: (c.port as number) - shift, status: c.status }));
+    expect(mine(real, 0)).toEqual([{ port: 25780 }, { port: 25781 }]);
+    expect(mine(sbx, SHIFT)).toEqual(mine(real, 0));
+  });
+});
+
 describe('an update checked as the real manager checks it: the stored configuration with the update over it', () => {
   /** A refusal, the port numbers in its messages taken out (each side names its own). */
   const refusal = (r: Reply) => ({ status: r.status, body: JSON.stringify(r.body).replace(/\b\d{5}\b/g, 'N') });
@@ -194,9 +261,9 @@ describe('an update checked as the real manager checks it: the stored configurat
     await sameData((at) => ['POST', '/api/proxies', { proxy: { port: at(25700), zone: { a: 1 } } }]);
     await pair.same((at) => ['PUT', `/api/proxies/${at(25700)}`, { proxy: { ssl: true } }], refused(notValid));
     await pair.same((at) => ['PUT', `/api/proxies/${at(25700)}`, {}], refused(notValid));
-    const [real, sbx] = await storedFrom(25700);
+    const [real, sbx] = (await storedFrom(25700)).map((list) => list.filter((c) => c.port === 25700));
     expect(real).toEqual([expect.objectContaining({ port: 25700, zone: { a: 1 } })]);
-    expect(real[0]).not.toHaveProperty('ssl');
+    expect(real?.[0]).not.toHaveProperty('ssl');
     expect(sbx).toEqual(real);
     // The status check of a persist port details the same check of its running configuration (web_api.js 568-574).
     await pair.same((at) => ['GET', `/api/proxy_status/${at(25700)}`], {

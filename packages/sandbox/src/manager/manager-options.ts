@@ -165,11 +165,12 @@ export function managerOptions(c: ManagerContext) {
    * what starting the port changes of `cfg` (port-config.ts startedFields), spread over it here rather
    * than over a copy of it.
    */
-  async function complete(cfg: ProxyPortConfig, started: Record<string, Json> = {}): Promise<Record<string, Json>> {
+  async function complete(cfg: ProxyPortConfig, started: Record<string, Json> = {}, at?: StartedWith): Promise<Record<string, Json>> {
     const run = options.portDefaults?.() ?? {};
     const store_ = String(m().settings.config);
+    const now = defaults();
     const head: Record<string, Json> = {
-      ...defaults(),
+      ...(at ? { ...at.defaults, ...pick(now, PROPAGATED) } : now),
       new_proxy_port: NEW_PROXY_PORT,
       proxy_country: '',
       resolve_proxies_interval: RESOLVE_PROXIES_INTERVAL,
@@ -191,20 +192,66 @@ export function managerOptions(c: ManagerContext) {
     // hold tens of thousands of unknown fields, as the real manager stores them).
     const out = await spreadInPieces(head, cfg);
     Object.assign(out, started, { proxy_port: upstreamPort() });
-    // `zones_mgr.get_obj(c.zone)` compares `z.zone==zname`: a one-name list names that Zone, other values none.
-    const zone = store.zones.get(String(out.zone));
-    const plan = zone?.plans[zone.plans.length - 1] as Record<string, unknown> | undefined;
-    out.ssl_perm = !!plan?.ssl;
-    const perms = zone && planPerms(plan, zone.perms.join(' '));
-    if (perms) out.state_perm = perms.includes('state');
-    if (perms) out.zip_perm = perms.includes('zip');
+    const perms = at?.perms ?? zonePerms(out.zone);
+    out.ssl_perm = perms.ssl_perm;
+    for (const k of ['state_perm', 'zip_perm'] as const) {
+      if (perms[k] === undefined) delete out[k];
+      else out[k] = perms[k];
+    }
     out.hosts = [run.proxy ?? PORT_DEFAULTS.proxy];
-    if (!zone) delete out.state_perm;
-    if (!zone) delete out.zip_perm;
     // What the real manager sets from its cloud's answers, whatever the port's own: none offline (`undefined`, not sent).
     for (const k of ['cn_hosts', 'zone_auth_type_whitelist', 'lb_ips', 'banlist_sync']) delete out[k];
     return out;
   }
 
-  return { defaults, complete, upstreamPort, logsSettings };
+  /** What a Zone permits a port (complete_proxy_config, mgr_proxy.js 48-53): `ssl_perm`; `state_perm` and `zip_perm` only for a Zone the account has. */
+  function zonePerms(name: unknown): ZonePerms {
+    // `zones_mgr.get_obj(c.zone)` compares `z.zone==zname`: a one-name list names that Zone, other values none.
+    const zone = store.zones.get(String(name));
+    const plan = zone?.plans[zone.plans.length - 1] as Record<string, unknown> | undefined;
+    const perms = zone && planPerms(plan, zone.perms.join(' '));
+    return { ssl_perm: !!plan?.ssl, state_perm: perms?.includes('state'), zip_perm: perms?.includes('zip') };
+  }
+
+  // The last settings a port started with, shared by the ports that start with the same (ports of one
+  // configuration hold one copy, not one each).
+  let lastDefaults: { text: string; value: Record<string, Json> } | undefined;
+  /** What a port takes from the manager as it starts (StartedWith): the settings and its Zone's permissions now. */
+  function startedWith(cfg: ProxyPortConfig): StartedWith {
+    const now = defaults();
+    const text = JSON.stringify(now);
+    if (lastDefaults?.text !== text) lastDefaults = { text, value: now };
+    const zone = 'zone' in cfg ? (cfg as Record<string, Json>).zone : now.zone;
+    return { defaults: lastDefaults.value, perms: zonePerms(zone) };
+  }
+
+  return { defaults, complete, startedWith, upstreamPort, logsSettings };
 }
+
+/** What a Zone permits a port: `state_perm` and `zip_perm` are left out for a Zone the account does not have. */
+export interface ZonePerms {
+  ssl_perm: boolean;
+  state_perm?: boolean;
+  zip_perm?: boolean;
+}
+
+/**
+ * What a running port took from the manager when it started (a create, a restart, a move): the real
+ * manager 1.570.247 builds a port's options once, as it starts it (`complete_proxy_config`, mgr_proxy.js
+ * 45-63, 65-66), and an update in place assigns the update over them (`update_config`, lib/proxy_port.js
+ * 214-234). So an update's answer shows the settings of the port's start and the permissions of the Zone
+ * it started with, except the settings the manager sends to its running ports when they change (PROPAGATED).
+ */
+export interface StartedWith {
+  defaults: Record<string, Json>;
+  perms: ZonePerms;
+}
+
+/**
+ * The settings a change of which the real manager sends to every running port (`update_ports`,
+ * mgr_config.js 130-140, 181-190), and `zone`, which it sends to the ports stored without a Zone of
+ * their own (mgr_config.js 116-128; a port with its own Zone shows that one).
+ */
+const PROPAGATED = ['zone', 'har_limit', 'debug', 'lpm_auth', 'logs_settings', 'socket_inactivity_timeout'] as const;
+
+const pick = (o: Record<string, Json>, keys: readonly string[]): Record<string, Json> => Object.fromEntries(keys.map((k) => [k, o[k]]));

@@ -4,13 +4,11 @@ import { HttpError } from '../errors.js';
 import { listenHost, portFree } from '../free-ports.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 import { dropPortLogs } from './logs-stats.js';
-import { managerOptions } from './manager-options.js';
 import {
   deletion,
   isDuplicate,
   isStored,
   MULTIPLY_BYTES_LIMIT,
-  masterFields,
   masterRun,
   multiplied,
   PORTS_LIMIT,
@@ -35,24 +33,27 @@ import {
   unstartableLookup,
   updatedConfig,
 } from './port-config.js';
+import { openListeners } from './port-listeners.js';
 import { portChecks } from './port-status.js';
-import { proxyCheck, storeScope } from './proxy-check.js';
+import { portErrors, proxyCheck, refusal, storeScope } from './proxy-check.js';
+import { startedPorts } from './started-ports.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
 
 const FIRST_PORT = 24000;
-/** The observed `{errors: [{msg, field}]}` of port creation and update. */
-const portErrors = (msg: string, field?: string) => new HttpError(400, msg, { body: { errors: [field ? { msg, field } : { msg }] } });
 
 /** The real manager's delete of an unknown port fails inside its handler: `500` with this text. */
 const noSuchProxy = () => serverError('this proxy does not exist');
 
 export function portsHandlers(c: ManagerContext) {
   const { store, options, m, log, portOf, portFacts } = c;
-  const { complete } = managerOptions(c);
   const types = options.portFieldTypes ?? {};
   /** Each port's last status check (port-status.ts), which `proxies_running` shows. */
   const checks = portChecks(c);
+  /** What each port started with, which an update in place answers (started-ports.ts). */
+  const startedWith = startedPorts(c);
+  /** The numbers a configuration runs on: its own and its duplicates'. */
+  const runs = (cfg: ProxyPortConfig) => Array.from({ length: portCount(cfg) }, (_, i) => cfg.port + i);
   /** Stored ports an update in place gave a `proxy_type` other than `persist`: they stay stored (multiply.ts isStored), in the state. */
   const kept = (): ReadonlySet<number> => new Set(m().kept_stored ?? []);
   function keep(port: number, on: boolean): void {
@@ -61,8 +62,8 @@ export function portsHandlers(c: ManagerContext) {
     store.setManager({ kept_stored: list.length ? list.sort((a, b) => a - b) : undefined });
   }
   /** A create's refusals: a port taken by another proxy or by the sandbox itself; with `--strict`, an unknown Zone (checkZone). */
-  function checkPort(port: number, self?: number): void {
-    if (port !== self && store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
+  function checkPort(port: number): void {
+    if (store.ports.has(port)) throw portErrors(`port ${port} in use by another proxy`, 'port');
     if (options.reservedPorts().includes(port)) throw portErrors(`port ${port} in use by the UI/API and UI/WebSocket`, 'port');
   }
   function checkZone(cfg: ProxyPortConfig): void {
@@ -113,27 +114,11 @@ export function portsHandlers(c: ManagerContext) {
     store.dropPort(port);
     keep(port, false);
     checks.forget(port);
+    startedWith.stop(port);
   }
 
-  /**
-   * Opens the listeners of new ports (when ports carry traffic). A port that cannot bind is refused
-   * at create, naming the port and why; the ports opened before it close again.
-   */
-  async function listen(configs: ProxyPortConfig[]): Promise<void> {
-    const traffic = options.ports;
-    if (!traffic) return;
-    const opened: number[] = [];
-    for (const cfg of configs) {
-      try {
-        await traffic.open(runningConfig(cfg, types));
-        opened.push(cfg.port);
-      } catch (err) {
-        await Promise.allSettled(opened.map((p) => traffic.close(p)));
-        const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-        throw portErrors(`port ${cfg.port} cannot be opened on ${listenHost(cfg.iface)}: ${why}`, 'port');
-      }
-    }
-  }
+  /** Opens the listeners of new ports when ports carry traffic (port-listeners.ts). */
+  const listen = (configs: ProxyPortConfig[]) => openListeners(options.ports, configs, types);
 
   function refreshSession(ctx: ManagerCtx) {
     const cfg = portOf(ctx);
@@ -215,7 +200,7 @@ export function portsHandlers(c: ManagerContext) {
         }
         log(`port${count > 1 ? 's' : ''} ${ports.join(', ')} created`);
         const head = configs[0] as ProxyPortConfig;
-        return { body: { data: await complete(head, { ...started(head), ...masterFields(head) }) } };
+        return { body: { data: await startedWith.start(head, started(head)) } };
       } finally {
         for (const port of mine) creating.delete(port);
       }
@@ -268,7 +253,7 @@ export function portsHandlers(c: ManagerContext) {
       const raw = body?.proxy;
       if (raw && typeof raw === 'object' && Object.keys(raw).length) coerceUpdate(raw, types);
       const problems = proxyCheck(storeScope(store, options.reservedPorts()), Object.assign({}, old, raw), old.port, old.multiply);
-      if (problems.length) throw new HttpError(400, problems.map((p) => p.msg).join('; '), { body: { errors: problems } });
+      if (problems.length) throw refusal(problems);
       if (!raw)
         throw new HttpError(400, "Request body should contain 'proxy' field", {
           body: { errors: [{ msg: "Request body should contain 'proxy' field", body: JSON.stringify(body ?? {}) }] },
@@ -299,10 +284,12 @@ export function portsHandlers(c: ManagerContext) {
         }
         if (port !== old.port) await options.ports.close(old.port);
       }
+      // A restart starts the port and its duplicates anew: none has been checked (port-status.ts).
+      if (restart) for (const p of new Set([...runs(old), ...runs(cfg)])) checks.forget(p);
       if (port !== old.port) {
         // A move keeps the port's running state (bans, sessions) with it.
         store.movePort(old.port, cfg);
-        checks.forget(old.port);
+        startedWith.stop(old.port);
         log(`port ${old.port} moved to ${port}`);
       } else {
         store.putPort(cfg);
@@ -311,9 +298,10 @@ export function portsHandlers(c: ManagerContext) {
         log(`port ${port} ${restart ? 'restarted' : 'updated'}`);
       }
       await rebuildDuplicates(store, old.port, cfg, options.ports);
-      // The port's complete configuration: an update in place answers the running port's (proxy_port.js
-      // update_config), a restart the new port's (mgr_proxy.js 444).
-      return { body: { data: await complete(cfg, started(cfg)) } };
+      // The port's complete configuration: an update in place answers the running port's, from its start
+      // (started-ports.ts), a restart the new port's (mgr_proxy.js 444).
+      const data = restart ? await startedWith.start(cfg, started(cfg)) : await startedWith.updated(cfg, fresh, started(cfg));
+      return { body: { data } };
     },
 
     ...checks.handlers,

@@ -1,5 +1,6 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig, ZoneState } from '../domain/types.js';
+import { HttpError } from '../errors.js';
 import { serverError } from './port-config.js';
 
 // The real local proxy manager 1.570.247's check of a port configuration (`proxy_check`,
@@ -20,8 +21,14 @@ type Json = any;
 
 export interface ProxyProblem {
   msg: string;
-  field: string;
+  field?: string;
 }
+
+/** The observed refusal of a port's create or update: `400 {errors: [{msg, field}]}`, each problem found. */
+export const refusal = (problems: ProxyProblem[]) =>
+  new HttpError(400, problems.map((p) => p.msg).join('; '), { body: { errors: problems } });
+/** A refusal of one problem. */
+export const portErrors = (msg: string, field?: string) => refusal([field ? { msg, field } : { msg }]);
 
 /** The longest text a configuration field may hold (lib/consts.js 18, `MAX_STRING_LENGTH`). */
 export const MAX_STRING_LENGTH = 300;
