@@ -157,6 +157,13 @@ async function realTarget(): Promise<Target> {
         signal: within.signal(),
       }).then((r) => r.arrayBuffer());
     await fetch(`${t.url}/api/logs_reset`, { signal: within.signal() }).then((r) => r.arrayBuffer());
+    // A port of another proxy_type runs without being stored (so the loop above does not see it), and one
+    // created as `duplicate` cannot be deleted: each still running is deleted, and any left makes a restart.
+    const runningPorts = async () =>
+      ((await json(`${t.url}/api/proxies_running`, { signal: within.signal() })) ?? []) as Array<{ port: number }>;
+    for (const p of await runningPorts())
+      await fetch(`${t.url}/api/proxies/${p.port}`, { method: 'DELETE', signal: within.signal() }).then((r) => r.arrayBuffer());
+    if ((await runningPorts()).length) return false;
     return isDeepStrictEqual(await fingerprint(t, ctx(), []), clean);
   };
   // A real manager whose connection handler threw (a port's `smtp` entry that is no text) is shutting
