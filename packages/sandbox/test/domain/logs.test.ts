@@ -45,7 +45,7 @@ function exchange(port: number, url = 'http://example.com/'): Exchange {
 describe('the general log', () => {
   it("a line with the sandbox's time and the manager's prefix, after those there", () => {
     const s = fresh();
-    s.clock.set('2030-01-02T03:04:05.678Z');
+    vi.spyOn(s.clock, 'now').mockReturnValue(Date.parse('2030-01-02T03:04:05.678Z'));
     const before = s.manager.general_log.length;
     s.logs.line('hello');
     expect(s.manager.general_log).toHaveLength(before + 1);
@@ -158,6 +158,64 @@ describe('the HAR log', () => {
     s.setSettings({ logs: 1000 });
     s.logs.request(exchange(24003));
     expect(s.manager.har.map((e) => e.details?.port)).toEqual([9, 10, 24003]);
+  });
+
+  describe('the bytes it holds, counted as entries come and go', () => {
+    /** An entry of the log weighing `bytes` (harEntryWeight: a kilobyte and its text). */
+    function weighing(s: Store, port: number, bytes: number): HarEntry {
+      const e = s.manager.har[0] as HarEntry;
+      return {
+        ...e,
+        details: { ...e.details, port },
+        request: { ...e.request, postData: undefined },
+        response: { ...e.response, content: { ...e.response.content, text: 'x'.repeat(bytes - 1024) } },
+      } as HarEntry;
+    }
+    /** A request whose answer the log keeps whole: HAR_LIMITS.body bytes of text. */
+    const heavyRequest = (port: number): Exchange => ({
+      ...exchange(port),
+      responseHeaders: { 'content-type': 'text/plain' },
+      responseBody: Buffer.alloc(HAR_LIMITS.body, 'y'),
+    });
+    const ports = (s: Store) => s.manager.har.map((e) => e.details?.port);
+    const withLog = (weights: number[]) => {
+      const s = fresh();
+      const data = s.toData();
+      data.manager.har = weights.map((w, i) => weighing(s, i + 1, w));
+      s.load(data);
+      return s;
+    };
+    const large = Math.floor(HAR_LIMITS.bytes / 2.2);
+
+    it("the new entry's bytes count: past the bound the oldest goes", () => {
+      const s = withLog([large, large]);
+      s.logs.request(heavyRequest(24000));
+      expect(ports(s)).toEqual([2, 24000]);
+    });
+
+    it('the entries `logs` trims no longer count', () => {
+      const s = withLog([large, large]);
+      s.setSettings({ logs: 2 });
+      s.logs.request(heavyRequest(24000));
+      expect(ports(s)).toEqual([2, 24000]);
+    });
+
+    it('a log changed in place (the same array, fewer entries) is counted anew', () => {
+      const s = withLog([large, large]);
+      s.logs.request(exchange(24000));
+      s.logs.keepRequests((e) => e.details?.port !== 1);
+      s.logs.request(heavyRequest(24001));
+      expect(ports(s)).toEqual([2, 24000, 24001]);
+    });
+
+    it('a log of exactly HAR_LIMITS.bytes keeps everything; one byte more lets the oldest go', () => {
+      const exact = withLog([1024 + 10, HAR_LIMITS.bytes - 1024 - (1024 + 10)]);
+      exact.logs.request(exchange(24000));
+      expect(ports(exact)).toEqual([1, 2, 24000]);
+      const over = withLog([1024 + 11, HAR_LIMITS.bytes - 1024 - (1024 + 10)]);
+      over.logs.request(exchange(24000));
+      expect(ports(over)).toEqual([2, 24000]);
+    });
   });
 
   it('keepRequests keeps what it is told and marks the log; keeping all changes and marks nothing', () => {
