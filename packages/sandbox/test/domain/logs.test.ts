@@ -90,6 +90,28 @@ describe('the general log', () => {
     expect(s.manager.general_log[0]?.startsWith('101.')).toBe(true);
     expect(s.manager.general_log).toHaveLength(500);
   });
+
+  it('a log of exactly LOG_MAX characters keeps every line; one character more lets the oldest go', () => {
+    /** A loaded log of lines that, with the line 'next', holds LOG_MAX characters and `extra` more. */
+    const withNext = (extra: number) => {
+      const s = fresh();
+      vi.spyOn(s.clock, 'now').mockReturnValue(0);
+      const next = `${new Date(0).toISOString()} NOTICE:Manager: next`.length;
+      const rest = LOG_MAX - next + extra;
+      const data = s.toData();
+      data.manager.general_log = [...Array.from({ length: Math.floor(rest / 2_000) }, () => 'x'.repeat(2_000)), 'y'.repeat(rest % 2_000)];
+      s.load(data);
+      const before = s.manager.general_log.length;
+      s.logs.line('next');
+      return { s, before };
+    };
+    const exact = withNext(0);
+    expect(exact.s.manager.general_log.reduce((n, l) => n + l.length, 0)).toBe(LOG_MAX);
+    expect(exact.s.manager.general_log).toHaveLength(exact.before + 1);
+    const over = withNext(1);
+    expect(over.s.manager.general_log).toHaveLength(over.before);
+    expect(over.s.manager.general_log.at(-1)?.endsWith(' next')).toBe(true);
+  });
 });
 
 describe('the HAR log', () => {
