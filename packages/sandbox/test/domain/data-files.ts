@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { journalOf } from '../../src/domain/persist.js';
+import { DataFile, type DataFileOptions, journalOf } from '../../src/domain/persist.js';
 
 // What the unit tests of the data file (persist*.test.ts) and of its writes (atomic.test.ts) share.
 
@@ -30,6 +30,14 @@ export function fakeState(large = false) {
     },
   };
   return { st, journaled };
+}
+
+/** A data file `state.json` in a new folder, over a fakeState of one section (`options`: the DataFile's). */
+export function stateFile(options?: DataFileOptions) {
+  const dir = freshDir();
+  const file = join(dir, 'state.json');
+  const { st, journaled } = fakeState();
+  return { dir, file, st, journaled, df: new DataFile(file, journaled, options) };
 }
 
 /** Writes `snapshot` as the data file `file` and a journal that follows it with `records` (their sections), numbered from 1. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as atomic from '../../src/domain/atomic.js';
 import { DataFile, foldedOf, journalOf, readState } from '../../src/domain/persist.js';
-import { fakeState, freshDir, openIn } from './data-files.js';
+import { fakeState, freshDir, openIn, stateFile } from './data-files.js';
 
 // The data file (persist.ts) when one step of a compaction fails where the disk cannot be made to fail
 // on its own (the journal's temp file, the rename of the new journal after the new snapshot is in
@@ -28,10 +28,7 @@ afterEach(() => {
 
 describe('a compaction that fails half-way', () => {
   it("the journal's temp file cannot be written: the snapshot's temp file is removed, the error is the one that happened, the snapshot stays", async () => {
-    const dir = freshDir();
-    const file = join(dir, 'state.json');
-    const { st, journaled } = fakeState();
-    const df = new DataFile(file, journaled);
+    const { dir, file, st, df } = stateFile();
     st.small = 1;
     await df.save();
     const snapshot = readFileSync(file, 'utf8');
@@ -54,10 +51,7 @@ describe('a compaction that fails half-way', () => {
   });
 
   it("the new journal cannot be put in place after the new snapshot is: both temp files gone, the error is the rename's, the next save writes a snapshot", async () => {
-    const dir = freshDir();
-    const file = join(dir, 'state.json');
-    const { st, journaled } = fakeState();
-    const df = new DataFile(file, journaled, { compactAt: 1 });
+    const { dir, file, st, df } = stateFile({ compactAt: 1 });
     await df.save();
     st.small = 1;
     await df.save(); // a record: the journal is past compactAt
@@ -116,10 +110,7 @@ describe('the compaction point', () => {
 describe('what a data file holds open', () => {
   it('one journal handle while it runs, however many compactions; none and no timer after close', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    const dir = freshDir();
-    const file = join(dir, 'state.json');
-    const { st, journaled } = fakeState();
-    const df = new DataFile(file, journaled, { compactAt: 1 });
+    const { dir, file, st, journaled, df } = stateFile({ compactAt: 1 });
     expect(vi.getTimerCount()).toBe(1); // the fsync interval
     for (let i = 1; i <= 4; i++) {
       st.small = i;
@@ -169,9 +160,7 @@ describe('records and the journal they follow', () => {
   });
 
   it('a journal with records that follows another snapshot stops the start, naming both files, how many changes and what to do', async () => {
-    const file = join(freshDir(), 'state.json');
-    const { st, journaled } = fakeState();
-    const df = new DataFile(file, journaled);
+    const { file, st, df } = stateFile();
     await df.save();
     st.small = 1;
     await df.save();
@@ -209,10 +198,7 @@ describe('records and the journal they follow', () => {
   });
 
   it('callers queued behind a write that fails are refused too (their change was not written); the next save starts afresh', async () => {
-    const dir = freshDir();
-    const file = join(dir, 'state.json');
-    const { st, journaled } = fakeState();
-    const df = new DataFile(file, journaled, { compactAt: 1 });
+    const { file, st, df } = stateFile({ compactAt: 1 });
     await df.save();
     st.small = 1;
     await df.save(); // a record: the next write is a compaction

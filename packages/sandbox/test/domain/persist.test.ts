@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DataFile, foldedOf, journalOf, readState, removeStaleTemps } from '../../src/domain/persist.js';
-import { fakeState, fileHandleProto, freshDir, records } from './data-files.js';
+import { fakeState, fileHandleProto, freshDir, records, stateFile } from './data-files.js';
 
 // The data file's unit behaviour (persist.ts) beside test/persistence.test.ts (whole sandboxes) and the
 // crash suites: removeStaleTemps, when it fsyncs, how a failed compaction leaves the folder,
@@ -121,10 +121,7 @@ describe('DataFile', () => {
   });
 
   it('a compaction that fails leaves no temp file and the snapshot as it was, and the next save tries the snapshot again', async () => {
-    const dir = freshDir();
-    const file = join(dir, 'state.json');
-    const { st, journaled } = fakeState();
-    const df = new DataFile(file, journaled, { compactAt: 1 });
+    const { dir, file, st, df } = stateFile({ compactAt: 1 });
     st.small = 1;
     await df.save();
     st.small = 2;
