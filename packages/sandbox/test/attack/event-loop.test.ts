@@ -1,8 +1,22 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import type { HarEntry } from '../../src/domain/types.js';
 import { defaultSeed } from '../../src/index.js';
 import { IGNORED_FIELDS_HEADER } from '../../src/router/lenient.js';
 import { raw, STATIC, useSandbox } from '../helpers.js';
+
+/** The built-in seed with `count` more HAR entries, each a copy of its first one that `change` makes its own. */
+function seedWithHar(count: number, change: (entry: HarEntry, i: number) => void) {
+  const seed = defaultSeed();
+  const template = seed.manager.har[0];
+  if (!template) throw new Error('the built-in seed has no HAR entry');
+  for (let i = 0; i < count; i++) {
+    const e = structuredClone(template);
+    change(e, i);
+    seed.manager.har.push(e);
+  }
+  return seed;
+}
 
 // Inputs that once held the event loop for seconds. Each is answered; how fast is measured in `pnpm bench`
 // (the event loop's longest delay while it runs), not asserted here. That the lenient path stays linear is
@@ -92,15 +106,11 @@ describe('a body of 60,000 fields is parsed, checked and answered in pieces, the
 
 describe('GET /api/logs?search is bounded and leaves the event loop free', () => {
   // 1,000 HAR entries with 1,000-character URLs.
-  const seed = defaultSeed();
-  const template = seed.manager.har[0];
-  if (!template) throw new Error('the built-in seed has no HAR entry');
-  for (let i = 0; i < 1000; i++) {
-    const e = structuredClone(template);
-    e.request.url = `https://example.com/${String(i).padStart(4, '0')}/${'ab'.repeat(490)}`;
-    seed.manager.har.push(e);
-  }
-  const big = useSandbox({ seed });
+  const big = useSandbox({
+    seed: seedWithHar(1000, (e, i) => {
+      e.request.url = `https://example.com/${String(i).padStart(4, '0')}/${'ab'.repeat(490)}`;
+    }),
+  });
   const search = (pattern: string) => raw(big.sandbox.managerUrl, 'GET', `/api/logs?limit=1&search=${encodeURIComponent(pattern)}`);
 
   it('a pattern longer than 256 characters (the issue found 961 holding the loop for a minute): 400 naming query.search', async () => {
@@ -143,15 +153,11 @@ describe('GET /api/logs?search is bounded and leaves the event loop free', () =>
 describe('GET /api/logs with whole bodies kept is serialised in pieces, the event loop let go of between them', () => {
   // Three entries keeping 16 MB bodies each (har_limit 0, HAR_LIMITS.body): a 48 MB answer, once one
   // JSON.stringify and one write that held the event loop close to a second (pnpm bench).
-  const seed = defaultSeed();
-  const template = seed.manager.har[0];
-  if (!template) throw new Error('the built-in seed has no HAR entry');
-  for (let i = 0; i < 3; i++) {
-    const e = structuredClone(template);
-    e.request.postData = { mimeType: 'text/plain', text: `${'a'.repeat(16 * 1024 * 1024 - 5)}"\n${i}\u{1F600}` };
-    seed.manager.har.push(e);
-  }
-  const big = useSandbox({ seed });
+  const big = useSandbox({
+    seed: seedWithHar(3, (e, i) => {
+      e.request.postData = { mimeType: 'text/plain', text: `${'a'.repeat(16 * 1024 * 1024 - 5)}"\n${i}\u{1F600}` };
+    }),
+  });
 
   it('a request sent while it is serialised is answered before its first byte; the answer is JSON.stringify of it, Content-Length its bytes', async () => {
     const order: string[] = [];
