@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { HttpError } from '../errors.js';
-import { UnreadableBody, unreadableBody } from './bodies.js';
+import { UnreadableBody } from './bodies.js';
 import type { ApiName, OperationDef } from './spec.js';
 import { detailsFromAjv, PART_PREFIX } from './validators.js';
 
@@ -69,7 +69,7 @@ export function answerErrors(
       const prefix = PART_PREFIX[e.validationContext ?? 'body'] ?? 'body';
       return sendError(op, reply, new HttpError(400, 'Invalid request', { details: detailsFromAjv(e.validation, prefix) }));
     }
-    if (options.realBodies && e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(op, reply, unreadableBody());
+    if (options.realBodies && e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(op, reply, new UnreadableBody());
     if (typeof e.code === 'string' && e.code.startsWith('FST_ERR_CTP_')) {
       const reason =
         e.code === 'FST_ERR_CTP_INVALID_JSON_BODY'

@@ -79,7 +79,6 @@ export class UnreadableBody extends HttpError {
     super(500, 'Server Error', { text: true });
   }
 }
-export const unreadableBody = (): HttpError => new UnreadableBody();
 
 /**
  * Whether body-parser's JSON parser, as the real manager sets it up (`strict`, the default), refuses the
@@ -107,9 +106,9 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
     // Empty bodies parse to "no body" (the schema then says whether one was required).
     if ((body as string).length === 0) return done(null, undefined);
     (req as Req)[kBodySize] = Buffer.byteLength(body as string);
-    if (realBodies && refusedAsRealJson(req, body as string)) return done(unreadableBody(), undefined);
+    if (realBodies && refusedAsRealJson(req, body as string)) return done(new UnreadableBody(), undefined);
     jsonParser(req, body as string, (err, parsed) => {
-      if (err) return done(realBodies ? unreadableBody() : err, undefined);
+      if (err) return done(realBodies ? new UnreadableBody() : err, undefined);
       (req as Req)[kBodyText] = { text: body as string, media: 'json' };
       if ((body as string).length < LARGE_BODY) return done(depthError(parsed), parsed);
       // A large body: the event loop is let go of after the parse and after the depth check, so that what
