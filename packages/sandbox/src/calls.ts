@@ -68,7 +68,10 @@ export function redact(value: unknown, depth = 0): unknown {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(obj)) {
     const v = obj[k];
-    out[k] = SECRET.test(k) && v != null ? REDACTED : redact(v, depth + 1);
+    const copy = SECRET.test(k) && v != null ? REDACTED : redact(v, depth + 1);
+    // A field named `__proto__` (JSON.parse makes it one) stays a field of the copy, not its prototype.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[k] = copy;
   }
   return out;
 }

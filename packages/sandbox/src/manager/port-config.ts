@@ -32,6 +32,21 @@ export const serverError = (message: string) => new HttpError(500, `Server error
 const empty = (v: unknown) => !v && v !== 0 && v !== false;
 
 /**
+ * A port configuration given to a create or an update, without a field named `__proto__` at its top. The
+ * real manager copies it with `Object.assign` (web_api.js 372 at a create; `update_proxy_fields`,
+ * mgr_proxy.js 178, at an update), which makes such a field the copy's prototype rather than a field of
+ * it, and then keeps the copy's own fields only (`omit_by` over `Object.keys`, mgr_proxy.js 270-271;
+ * `assign(old_opt, …)`, mgr_proxy.js 407): it is never stored nor answered. One inside a field's value (a
+ * rule, an unknown object) is data there, stored and answered as given, on both. The real manager also
+ * reads a few fields through that prototype before it drops it (sandbox README, its own choices); the
+ * sandbox reads none.
+ */
+const PROTO_FIELD = '__proto__';
+export function dropPrototypeField(proxy: Record<string, Json>): void {
+  if (Object.hasOwn(proxy, PROTO_FIELD)) Reflect.deleteProperty(proxy, PROTO_FIELD);
+}
+
+/**
  * The `proxy` of a create body, read as the real manager's `proxy_create_api` reads it (web_api.js
  * 348-385): nothing there is a crash (it reads `proxy.port` of nothing), a `users` that has a length but
  * is no list another; everything else is taken as given.
@@ -41,6 +56,7 @@ export function createBody(body: unknown): Record<string, Json> {
   const proxy = b === null || b === undefined ? undefined : b.proxy;
   if (proxy === undefined || proxy === null) throw serverError(`Cannot read properties of ${proxy} (reading 'port')`);
   if (typeof proxy !== 'object') throw serverError(`Cannot create property 'port' on ${typeof proxy} '${String(proxy)}'`);
+  dropPrototypeField(proxy);
   if (proxy.users?.length) {
     if (typeof proxy.users.map !== 'function') throw serverError('req.body.proxy.users.map is not a function');
     if (proxy.users.some((u: unknown) => typeof u !== 'string')) throw serverError('x.toLowerCase is not a function');
@@ -256,7 +272,9 @@ export function runningView(
  */
 export function coerceUpdate(proxy: Record<string, Json>, types: FieldTypes): void {
   for (const k of Object.keys(proxy)) {
-    const to = types[k];
+    // Own fields only: a field named `constructor` or `toString` is no typed field (and `__proto__` is
+    // dropped before, dropPrototypeField).
+    const to = Object.hasOwn(types, k) ? types[k] : undefined;
     if (!to) continue;
     const from = typeof proxy[k];
     if (from !== to) proxy[k] = convert(proxy[k], from, to);

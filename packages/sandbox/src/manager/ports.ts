@@ -22,6 +22,7 @@ import {
 import {
   coerceUpdate,
   createBody,
+  dropPrototypeField,
   RESTARTED_BANLIST,
   restarts,
   runningConfig,
@@ -251,6 +252,7 @@ export function portsHandlers(c: ManagerContext) {
       // configuration with the update over it (web_api.js 400-404, proxy-check.ts), then wants `proxy` (web_api.js 405-410).
       const body = ctx.body;
       const raw = body?.proxy;
+      if (raw && typeof raw === 'object') dropPrototypeField(raw);
       if (raw && typeof raw === 'object' && Object.keys(raw).length) coerceUpdate(raw, types);
       const problems = proxyCheck(storeScope(store, options.reservedPorts()), Object.assign({}, old, raw), old.port, old.multiply);
       if (problems.length) throw refusal(problems);

@@ -154,7 +154,7 @@ export function settingsHandlers(c: ManagerContext) {
       log(`settings changed: ${Object.keys(b).join(', ') || '(nothing)'}`);
       // The fields the sandbox does not apply, listed as the lenient router lists ignored fields.
       const ignored = Object.keys(b)
-        .filter((k) => !(k in SETTINGS_FIELD_TYPES || k === 'zone'))
+        .filter((k) => !(Object.hasOwn(SETTINGS_FIELD_TYPES, k) || k === 'zone'))
         .map((k) => `body.${k}`);
       return { body: settingsView(), headers: leniencyHeaders([{ ignored, normalized: [] }]) };
     },
