@@ -187,4 +187,3 @@ describe('a JSON array where an object is expected', () => {
     }
   });
 });
-
