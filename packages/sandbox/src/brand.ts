@@ -33,6 +33,9 @@ export const managerUserAgent = (version: string): string => `luminati-proxy-man
 /** The header in which a manager port names why it refused or failed a request (as the real manager). */
 export const PORT_ERROR_HEADER = 'x-lpm-error';
 
+/** The request header naming the manager port to send a request through instead (the real manager's `x-lpm-route`, lib/context.js 13-15). */
+export const PORT_ROUTE_HEADER = 'x-lpm-route';
+
 /** The creator the real manager names in its HAR log (`log.creator.name`, lib/manager.js 415). */
 export const HAR_CREATOR = 'Proxy Manager';
 

@@ -19,12 +19,23 @@ beforeAll(async () => {
 });
 afterAll(() => target?.close());
 
-async function portWith(rules: unknown[]): Promise<string> {
-  const port = await freePort();
-  const created = await t.manager.createProxy({ body: { proxy: { port, zone: RES, rules } } });
+async function portWith(rules: unknown[], port?: number, more: Record<string, unknown> = {}): Promise<string> {
+  const at = port ?? (await freePort());
+  const created = await t.manager.createProxy({ body: { proxy: { port: at, zone: RES, rules, ...more } } });
   expect(created.response.status).toBe(200);
-  return `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${at}`;
 }
+
+const portOf = (proxy: string) => Number(new URL(proxy).port);
+/** The ports and sessions of a log entry's timeline. */
+const passes = (entry: Rec) => entry.details.timeline.map((p: Rec) => [p.port, p.session]);
+/** A rule sending a request that got a 5xx on through `port` (retry_port). */
+const onTo = (port: unknown, action: Record<string, unknown> = {}) => ({
+  action: { retry_port: port, ...action },
+  action_type: 'retry_port',
+  trigger_type: 'status',
+  status: '5..',
+});
 
 /** The log entry of the one request to `path` through `proxy`. */
 async function entryOf(proxy: string, path: string): Promise<Rec> {
@@ -97,8 +108,9 @@ describe('rules applied to a port’s traffic', () => {
     expect(asked.get('/retry-a')).toBe(3);
     const entry = await entryOf(proxy, '/retry-a');
     expect(entry.details.rules).toEqual([{ ...rule, type: 'after_hdr' }]);
-    // Each retry took a new session.
-    expect(entry.details.timeline[0].session).not.toBe(`${new URL(proxy).port}_0`);
+    // Each retry took a new session; the timeline has a step for each time it was sent.
+    const port = portOf(proxy);
+    expect(passes(entry)).toEqual([0, 1, 2].map((n) => [port, `${port}_${n}`]));
   });
 
   it('a rule on the body: the answer is read whole, tested, and handed on whole', async () => {
@@ -132,5 +144,99 @@ describe('rules applied to a port’s traffic', () => {
     const port = Number(new URL(proxy).port);
     expect((await viaProxy(proxy, `${targetUrl}/bad-re?st=500`)).status).toBe(500);
     expect((await t.manager.getBanList({ params: { path: { port } } })).data).toEqual({ ips: [] });
+  });
+
+  it('retry_port: the request is sent again through the other port, whose answer and log entry it is; the first port keeps its session', async () => {
+    const other = await portWith([], undefined, { headers: [{ name: 'x-second', value: 'two' }] });
+    const rule = onTo(portOf(other));
+    const proxy = await portWith([rule], undefined, { headers: [{ name: 'x-first', value: 'one' }] });
+    const before = await viaProxy(proxy, `${targetUrl}/wf-0`);
+    const moved = await viaProxy(proxy, `${targetUrl}/wf-a?st=503&hdr=x-second`);
+    expect(moved.status).toBe(503);
+    // Sent on with the other port's headers too, through the other port's session.
+    expect(moved.text).toBe('hello /wf-a?st=503&hdr=x-second x-second=two');
+    expect(moved.headers['x-brd-ip']).toBe((await viaProxy(other, `${targetUrl}/wf-b`)).headers['x-brd-ip']);
+    expect(moved.headers['x-brd-ip']).not.toBe(before.headers['x-brd-ip']);
+    expect(asked.get('/wf-a')).toBe(2);
+    // Sent to another port, the first keeps its session (no refresh) and has no entry of it.
+    expect((await viaProxy(proxy, `${targetUrl}/wf-c`)).headers['x-brd-ip']).toBe(before.headers['x-brd-ip']);
+    const entry = await entryOf(other, '/wf-a');
+    expect(entry.details.port).toBe(portOf(other));
+    expect(entry.details.rules).toEqual([{ ...rule, type: 'after_hdr' }]);
+    expect(passes(entry)).toEqual([
+      [portOf(proxy), `${portOf(proxy)}_0`],
+      [portOf(other), `${portOf(other)}_0`],
+    ]);
+    // The log shows the request's headers as the first port sent them.
+    expect(entry.request.headers).toContainEqual({ name: 'x-first', value: 'one' });
+    expect(entry.request.headers).not.toContainEqual({ name: 'x-second', value: 'two' });
+    const none = await t.manager.getLogs({ params: { query: { search: '/wf-a', port_from: portOf(proxy), port_to: portOf(proxy) } } });
+    expect((none.data as Rec).log.entries).toEqual([]);
+  });
+
+  it('retry_port to its own port sends it again with a new session; a loop ends when each rule ran once', async () => {
+    const own = await freePort();
+    const self = await portWith([onTo(own)], own);
+    expect((await viaProxy(self, `${targetUrl}/self-a?st=503`)).status).toBe(503);
+    expect(asked.get('/self-a')).toBe(2);
+    expect(passes(await entryOf(self, '/self-a'))).toEqual([
+      [own, `${own}_0`],
+      [own, `${own}_1`],
+    ]);
+    const [a, b] = [await freePort(), await freePort()];
+    await portWith([onTo(b)], a);
+    await portWith([onTo(String(a))], b);
+    expect((await viaProxy(`http://127.0.0.1:${a}`, `${targetUrl}/loop-a?st=503`)).status).toBe(503);
+    expect(asked.get('/loop-a')).toBe(3);
+    const entry = await entryOf(`http://127.0.0.1:${a}`, '/loop-a');
+    expect(entry.details.rules).toEqual([
+      { ...onTo(b), type: 'after_hdr' },
+      { ...onTo(String(a)), type: 'after_hdr' },
+    ]);
+    expect(passes(entry).map(([p]: [number]) => p)).toEqual([a, b, a]);
+  });
+
+  it('retry_port with retry: the rule runs again on each pass, up to 20 retries', async () => {
+    const own = await freePort();
+    const proxy = await portWith([onTo(own, { retry: true })], own);
+    expect((await viaProxy(proxy, `${targetUrl}/many-a?st=503`)).status).toBe(503);
+    expect(asked.get('/many-a')).toBe(21);
+    expect((await entryOf(proxy, '/many-a')).details.timeline).toHaveLength(21);
+  });
+
+  it('retry_port to a port that does not exist: the request is left unanswered and logged nowhere', async () => {
+    const proxy = await portWith([onTo(await freePort())]);
+    const res = await viaProxy(proxy, `${targetUrl}/gone-a?st=503`, { idleMs: 1500 });
+    expect(res).toEqual({ status: 0, headers: {}, text: 'no answer in 1500 ms' });
+    expect(asked.get('/gone-a')).toBe(1);
+    await t.sandbox.settled();
+    const logs = await t.manager.getLogs({ params: { query: { search: '/gone-a' } } });
+    expect((logs.data as Rec).log.entries).toEqual([]);
+  });
+
+  it('the route header sends a request through the port it names before any rule, and is not passed on', async () => {
+    const other = await portWith([]);
+    const proxy = await portWith([onTo(portOf(other))]);
+    const route = { 'x-lpm-route': String(portOf(other)) };
+    const routed = await viaProxy(proxy, `${targetUrl}/route-a?hdr=x-lpm-route`, { headers: route });
+    expect(routed.text).toBe('hello /route-a?hdr=x-lpm-route x-lpm-route=');
+    expect(routed.headers['x-brd-ip']).toBe((await viaProxy(other, `${targetUrl}/route-b`)).headers['x-brd-ip']);
+    const entry = await entryOf(other, '/route-a');
+    expect(entry.details.rules).toEqual([]);
+    expect(entry.request.headers.map((h: Rec) => h.name)).not.toContain('x-lpm-route');
+    expect(passes(entry).map(([p]: [number]) => p)).toEqual([portOf(proxy), portOf(other)]);
+    // The first port's rules do not run on the answer of the port it was routed to.
+    expect((await viaProxy(proxy, `${targetUrl}/route-c?st=503`, { headers: route })).status).toBe(503);
+    expect(asked.get('/route-c')).toBe(1);
+    // Its own port: the port's sessions refreshed; no such port: no answer.
+    const own = await viaProxy(other, `${targetUrl}/route-d`, { headers: { 'x-lpm-route': String(portOf(other)) } });
+    expect(own.headers['x-brd-ip']).not.toBe(routed.headers['x-brd-ip']);
+    expect(passes(await entryOf(other, '/route-d'))).toEqual([
+      [portOf(other), `${portOf(other)}_0`],
+      [portOf(other), `${portOf(other)}_1`],
+    ]);
+    const lost = await viaProxy(other, `${targetUrl}/route-e`, { headers: { 'x-lpm-route': 'nowhere' }, idleMs: 1500 });
+    expect(lost.status).toBe(0);
+    expect(asked.get('/route-e')).toBeUndefined();
   });
 });

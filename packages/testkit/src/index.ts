@@ -171,11 +171,11 @@ export function recordingFetch(answer: (req: Request) => Response | Promise<Resp
 export function viaProxy(
   proxy: string,
   url: string,
-  o: { auth?: string; method?: string; body?: string; idleMs?: number } = {},
+  o: { auth?: string; method?: string; body?: string; idleMs?: number; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
   const p = new URL(proxy);
   return new Promise((resolve) => {
-    const headers: Record<string, string> = { host: new URL(url).host };
+    const headers: Record<string, string> = { host: new URL(url).host, ...o.headers };
     if (o.auth) headers['proxy-authorization'] = o.auth;
     const req = httpRequest({ host: p.hostname, port: p.port, method: o.method ?? 'GET', path: url, headers, agent: false }, (res) => {
       let text = '';
@@ -249,7 +249,8 @@ export interface RulesTarget {
  * the status a `st=NNN` query names (200 otherwise), `please solve the captcha` when the query holds
  * `captcha` (a body trigger), and `hello <url>` else, and counts what each path was asked. `wait=MS`
  * in the query holds the answer back that long (at most 10 s), for a slow target; `ct=TYPE` (URL-encoded)
- * is the answer's `content-type` (`text/plain` otherwise).
+ * is the answer's `content-type` (`text/plain` otherwise); `hdr=NAME` adds ` NAME=<value>` of the
+ * request's header NAME to `hello <url>`, to show what a proxy sent on.
  */
 export async function startRulesTarget(): Promise<RulesTarget> {
   const asked = new Map<string, number>();
@@ -261,7 +262,10 @@ export async function startRulesTarget(): Promise<RulesTarget> {
     const answer = () => {
       res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
       res.setHeader('content-type', decodeURIComponent(/[?&]ct=([^&]+)/.exec(req.url ?? '')?.[1] ?? 'text/plain'));
-      res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}`);
+      // `hdr=name`: the value of the request's header `name` follows, to show what a proxy sent on.
+      const hdr = /[?&]hdr=([^&]+)/.exec(req.url ?? '')?.[1];
+      const shown = hdr ? ` ${hdr}=${String(req.headers[hdr.toLowerCase()] ?? '')}` : '';
+      res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}${shown}`);
     };
     const wait = Math.min(10_000, Number(/[?&]wait=(\d+)/.exec(req.url ?? '')?.[1] ?? 0));
     if (!wait) return answer();

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { type Reply, SHIFT, usePair } from './pair.js';
+import { type At, type Reply, SHIFT, usePair } from './pair.js';
 
 // A port's `rules` applied to its traffic, played against the real manager 1.570.247 and the sandbox
 // side by side (pair.ts; a sandbox port is the real one's number + SHIFT): the same rules, the same
@@ -89,6 +89,68 @@ type Ban = { ip: string; domain: string; to?: number };
 
 const banRule = { action: { ban_ip: 60_000 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
 
+/** Creates the port on both, its configuration written once with each side's port numbers (`at`). */
+async function createWith(port: number, proxy: (at: At) => Record<string, unknown>): Promise<void> {
+  const [real, sbx] = await pair.both((at) => ['POST', '/api/proxies', { proxy: { port: at(port), zone: 'res_zone', ...proxy(at) } }]);
+  expect(real.status, JSON.stringify(real.body)).toBe(200);
+  expect(sbx.status, JSON.stringify(sbx.body)).toBe(200);
+}
+
+/** A request through each side's port, with headers written with each side's port numbers, bounded by `idleMs`: the answers by side. */
+async function routed(port: number, path: string, headers: (at: At) => Record<string, string> = () => ({}), idleMs = 10_000) {
+  const out = {} as Record<Side, { status: number; text: string; peer: string | undefined }>;
+  for (const side of SIDES) {
+    const at = (p: number) => portOf(side, p);
+    const res = await viaProxy(`http://127.0.0.1:${at(port)}`, `${pair.targetUrl}/${side}${path}`, { headers: headers(at), idleMs });
+    out[side] = { status: res.status, text: res.text.replaceAll(`/${side}`, ''), peer: res.headers['x-brd-ip'] as string | undefined };
+  }
+  return out;
+}
+
+/** A sandbox port number (this file's, 25600-25699 + SHIFT) as the real one's, wherever it shows in `v` (a rule, a session, a timeline). */
+const asReal = (v: unknown): unknown => JSON.parse(JSON.stringify(v).replace(/(?<!\d)26(6\d\d)(?!\d)/g, '25$1'));
+
+/**
+ * The log entries of the request to `/<side><path>` on each of `ports`, by side: the port each is on, its
+ * status, the rules it lists, its timeline's ports and sessions, and the `x-` headers it shows (the
+ * sandbox's port numbers as the real one's).
+ */
+async function entriesOf(path: string, ports: number[]): Promise<Record<Side, unknown[]>> {
+  await pair.sandbox.settled();
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const out = {} as Record<Side, unknown[]>;
+  for (const side of SIDES) {
+    out[side] = [];
+    for (const port of ports) {
+      const p = portOf(side, port);
+      const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=50`);
+      type Entry = {
+        request: { url: string; headers: Array<{ name: string; value: string }> };
+        response: { status: number };
+        details: { port: number; rules?: unknown; timeline: Array<{ port: number; session: string }> };
+      };
+      const logs = (await r.json()) as { log: { entries: Entry[] } };
+      for (const e of logs.log.entries.filter((x) => new URL(x.request.url).pathname === `/${side}${path}`))
+        out[side].push({
+          port: e.details.port,
+          status: e.response.status,
+          rules: e.details.rules,
+          timeline: e.details.timeline.map((t) => [t.port, t.session]),
+          headers: e.request.headers.filter((h) => h.name.startsWith('x-')),
+        });
+    }
+  }
+  return { real: out.real, sandbox: asReal(out.sandbox) as unknown[] };
+}
+
+/** A rule sending a request whose answer is a 5xx on through the port `to` (retry_port). */
+const onTo = (to: unknown, more: Record<string, unknown> = {}) => ({
+  action: { retry_port: to, ...more },
+  action_type: 'retry_port',
+  trigger_type: 'status',
+  status: '5..',
+});
+
 describe('rules on both, side by side', () => {
   it('ban_ip on a status: the answer is handed on, its peer banned on the port for the rule’s time, the next request gets another peer', async () => {
     const port = 25600;
@@ -152,6 +214,10 @@ describe('rules on both, side by side', () => {
     expect(pair.asked.get('/sandbox/retry-a')).toBe(pair.asked.get('/real/retry-a'));
     const logged = await loggedRules(port, '/retry-a');
     expect(logged.sandbox).toEqual(logged.real);
+    // A step of the timeline for each time it was sent, each with a new session.
+    const steps = await entriesOf('/retry-a', [port]);
+    expect(steps.real).toMatchObject([{ timeline: [0, 1, 2].map((n) => [port, `${port}_${n}`]) }]);
+    expect(steps.sandbox).toEqual(steps.real);
   });
 
   it("the port's own 502 (an external proxy that hangs up) runs its rules: a retry sends it once more and logs nothing, a null_response answers unlogged, another rule is listed in the 502's entry", async () => {
@@ -242,5 +308,172 @@ describe('rules on both, side by side', () => {
     expect(open.sandbox).toEqual({ ...open.real, peer: open.sandbox.peer });
     const logged = await loggedRules(port, '/blocked-a');
     expect(logged.sandbox).toEqual(logged.real);
+  });
+
+  it('retry_port: sent again through the other port, whose answer it is and whose log has it, with both ports’ headers; the first port keeps its session', async () => {
+    await createWith(25661, () => ({ headers: [{ name: 'x-second', value: 'two' }] }));
+    await createWith(25660, (at) => ({ rules: [onTo(at(25661))], headers: [{ name: 'x-first', value: 'one' }] }));
+    const first = await through(25660, '/wf-0');
+    const other = await through(25661, '/wf-1');
+    const moved = await routed(25660, '/wf-a?st=503&hdr=x-second');
+    const sent = await routed(25660, '/wf-b?st=503&hdr=x-first');
+    const after = await through(25660, '/wf-c');
+    expect(moved.real).toEqual({ status: 503, text: 'hello /wf-a?st=503&hdr=x-second x-second=two', peer: other.real.peer });
+    expect(sent.real.text).toBe('hello /wf-b?st=503&hdr=x-first x-first=one');
+    for (const side of SIDES) {
+      expect(moved[side], side).toEqual({ ...moved.real, peer: other[side].peer });
+      expect(sent[side].text, side).toBe(sent.real.text);
+      expect(after[side].peer, side).toBe(first[side].peer);
+      expect(pair.asked.get(`/${side}/wf-a`), side).toBe(2);
+    }
+    const logged = await entriesOf('/wf-a', [25660, 25661]);
+    expect(logged.real).toEqual([
+      {
+        port: 25661,
+        status: 503,
+        rules: [{ ...onTo(25661), type: 'after_hdr' }],
+        timeline: [
+          [25660, '25660_0'],
+          [25661, '25661_0'],
+        ],
+        headers: [{ name: 'x-first', value: 'one' }],
+      },
+    ]);
+    expect(logged.sandbox).toEqual(logged.real);
+    const bans = await pair.both((at) => ['GET', `/api/banlist/${at(25660)}?full=1`]);
+    expect(bans[1].body).toEqual(bans[0].body);
+  });
+
+  it('retry_port to its own port: a new session; a loop of two ports ends when each rule ran once; with retry, 20 retries', async () => {
+    await createWith(25662, (at) => ({ rules: [onTo(at(25662))] }));
+    await createWith(25663, (at) => ({ rules: [onTo(at(25664))] }));
+    await createWith(25664, (at) => ({ rules: [onTo(String(at(25663)))] }));
+    await createWith(25665, (at) => ({ rules: [onTo(at(25665), { retry: true })] }));
+    const answers = [await routed(25662, '/self-a?st=503'), await routed(25663, '/loop-a?st=503'), await routed(25665, '/many-a?st=503')];
+    for (const a of answers) {
+      expect(a.real.status).toBe(503);
+      expect({ ...a.sandbox, peer: undefined }).toEqual({ ...a.real, peer: undefined });
+    }
+    for (const [path, times] of [
+      ['self-a', 2],
+      ['loop-a', 3],
+      ['many-a', 21],
+    ] as const) {
+      expect(pair.asked.get(`/real/${path}`), path).toBe(times);
+      expect(pair.asked.get(`/sandbox/${path}`), path).toBe(times);
+    }
+    const self = await entriesOf('/self-a', [25662]);
+    expect(self.real).toMatchObject([
+      {
+        port: 25662,
+        timeline: [
+          [25662, '25662_0'],
+          [25662, '25662_1'],
+        ],
+      },
+    ]);
+    expect(self.sandbox).toEqual(self.real);
+    const loop = await entriesOf('/loop-a', [25663, 25664]);
+    expect(loop.real).toMatchObject([
+      {
+        port: 25663,
+        rules: [
+          { ...onTo(25664), type: 'after_hdr' },
+          { ...onTo('25663'), type: 'after_hdr' },
+        ],
+        timeline: [
+          [25663, '25663_0'],
+          [25664, '25664_0'],
+          [25663, '25663_0'],
+        ],
+      },
+    ]);
+    expect(loop.sandbox).toEqual(loop.real);
+    const many = await entriesOf('/many-a', [25665]);
+    expect((many.real[0] as { timeline: unknown[] }).timeline).toHaveLength(21);
+    expect(many.sandbox).toEqual(many.real);
+  });
+
+  it('retry_port before the request is sent (a URL rule), and to a port that does not exist: no answer, nothing logged', async () => {
+    await createWith(25666, () => ({}));
+    await createWith(25667, (at) => ({
+      rules: [{ action: { retry_port: at(25666) }, action_type: 'retry_port', trigger_type: 'url', url: 'pre' }, onTo(at(25699))],
+    }));
+    const pre = await routed(25667, '/pre-a');
+    expect(pre.real.status).toBe(200);
+    expect({ ...pre.sandbox, peer: undefined }).toEqual({ ...pre.real, peer: undefined });
+    const prelog = await entriesOf('/pre-a', [25666, 25667]);
+    expect(prelog.real).toMatchObject([{ port: 25666, rules: [{ url: 'pre', type: 'before_send' }] }]);
+    expect(prelog.sandbox).toEqual(prelog.real);
+    const gone = await routed(25667, '/gone-a?st=503', () => ({}), 3000);
+    for (const side of SIDES) {
+      expect(gone[side], side).toEqual({ status: 0, text: 'no answer in 3000 ms', peer: undefined });
+      expect(pair.asked.get(`/${side}/gone-a`), side).toBe(1);
+    }
+    const gonelog = await entriesOf('/gone-a', [25666, 25667]);
+    expect(gonelog.real).toEqual([]);
+    expect(gonelog.sandbox).toEqual([]);
+  });
+
+  it('x-lpm-route: the request goes through the port it names before any rule, the header not passed on; its own port refreshes the session; an unknown one gets no answer', async () => {
+    await createWith(25668, (at) => ({ rules: [onTo(at(25669))] }));
+    await createWith(25669, () => ({}));
+    const to = (port: number | string) => (at: At) => ({ 'x-lpm-route': typeof port === 'number' ? String(at(port)) : port });
+    const other = await through(25669, '/rt-0');
+    const a = await routed(25668, '/rt-a?hdr=x-lpm-route', to(25669));
+    const b = await routed(25668, '/rt-b?st=503', to(25669));
+    const c = await routed(25669, '/rt-c', to(25669));
+    const d = await routed(25669, '/rt-d', to('nowhere'), 3000);
+    expect(a.real).toEqual({ status: 200, text: 'hello /rt-a?hdr=x-lpm-route x-lpm-route=', peer: other.real.peer });
+    expect(b.real).toMatchObject({ status: 503, peer: other.real.peer });
+    expect(c.real.peer).not.toBe(other.real.peer);
+    for (const side of SIDES) {
+      expect(a[side], side).toEqual({ ...a.real, peer: other[side].peer });
+      expect(b[side], side).toEqual({ ...b.real, peer: other[side].peer });
+      expect(c[side].peer, side).not.toBe(other[side].peer);
+      expect(d[side], side).toEqual({ status: 0, text: 'no answer in 3000 ms', peer: undefined });
+      expect(pair.asked.get(`/${side}/rt-b`), side).toBe(1);
+      expect(pair.asked.get(`/${side}/rt-d`), side).toBeUndefined();
+    }
+    for (const [path, expected] of [
+      [
+        '/rt-a',
+        {
+          port: 25669,
+          rules: [],
+          timeline: [
+            [25668, '25668_0'],
+            [25669, '25669_0'],
+          ],
+          headers: [],
+        },
+      ],
+      [
+        '/rt-b',
+        {
+          port: 25669,
+          rules: [],
+          timeline: [
+            [25668, '25668_0'],
+            [25669, '25669_0'],
+          ],
+        },
+      ],
+      [
+        '/rt-c',
+        {
+          port: 25669,
+          timeline: [
+            [25669, '25669_0'],
+            [25669, '25669_1'],
+          ],
+        },
+      ],
+    ] as const) {
+      const logged = await entriesOf(path, [25668, 25669]);
+      expect(logged.real, path).toMatchObject([expected]);
+      expect(logged.sandbox, path).toEqual(logged.real);
+    }
+    expect((await entriesOf('/rt-d', [25668, 25669])).sandbox).toEqual([]);
   });
 });

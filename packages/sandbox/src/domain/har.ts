@@ -13,9 +13,10 @@ import type { HarEntry } from './types.js';
 /**
  * What the HAR log holds at most, whatever the `logs` setting asks (the real manager keeps any number,
  * and `logs: 2147483647` once let the log grow without bound): entries, and bytes of the bodies they
- * keep; past either the oldest entries go, as past `logs`. The sandbox's own bounds.
+ * keep; past either the oldest entries go, as past `logs`; and steps of an entry's timeline (a request
+ * a rule sent again 100 times has 101 passes; the spec's bound keeps the last 100). The sandbox's own bounds.
  */
-export const HAR_LIMITS = { entries: 10_000, bytes: 64 * 1024 * 1024, body: 16 * 1024 * 1024 } as const;
+export const HAR_LIMITS = { entries: 10_000, bytes: 64 * 1024 * 1024, body: 16 * 1024 * 1024, timeline: 100 } as const;
 
 /** The bytes an entry holds, roughly: its kept bodies and a kilobyte for the rest. */
 export function harEntryWeight(e: HarEntry): number {
@@ -62,6 +63,8 @@ export interface Exchange {
   harLimit: number;
   /** The port's rules that ran for the request (traffic/rules.ts). */
   rules?: Record<string, unknown>[];
+  /** The request's passes before the one that answered (a rule sent it again, on this port or another), each with its port and session. */
+  earlier?: { port: number; session: string }[];
 }
 
 const headerList = (h: Record<string, string | string[] | undefined>) =>
@@ -162,7 +165,9 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       timestamp: x.started,
       content_type: kind,
       success: successful(x.status) ? 1 : 0,
+      // One step per pass (the real manager's timeline); the earlier ones with no times, the spec's bound of steps kept.
       timeline: [
+        ...(x.earlier ?? []).slice(-(HAR_LIMITS.timeline - 1)).map((p) => ({ blocked: 0, wait: 0, ttfb: 0, receive: 0, end: 0, ...p })),
         {
           blocked: 0,
           wait: 0,

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
-import { PEER_IP_HEADERS } from '../brand.js';
+import { PEER_IP_HEADERS, PORT_ROUTE_HEADER } from '../brand.js';
 import { type Exchange, harKeep } from '../domain/har.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
@@ -53,6 +53,12 @@ export interface PortRequest {
    * status check's `STATUS CHECK` skips the port's rules (lib/rules.js 60, 111, 132). None: `RESPONSE`.
    */
   context?: string;
+  /**
+   * The same request on another port of the manager, named as the real manager's table of running
+   * servers is keyed (the port's number as text; lib/worker.js 255-264): that port's configuration,
+   * session, upstream and login. Undefined when no port of that name listens.
+   */
+  reroute?: (port: string) => PortRequest | undefined;
   /** A new HAR exchange of this request. */
   exchange: (method: string, url: string) => Exchange;
   log: (x: Exchange) => void;
@@ -126,6 +132,20 @@ export function peerOf(headers: Record<string, string | string[] | undefined> | 
   return null;
 }
 
+/** `headers` with the port's own `headers` set over them (lib/server.js 966-975 `add_headers`). */
+function withPortHeaders(headers: IncomingMessage['headers'], ctx: PortRequest): IncomingMessage['headers'] {
+  for (const h of ctx.cfg.headers ?? []) {
+    // A header no HTTP message can carry once failed as a misleading 502 about the upstream; the value is not shown.
+    if (/[\r\n\0]/.test(`${h.name}${h.value}`) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h.name))
+      throw portError(
+        502,
+        `The header ${JSON.stringify(h.name.slice(0, 64))} of port ${ctx.port} cannot be sent: a name or value holds a line break or a character no header may carry; fix the port's headers`,
+      );
+    headers[h.name.toLowerCase()] = h.value;
+  }
+  return headers;
+}
+
 /**
  * A plain request (or one inside an SSL-analyzing port) answered on `response`: the upstream's answer
  * is handed on as it arrives, and logged once it ended (or the client or target went away) with its
@@ -148,44 +168,56 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   // Streamed on as it arrives (body.ts): counted, and its first har_limit bytes kept for the log.
   const body = new StreamedBody(request, harKeep(ctx.store.manager.settings.har_limit, undefined));
   await body.start();
-  const headers = { ...request.headers };
-  for (const h of cfg.headers ?? []) {
-    // A header no HTTP message can carry once failed as a misleading 502 about the upstream; the value is not shown.
-    if (/[\r\n\0]/.test(`${h.name}${h.value}`) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h.name))
-      throw portError(
-        502,
-        `The header ${JSON.stringify(h.name.slice(0, 64))} of port ${ctx.port} cannot be sent: a name or value holds a line break or a character no header may carry; fix the port's headers`,
-      );
-    headers[h.name.toLowerCase()] = h.value;
-  }
-  // The port's rules (rules.ts) may send the request again, or answer in the upstream's place.
-  const ruled = await withRules(ctx, url.href, (attempt) =>
-    throughUpstream(
-      attempt,
-      { host: url.hostname, authority: url.host },
-      (session) =>
-        ctx.network && url.protocol === 'http:'
-          ? ctx.network.request(
-              { ...ctx.login(session), clientIp: upstream.host, hostname: url.hostname, port: Number(url.port) || 80, ua: ctx.ua },
-              { method: request.method as string, url, headers, body: body.open() },
-            )
-          : forward({
-              method: request.method as string,
-              url,
-              headers,
-              body: body.open(),
-              via: { ...upstream, authorization: authorization(ctx, session) },
-              ca: ctx.targetCa,
-              insecure: cfg.insecure === true,
-            }),
-      // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
-      (r) => peerOf(r.headers) ?? peerOf(r.connectHeaders),
-      (r) => r.body.destroy(),
-    ),
+  // The route header names the port to send the request through (lib/server.js 784-790): read, neither
+  // passed on nor logged, as the real manager's own headers (lib/context.js 13-15, 134-139).
+  const routeHeader = request.headers[PORT_ROUTE_HEADER];
+  const route = [routeHeader].flat()[0] || undefined;
+  const headers = withPortHeaders({ ...request.headers }, ctx);
+  delete headers[PORT_ROUTE_HEADER];
+  // The port's rules (rules.ts) may send the request again (on this port or another), or answer in the upstream's place.
+  const ruled = await withRules(
+    ctx,
+    url.href,
+    (attempt) =>
+      throughUpstream(
+        attempt,
+        { host: url.hostname, authority: url.host },
+        (session) => {
+          // On another port, that port's headers too, over the first one's (lib/server.js 816 on each port's pass).
+          const sent = attempt.port === ctx.port ? headers : withPortHeaders({ ...headers }, attempt);
+          return attempt.network && url.protocol === 'http:'
+            ? attempt.network.request(
+                {
+                  ...attempt.login(session),
+                  clientIp: attempt.upstream.host,
+                  hostname: url.hostname,
+                  port: Number(url.port) || 80,
+                  ua: attempt.ua,
+                },
+                { method: request.method as string, url, headers: sent, body: body.open() },
+              )
+            : forward({
+                method: request.method as string,
+                url,
+                headers: sent,
+                body: body.open(),
+                via: { ...attempt.upstream, authorization: authorization(attempt, session) },
+                ca: attempt.targetCa,
+                insecure: attempt.cfg.insecure === true,
+              });
+        },
+        // The peer is named in the answer, or for HTTPS (SSL analyzing) in the answer to the CONNECT.
+        (r) => peerOf(r.headers) ?? peerOf(r.connectHeaders),
+        (r) => r.body.destroy(),
+      ),
+    route,
   ).catch((err: unknown) => {
     if (err instanceof UpstreamFailure) return { failed: err };
     throw err;
   });
+  // Sent to a port that does not exist: the real manager answers nothing and logs nothing (observed,
+  // 1.570.247); the client's connection stays open until it or the port's inactivity timeout ends it.
+  if ('held' in ruled) return;
   const x = exchange(request.method as string, url.href);
   x.requestHeaders = passHeaders(headers);
   if ('failed' in ruled) {
@@ -201,6 +233,12 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
     return;
   }
   x.rules = ruled.rules;
+  // Logged on the port the request ended on, with each port it passed through before (the real manager's
+  // `response` is the last port's, its timeline the request's: lib/server.js 853, lib/context.js 85).
+  const at = ruled.at;
+  x.port = at.port;
+  x.upstream = `${at.upstream.host}:${at.upstream.port}`;
+  x.earlier = ruled.passes.slice(0, -1);
   if ('byRule' in ruled) {
     // Answered without sending the body: what the client sends of it is read and dropped.
     body.finish();
@@ -220,7 +258,7 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   x.responseHeaders = res.headers;
   x.peer = peer;
   x.session = session;
-  x.username = upstreamUser(ctx, session);
+  x.username = upstreamUser(at, session);
   x.answered = now() - started;
   // The client gets the network's answer with the peer's header, as from the real manager (proven in
   // the real-manager suite), as it arrives.

@@ -207,24 +207,42 @@ export class PortTraffic {
     const loop = this.loopOf(cfg);
     if (loop)
       throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; start the sandbox with another upstream (--proxy)`);
-    const upstream = this.upstreamOf(cfg);
-    const zoneName = cfg.zone ?? s.zone;
-    const zone = store.zones.get(zoneName);
-    const password = cfg.password ?? zone?.passwords[0] ?? s.password ?? '';
-    const userFor = (session: string) => portUsername(cfg, portCustomer(cfg, s.customer), zoneName, session, UPSTREAM_BRAND);
-    const session = this.session(cfg, clientIp);
-    const started = this.o.now();
     // The real manager's own headers: read into the request's context, neither passed on nor logged (lib/context.js 13-15, 134-139).
     const hola = request.headers['x-hola-context'];
     const context = Array.isArray(hola) ? hola[0] : hola;
     delete request.headers['x-hola-context'];
     delete request.headers['x-hola-agent'];
-    const ctx: PortRequest = {
+    const ctx = this.requestOn(port, cfg, { request, clientIp, isHttp, context, started: this.o.now() });
+    const track = <T>(work: Promise<T>) => this.o.inflight?.track(work) ?? work;
+    if (!isHttp && cfg.ssl === true) return analyzeSsl(ctx, hostname, targetPort, await this.o.ca(), this.o.inflight);
+    if (!isHttp) return { customTag: tunnel((socket, head) => track(servePortTunnel(ctx, request, socket, head, hostname, targetPort))) };
+    return { customTag: respond((response) => track(servePortRequest(ctx, request, new URL(request.url as string), response))) };
+  }
+
+  /**
+   * A request's context on a port: the port's configuration, session, upstream and login. `reroute` gives
+   * the same request on another port that listens (a rule's `retry_port`, the route header: rules.ts), keyed
+   * as the real manager keys its running servers, by the port's number as text (lib/worker.js 255-264).
+   */
+  private requestOn(
+    port: number,
+    cfg: ProxyPortConfig,
+    r: { request: PrepareRequestFunctionOpts['request']; clientIp: string; isHttp: boolean; context: string | undefined; started: number },
+  ): PortRequest {
+    const { request, clientIp, isHttp, context, started } = r;
+    const store = this.o.store;
+    const s = store.manager.settings;
+    const upstream = this.upstreamOf(cfg);
+    const zoneName = cfg.zone ?? s.zone;
+    const zone = store.zones.get(zoneName);
+    const password = cfg.password ?? zone?.passwords[0] ?? s.password ?? '';
+    const userFor = (session: string) => portUsername(cfg, portCustomer(cfg, s.customer), zoneName, session, UPSTREAM_BRAND);
+    return {
       store,
       cfg,
       port,
       clientIp,
-      session,
+      session: this.session(cfg, clientIp),
       nextSession: () => this.session(cfg, clientIp),
       ua: String(request.headers['user-agent'] ?? ''),
       upstream,
@@ -235,6 +253,11 @@ export class PortTraffic {
       gate: this.gateOf(cfg),
       targetCa: this.o.targetCa,
       ...(context ? { context } : {}),
+      reroute: (key) => {
+        const next = [...this.servers.keys()].find((p) => String(p) === key);
+        const nextCfg = next === undefined ? undefined : store.ports.get(next);
+        return next === undefined || !nextCfg ? undefined : this.requestOn(next, nextCfg, r);
+      },
       exchange: (method, url) => ({
         ...this.exchange(cfg, started, method, url, request, upstream, clientIp),
         ...(context ? { context } : {}),
@@ -242,10 +265,6 @@ export class PortTraffic {
       // A plain request whose client connection was closed for inactivity before it was answered is not logged (connections.ts).
       log: (x) => (isHttp && closedForInactivity(request.socket) ? undefined : this.log(x)),
     };
-    const track = <T>(work: Promise<T>) => this.o.inflight?.track(work) ?? work;
-    if (!isHttp && cfg.ssl === true) return analyzeSsl(ctx, hostname, targetPort, await this.o.ca(), this.o.inflight);
-    if (!isHttp) return { customTag: tunnel((socket, head) => track(servePortTunnel(ctx, request, socket, head, hostname, targetPort))) };
-    return { customTag: respond((response) => track(servePortRequest(ctx, request, new URL(request.url as string), response))) };
   }
 
   private gateOf(cfg: ProxyPortConfig): Gate | undefined {

@@ -116,10 +116,15 @@ export function portRules(rules: unknown): PortRule[] {
 /** Whether a port's rules need the whole body of an answer before it is handed on (lib/rules.js 181-186). */
 export const needsBody = (rules: PortRule[]) => rules.some((r) => r.active && r.type === 'after_body');
 
-/** What a rule decided: hand the answer on, send the request again (with a new session unless `same`), or answer in its place. */
+/**
+ * What a rule decided: hand the answer on, send the request again (with a new session unless `same`),
+ * send it again through another port of the manager (`port`, as the rule or the request's route header
+ * names it), or answer in its place.
+ */
 export type Outcome =
   | { kind: 'pass' }
   | { kind: 'retry'; same: boolean }
+  | { kind: 'port'; port: unknown; same: boolean }
   | { kind: 'answer'; status: number; statusText: string; headers: Record<string, string>; body: string };
 
 const PASS: Outcome = { kind: 'pass' };
@@ -167,9 +172,38 @@ export class RuleRun {
   retried = 0;
 
   constructor(
-    private readonly rules: PortRule[],
-    private readonly effects: RuleEffects,
+    private rules: PortRule[],
+    private effects: RuleEffects,
+    /** The port the request is on now. */
+    private port: number,
   ) {}
+
+  /**
+   * The request moved on to another port (or came back to this one): that port's rules and effects from
+   * now on. The rules that ran and the count of times it was sent stay the request's (the real manager's
+   * request context goes along: lib/context.js 37-49, 264-283; `req.retry`, lib/rules.js 201, 221).
+   */
+  moveTo(rules: PortRule[], effects: RuleEffects, port: number): void {
+    this.rules = rules;
+    this.effects = effects;
+    this.port = port;
+  }
+
+  /**
+   * The request's route header names a port (lib/server.js 784-790 `route_port`, before any rule): sent
+   * there as a rule's `retry_port` sends it, counted as a retry, the port's sessions refreshed when it names
+   * this port.
+   */
+  route(to: string): Outcome {
+    return this.toPort(to, false);
+  }
+
+  /** lib/rules.js 196-200: the sessions are refreshed unless `retry_same`, and only when the port is this one (`port==this.server.port`). */
+  private toPort(port: unknown, same: boolean): Outcome {
+    this.retried++;
+    if (!same && Number(port) === this.port) this.effects.newSession();
+    return { kind: 'port', port, same };
+  }
 
   /** The rules that ran, as the request's log entry lists them (lib/context.js 269-276). */
   logged(): Json[] {
@@ -245,11 +279,13 @@ export class RuleRun {
         this.effects.newSession();
       }
     }
-    // Not applied offline (see the README): another port's waterfall, a request to another URL.
-    if (a.request_url || a.retry_port) return PASS;
+    // Not applied offline (see the README): a request to another URL.
+    if (a.request_url) return PASS;
     if (this.retried >= retries(a)) return PASS;
-    this.retried++;
     const same = Boolean(a.retry_same);
+    // Through another port (or this one again): lib/rules.js 196-217.
+    if (a.retry_port) return this.toPort(a.retry_port, same);
+    this.retried++;
     if (!same) this.effects.newSession();
     return { kind: 'retry', same };
   }
@@ -273,32 +309,71 @@ interface Answer {
 /** A request a rule sends again at most this often, whatever its `retries` (a rule matching every answer would otherwise loop a billion times). */
 const MAX_RULE_RETRIES = 100;
 
+/** One pass of a request through a port (the real manager's `timeline.add(port, session)` on each, lib/context.js 85): the log's timeline lists them. */
+export interface Pass {
+  port: number;
+  session: string;
+}
+
+/** Where a request ended: the port (and its context) that sent it last, and every pass before it. */
+interface Trail {
+  rules: Json[];
+  at: PortRequest;
+  passes: Pass[];
+}
+
 /**
  * A port's request with its rules applied around `send` (one attempt through the upstream, with the
  * session of `attempt`): before it is sent, once the answer's head and (for body rules) its body arrived.
  * The answer to hand on (its body whole when a rule read it), or the one a rule gives in its place; with
- * the rules that ran, for the log.
+ * the rules that ran, for the log, and the port it ended on. A rule's `retry_port`, or the request's route
+ * header (`route`, read before any rule), sends it on through another port of the manager, whose rules
+ * then apply (lib/server.js 784-790 and 837, lib/rules.js 196-217, lib/worker.js 255-264): `held` when
+ * that port does not exist, the request then left unanswered as the real manager leaves it (observed).
  */
 export async function withRules<T extends Answer, S extends { answer: T; peer: string | null; session: string }>(
   ctx: PortRequest,
   url: string,
   send: (attempt: PortRequest) => Promise<S>,
-): Promise<{ sent: S; rules: Json[] } | { byRule: Extract<Outcome, { kind: 'answer' }>; rules: Json[]; unlogged?: boolean }> {
+  route?: string,
+): Promise<({ sent: S } & Trail) | ({ byRule: Extract<Outcome, { kind: 'answer' }>; unlogged?: boolean } & Trail) | { held: true }> {
   // The status check's request runs no rule (lib/rules.js 60, 111, 132).
-  const rules = ctx.context === STATUS_CHECK_CONTEXT ? [] : portRules(ctx.cfg.rules);
-  if (!rules.length) return { sent: await send(ctx), rules: [] };
-  const run = new RuleRun(rules, storeEffects(ctx.store, ctx.port, ctx.now));
+  const rulesOf = (c: PortRequest) => (c.context === STATUS_CHECK_CONTEXT ? [] : portRules(c.cfg.rules));
+  const rules = rulesOf(ctx);
+  if (!rules.length && !route) return { sent: await send(ctx), rules: [], at: ctx, passes: [] };
+  const run = new RuleRun(rules, storeEffects(ctx.store, ctx.port, ctx.now), ctx.port);
   let attempt = ctx;
+  const passes: Pass[] = [];
+  const trail = (): Trail => ({ rules: run.logged(), at: attempt, passes });
   let failedRetry = false; // a rule sent the request again after the port's own 502
   const again = (o: { same: boolean }, session: string): PortRequest => ({
-    ...ctx,
-    session: o.same ? session : (ctx.nextSession?.() ?? `${session}_r${run.retried}`),
+    ...attempt,
+    session: o.same ? session : (attempt.nextSession?.() ?? `${session}_r${run.retried}`),
   });
+  /** The request on the port a rule or the route header names (its key as the real manager's table of servers reads it), with that port's rules; undefined when there is none. */
+  const onPort = (o: { port: unknown; same: boolean }, session: string): PortRequest | undefined => {
+    const next = attempt.reroute?.(String(o.port));
+    if (!next) return undefined;
+    run.moveTo(rulesOf(next), storeEffects(next.store, next.port, next.now), next.port);
+    return o.same ? { ...next, session } : next;
+  };
+  let routed = route === undefined;
   for (;;) {
-    const before = run.retried < MAX_RULE_RETRIES ? run.before(url) : PASS;
-    if (before.kind === 'answer') return { byRule: before, rules: run.logged() };
+    passes.push({ port: attempt.port, session: attempt.session });
+    let before: Outcome = PASS;
+    if (!routed) {
+      routed = true;
+      before = run.route(route as string);
+    } else if (run.retried < MAX_RULE_RETRIES) before = run.before(url);
+    if (before.kind === 'answer') return { byRule: before, ...trail() };
     if (before.kind === 'retry') {
       attempt = again(before, attempt.session);
+      continue;
+    }
+    if (before.kind === 'port') {
+      const next = onPort(before, attempt.session);
+      if (!next) return { held: true };
+      attempt = next;
       continue;
     }
     let sent: S;
@@ -312,16 +387,20 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
       if (failedRetry) throw Object.assign(err, { unlogged: true });
       const out =
         run.retried < MAX_RULE_RETRIES ? run.afterHead({ url, status: 502, timePassed: ctx.now() - ctx.started, peer: null }) : PASS;
-      if (out.kind === 'answer') return { byRule: out, rules: run.logged(), unlogged: true };
+      if (out.kind === 'answer') return { byRule: out, unlogged: true, ...trail() };
       if (out.kind === 'pass') throw Object.assign(err, { rules: run.logged() });
       failedRetry = true;
-      attempt = again(out, attempt.session);
+      if (out.kind === 'port') {
+        const next = onPort(out, attempt.session);
+        if (!next) return { held: true };
+        attempt = next;
+      } else attempt = again(out, attempt.session);
       continue;
     }
     const { answer, peer } = sent;
     const seen = { url, status: answer.status, timePassed: ctx.now() - ctx.started, peer };
     let out = run.retried < MAX_RULE_RETRIES ? run.afterHead(seen) : PASS;
-    if (out.kind === 'pass' && needsBody(rules) && run.retried < MAX_RULE_RETRIES) {
+    if (out.kind === 'pass' && needsBody(rulesOf(attempt)) && run.retried < MAX_RULE_RETRIES) {
       // The real manager reads the whole body too before such a rule (lib/mixins/server_handle.js 214-231).
       const chunks: Buffer[] = [];
       for await (const chunk of answer.body) chunks.push(Buffer.from(chunk as Buffer));
@@ -329,10 +408,14 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
       answer.body = Readable.from([whole]);
       out = run.afterBody({ ...seen, body: whole, encoding: answer.headers['content-encoding'] });
     }
-    if (out.kind === 'pass') return { sent, rules: run.logged() };
+    if (out.kind === 'pass') return { sent, ...trail() };
     answer.body.destroy();
-    if (out.kind === 'answer') return { byRule: out, rules: run.logged() };
-    attempt = again(out, sent.session);
+    if (out.kind === 'answer') return { byRule: out, ...trail() };
+    if (out.kind === 'port') {
+      const next = onPort(out, sent.session);
+      if (!next) return { held: true };
+      attempt = next;
+    } else attempt = again(out, sent.session);
   }
 }
 

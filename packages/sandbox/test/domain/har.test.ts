@@ -113,6 +113,25 @@ describe('harEntry', () => {
     expect(e.request.headers).toEqual([{ name: 'x-n', value: '5' }]);
   });
 
+  it('the timeline: a step of no times for each earlier pass, then the one that answered; the last HAR_LIMITS.timeline kept', () => {
+    const earlier = [
+      { port: 24000, session: '24000_0' },
+      { port: 24001, session: '24001_0' },
+    ];
+    const e = harEntry(exchange({ port: 24002, session: '24002_3', earlier, answered: 4, time: 10 }));
+    const zero = { blocked: 0, wait: 0, ttfb: 0, receive: 0, end: 0 };
+    expect(e.details?.timeline).toEqual([
+      { ...zero, port: 24000, session: '24000_0' },
+      { ...zero, port: 24001, session: '24001_0' },
+      { blocked: 0, wait: 0, ttfb: 4, receive: 6, end: 10, port: 24002, session: '24002_3' },
+    ]);
+    const many = Array.from({ length: 150 }, (_, n) => ({ port: 24000, session: `24000_${n}` }));
+    const steps = harEntry(exchange({ earlier: many })).details?.timeline ?? [];
+    expect(steps).toHaveLength(HAR_LIMITS.timeline);
+    expect(steps[0]?.session).toBe('24000_51');
+    expect(steps.at(-2)?.session).toBe('24000_149');
+  });
+
   it('a tunnel to port 443: status, kind and text `unknown`, the size of what came from its target', () => {
     const e = harEntry(
       exchange({
@@ -252,7 +271,7 @@ describe('what the log keeps and weighs', () => {
   });
 
   it('HAR_LIMITS: the sandbox bounds', () => {
-    expect(HAR_LIMITS).toEqual({ entries: 10_000, bytes: 64 * 1024 * 1024, body: 16 * 1024 * 1024 });
+    expect(HAR_LIMITS).toEqual({ entries: 10_000, bytes: 64 * 1024 * 1024, body: 16 * 1024 * 1024, timeline: 100 });
   });
 });
 
