@@ -1435,7 +1435,19 @@ export interface components {
              *     `""` when no throttle is set (observed); requests take an integer only (`ProxyPortRequest`).
              */
             throttle?: number | string;
-            /** @description Request rules. The shape of a rule and its allowed values are not documented. */
+            /**
+             * @description Request rules. The shape of a rule and its allowed values are not documented.
+             *
+             *     Observed on the real manager 1.570.247: a rule whose `action` has `retry_port` (a port number, or
+             *     the number as text) sends the request again through that port of the manager when it matches, as a
+             *     request of that port (its session, upstream and rules; its `headers` added to the first port's).
+             *     The answer is that port's, and the request's one log entry is on that port, listing the rules of
+             *     every port it passed and a `timeline` step for each pass. The sessions are refreshed only when the
+             *     rule names its own port, unless `retry_same`. A rule runs once per request unless it also has
+             *     `retry`, and a request is sent again at most 20 times (`retries` if given). A port the manager
+             *     does not run leaves the request unanswered and unlogged. The request header `x-lpm-route: <port>`
+             *     does the same before any rule of the port runs; the header is not passed on or logged.
+             */
             rules?: unknown[];
             /**
              * @description Block or allow automatic sending through the upstream server on error. The allowed values are
@@ -2293,7 +2305,10 @@ export interface components {
             /**
              * @description The steps of the request, one per attempt upstream (observed): milliseconds from its start to
              *     `blocked` (the upstream request created), `wait` (connected), `ttfb` (first byte), `receive`
-             *     (the answer read), `end`, with the port and the session it used.
+             *     (the answer read), `end`, with the port and the session it used. A request a rule sent again
+             *     (`retry`, `retry_port`) or the `x-lpm-route` header sent through another port has a step for each
+             *     pass, on each port it went through; the entry is that of the last port (observed on the real
+             *     manager 1.570.247: lib/context.js 85, `timeline.add(port, session)` on each pass).
              */
             timeline?: components["schemas"]["HarTimelineStep"][];
             /** @description The upstream proxy the request went through, as `host:port` (observed). */
