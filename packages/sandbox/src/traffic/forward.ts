@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { pipeline, type Readable, Transform, type Writable } from 'node:stream';
 import { rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { lookupFor, type Remote } from './lookup.js';
+import { type ProxyHop, requestUpstream } from './upstream.js';
 
 // One HTTP request forwarded, directly to its target (the proxy network's exit) or through an
 // upstream HTTP proxy (a proxy port). Its answer is handed on as it arrives (passOn): the sandbox
@@ -43,8 +44,8 @@ export interface ForwardOptions {
   headers: IncomingMessage['headers'];
   /** The body: whole (sent with its length), or a stream of it (sent with the client's length, else chunked). */
   body: Buffer | Readable;
-  /** An upstream HTTP proxy to send the request through, with its `Proxy-Authorization`. */
-  via?: { host: string; port: number; authorization: string };
+  /** An upstream HTTP proxy to send the request through (over TLS when it says so), with its `Proxy-Authorization`. */
+  via?: ProxyHop & { authorization: string };
   /** CA certificates (PEM) trusted for an HTTPS target beside the system's. */
   ca?: readonly string[];
   /** Accept an HTTPS target's certificate unchecked (a port's `insecure`). */
@@ -150,9 +151,7 @@ function tunnel(
 ): Promise<{ tls: TLSSocket; headers: IncomingMessage['headers'] }> {
   return new Promise((resolve, reject) => {
     const authority = `${o.url.hostname}:${o.url.port || 443}`;
-    const req = httpRequest({
-      host: o.via.host,
-      port: o.via.port,
+    const req = requestUpstream(o.via, {
       method: 'CONNECT',
       path: authority,
       headers: { host: authority, 'proxy-authorization': o.via.authorization },
@@ -198,7 +197,7 @@ export async function forward(o: ForwardOptions): Promise<Forwarded> {
     } else if (o.via) {
       headers['proxy-authorization'] = o.via.authorization;
       headers.host = o.url.host;
-      req = httpRequest({ host: o.via.host, port: o.via.port, method: o.method, path: o.url.href, headers, ...lookupFor(o.via.host) });
+      req = requestUpstream(o.via, { method: o.method, path: o.url.href, headers, ...lookupFor(o.via.host) });
     } else {
       req =
         o.url.protocol === 'https:'

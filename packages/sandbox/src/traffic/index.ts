@@ -40,7 +40,7 @@ export interface Traffic {
   /** The ports' upstream: the one given, else the network as ports reach it (loopback when it listens on every interface, `network` true). */
   upstream?: Upstream;
   ports?: PortTraffic;
-  /** The CA certificate (PEM) of SSL analyzing, when ports listen. */
+  /** The CA certificate (PEM) of SSL analyzing (which also signs the network's TLS certificate), when ports listen. */
   caCertificate(): Promise<string | undefined>;
   /** Resolves once every request and tunnel admitted so far is billed and logged. */
   settled(): Promise<void>;
@@ -54,6 +54,18 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
   const changed = () => {
     o.persist().catch((err: Error) => console.error(`[zone-api sandbox] usage could not be saved: ${err.message}`));
   };
+  // The sandbox's CA: SSL analyzing of the ports, and the network's certificate for a client that speaks
+  // TLS to it. Made once asked for, and at start when ports listen (about half a second of key
+  // generation, in the background).
+  let ca: Promise<SandboxCa> | undefined;
+  const caOf = () => {
+    if (!ca) {
+      ca = SandboxCa.create(now());
+      ca.catch(() => undefined);
+    }
+    return ca;
+  };
+  if (o.proxyPorts) caOf();
   const network =
     o.networkPort === undefined
       ? undefined
@@ -64,6 +76,7 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
           egressAllow: o.egressAllow,
           strict: o.strict,
           targetCa: o.targetCa ?? [],
+          ca: caOf,
           changed,
           now,
           inflight,
@@ -74,9 +87,6 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
   const upstream: Upstream | undefined = o.upstream
     ? { host: o.upstream.host, port: o.upstream.port ?? DEFAULT_NETWORK_PORT }
     : network && { host: loopbackFor(o.host), port: network.port, network: true };
-  // The CA of SSL analyzing is made at start (in the background: about half a second of key generation).
-  const ca = o.proxyPorts ? SandboxCa.create(now()) : undefined;
-  ca?.catch(() => undefined);
   const ports = o.proxyPorts
     ? new PortTraffic({
         store: o.store,
@@ -84,7 +94,7 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
         egressAllow: o.egressAllow,
         changed,
         now,
-        ca: () => ca as Promise<SandboxCa>,
+        ca: caOf,
         targetCa: o.targetCa ?? [],
         inflight,
         ...(network ? { inProcess: network } : {}),
@@ -94,7 +104,7 @@ export async function startTraffic(o: TrafficOptions): Promise<Traffic> {
     network,
     ...(upstream ? { upstream } : {}),
     ports,
-    caCertificate: async () => (ca ? (await ca).certificate : undefined),
+    caCertificate: async () => (o.proxyPorts ? (await caOf()).certificate : undefined),
     settled: () => inflight.idle(),
     async close() {
       await Promise.allSettled([ports?.closeAll(), network?.close()]);

@@ -9,6 +9,7 @@ import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
 import { counted, PREREAD, StreamedBody } from './body.js';
+import type { SandboxCa } from './ca.js';
 import { egressAllowed, egressMessage, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import {
   type Forwarded,
@@ -23,11 +24,12 @@ import {
 } from './forward.js';
 import type { Inflight } from './inflight.js';
 import { answeredHere, type Exit, testHostAnswer } from './test-host.js';
+import { acceptTls } from './tls-accept.js';
 import { connectHead, dial, relay, respond, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
 import { parseUsername } from './username.js';
 
 // The emulated proxy network (the provider's super proxy): an HTTP proxy (absolute-URI requests and
-// CONNECT, by proxy-chain) that authenticates the provider's username and a Zone password, enforces
+// CONNECT, by proxy-chain; in the clear or over TLS on the same port, tls-accept.ts) that authenticates the provider's username and a Zone password, enforces
 // the account's state, picks an exit peer from the Zone's own IPs, forwards, and bills the Zone.
 // Its refusals are each a distinct error, named in `x-<brand>-error` / `x-<brand>-err-code` and in an
 // RFC 9209 `Proxy-Status`.
@@ -46,6 +48,8 @@ export interface NetworkOptions {
   strict?: boolean;
   /** CA certificates (PEM) trusted for HTTPS targets beside the system's. */
   targetCa?: readonly string[];
+  /** The sandbox's CA, whose certificate the network presents to a client that speaks TLS to it. */
+  ca: () => Promise<SandboxCa>;
   /** Called after a request changed the state (its usage), to persist it. */
   changed: () => void;
   now: () => number;
@@ -332,12 +336,16 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     authRealm: NETWORK_REALM,
   });
   await server.listen();
+  const endTls = acceptTls(server, o.ca, o.host);
   const port = server.port;
   return {
     port,
     url: `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`,
     openTunnel,
     request,
-    close: () => server.close(true),
+    close: () => {
+      endTls();
+      return server.close(true);
+    },
   };
 }

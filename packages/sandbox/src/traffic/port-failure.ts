@@ -1,3 +1,4 @@
+import { type ServerResponse, validateHeaderValue } from 'node:http';
 import { RequestError } from 'proxy-chain';
 import { PORT_ERROR_HEADER } from '../brand.js';
 import type { Exchange } from '../domain/har.js';
@@ -17,6 +18,28 @@ export const PORT_FAILED = 'Proxy Manager - Bad Gateway';
 
 /** The headers of such a 502, as answered and as logged (lib/server.js 872): `x-lpm-error` is the failure's own message. */
 export const portFailedHeaders = (message: string) => ({ Connection: 'close', [PORT_ERROR_HEADER]: message });
+
+/**
+ * Answers a plain request with the port's own 502 and `headers`, as the real manager writes it
+ * (lib/util.js 109-152, write_http_reply): a header whose value no HTTP header may carry (the TLS error
+ * of an upstream that does not speak TLS ends in a line break) makes Node refuse the head, and the real
+ * manager writes it again without such headers (remove_invalid_headers, 77-89): the client then gets no
+ * `x-lpm-error`, though the log keeps it (observed on 1.570.247). An empty body follows.
+ */
+export function answerPortFailed(response: ServerResponse, headers: Record<string, string>): void {
+  const writable = Object.fromEntries(
+    Object.entries(headers).filter(([name, value]) => {
+      try {
+        validateHeaderValue(name, value);
+        return true;
+      } catch {
+        return false;
+      }
+    }),
+  );
+  response.writeHead(502, PORT_FAILED, writable);
+  response.end();
+}
 
 /**
  * The port could not reach its upstream: refused, reset (hung up) or unreachable, `message` Node's own

@@ -11,6 +11,7 @@ import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAns
 import { harText } from './har-body.js';
 import type { ProxyNetwork } from './network.js';
 import {
+  answerPortFailed,
   HEADERS_UNUSABLE,
   headersUnusable,
   logFailure,
@@ -21,7 +22,7 @@ import {
 } from './port-failure.js';
 import { answerByRule, withRules } from './rules.js';
 import { connectHead, connectVia, relay, smtpSockets, type UpstreamTunnel } from './tunnel.js';
-import type { Gate } from './upstream.js';
+import type { Gate, ProxyHop } from './upstream.js';
 
 // One request through a proxy port (plain HTTP, or HTTPS inside an SSL-analyzing port): the port's
 // headers added, sent upstream (within its throttle; an upstream that cannot be reached is the port's
@@ -37,7 +38,8 @@ export interface PortRequest {
   session: string;
   /** The port's session for its next request (after a rule took a new one). */
   nextSession?: () => string;
-  upstream: { host: string; port: number; authorization?: string; unusable?: string };
+  /** Where the request goes (over TLS when `tls`); `unusable`: an upstream the real manager cannot read. */
+  upstream: ProxyHop & { authorization?: string; unusable?: string };
   /** The upstream username for a session, and the password beside it. */
   login: (session: string) => { username: string; password: string };
   /** The sandbox's own network when it is the port's upstream: requests and tunnels reach it in process, without the loopback hop. */
@@ -161,8 +163,7 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   // An upstream the real manager cannot read (an ext_proxies entry that is no text) fails the request
   // before it has a response to log: the same 502, not logged (observed).
   if (upstream.unusable) {
-    response.writeHead(502, PORT_FAILED, portFailedHeaders(upstream.unusable));
-    response.end();
+    answerPortFailed(response, portFailedHeaders(upstream.unusable));
     return;
   }
   // Streamed on as it arrives (body.ts): counted, and its first har_limit bytes kept for the log.
@@ -228,8 +229,7 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
     x.requestSize = body.bytes;
     x.rules = ruled.failed.rules;
     if (!ruled.failed.unlogged) logFailure(ctx, x, ruled.failed.message, ctx.session);
-    response.writeHead(502, PORT_FAILED, portFailedHeaders(ruled.failed.message));
-    response.end();
+    answerPortFailed(response, portFailedHeaders(ruled.failed.message));
     return;
   }
   x.rules = ruled.rules;

@@ -147,8 +147,11 @@ export class PortTraffic {
   private upstreamOf(
     cfg: ProxyPortConfig,
     take = true,
-  ): { host: string; port: number; authorization?: string; network?: boolean; ext?: boolean; unusable?: string } {
+  ): { host: string; port: number; tls?: boolean; authorization?: string; network?: boolean; ext?: boolean; unusable?: string } {
     const c = cfg;
+    // `proxy_connection_type: "https"`: TLS to whichever upstream the request goes to, its external proxies
+    // too (lib/server.js 175: the port's one requester, lib/requester.js 14-29).
+    const tls = c.proxy_connection_type === 'https' ? { tls: true } : {};
     // External proxies take turns, each request the next; egress must allow each. An entry the real
     // manager skips (an empty one) leaves the request to the port's own upstream.
     const turn = take ? this.extTurn++ : this.extTurn;
@@ -159,14 +162,14 @@ export class PortTraffic {
       if (!ext) return { host: '', port: 0, ext: true, unusable: EXT_PROXY_NOT_TEXT };
       if (!egressAllowed(ext.host, this.o.egressAllow))
         throw portError(502, `The sandbox sends traffic only to loopback; allow the external proxy ${ext.host} with --egress-allow`);
-      return { ...ext, ext: true };
+      return { ...ext, ...tls, ext: true };
     }
     const up = this.o.network();
     if (!up)
       throw portError(502, 'This port has no upstream: the sandbox runs without its proxy network and without an upstream (--proxy)');
     if (!up.network && !egressAllowed(up.host, this.o.egressAllow))
       throw portError(502, `The sandbox sends traffic only to loopback; allow the upstream ${up.host} with --egress-allow`);
-    return { host: up.host, port: up.port, ...(up.network ? { network: true } : {}) };
+    return { host: up.host, port: up.port, ...tls, ...(up.network ? { network: true } : {}) };
   }
 
   /**

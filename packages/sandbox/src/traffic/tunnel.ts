@@ -1,8 +1,9 @@
-import { request as httpRequest, type ServerResponse, STATUS_CODES } from 'node:http';
+import { type ServerResponse, STATUS_CODES } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Server } from 'proxy-chain';
 import { lookupFor, type Remote } from './lookup.js';
+import { type ProxyHop, requestUpstream } from './upstream.js';
 
 // CONNECT tunnels that the sandbox opens itself, so that the answer to the CONNECT carries headers (the
 // network names the exit peer in it, as the provider's super proxy does, and a port reads it to log the
@@ -162,12 +163,10 @@ export interface UpstreamTunnel {
   head: Buffer;
 }
 
-/** A CONNECT to `authority` through the HTTP proxy `via`: its answer, and the socket of the tunnel. */
-export function connectVia(via: { host: string; port: number }, authority: string, authorization: string, timeoutMs = 30_000) {
+/** A CONNECT to `authority` through the HTTP proxy `via` (over TLS when it says so): its answer, and the socket of the tunnel. */
+export function connectVia(via: ProxyHop, authority: string, authorization: string, timeoutMs = 30_000) {
   return new Promise<UpstreamTunnel>((resolve, reject) => {
-    const req = httpRequest({
-      host: via.host,
-      port: via.port,
+    const req = requestUpstream(via, {
       method: 'CONNECT',
       path: authority,
       headers: { host: authority, 'proxy-authorization': authorization },

@@ -1,4 +1,26 @@
-// A port's upstream: the external proxies it names (in turn), and its throttle.
+import { type ClientRequest, request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+// A port's upstream: the external proxies it names (in turn), how it is spoken to, and its throttle.
+
+/** Where a port sends its traffic: a proxy, spoken to over TLS when `tls` (a port's `proxy_connection_type: "https"`). */
+export interface ProxyHop {
+  host: string;
+  port: number;
+  tls?: boolean;
+}
+
+/**
+ * A request to the upstream proxy `via`, in the clear or over TLS. Over TLS as the real manager speaks
+ * it to its upstream with `proxy_connection_type: "https"` (lib/requester.js 12-29, lib/mixins/server_send.js
+ * 271-279): TLS 1.2 (`TLSv1_2_method`) and no check of the upstream's certificate (`rejectUnauthorized: false`).
+ * An upstream that does not speak TLS fails the handshake with OpenSSL's own error (`EPROTO`, "wrong version
+ * number"), which the port answers as the real manager does (port-failure.ts).
+ */
+export function requestUpstream(via: ProxyHop, options: RequestOptions): ClientRequest {
+  const to = { ...options, host: via.host, port: via.port };
+  return via.tls ? httpsRequest({ ...to, rejectUnauthorized: false, minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' }) : httpRequest(to);
+}
 
 /** At most `limit` at once; the others wait their turn (a port's `throttle`). */
 export class Gate {

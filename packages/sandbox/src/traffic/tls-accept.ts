@@ -1,0 +1,75 @@
+import type { Socket } from 'node:net';
+import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
+import type { SandboxCa } from './ca.js';
+import type { TunnelServer } from './tunnel.js';
+
+// The proxy network's one listener takes plain HTTP and TLS alike, as the provider's super proxy does
+// on its port: the real manager sends a port's traffic to the same `proxy`:`proxy_port` in the clear
+// or, with `proxy_connection_type: "https"`, over TLS (lib/requester.js 14-29: both requesters reach
+// `ctx.host`:`ctx.proxy_port`; lib/mixins/mgr_config.js 407-414 turns every port to `https` for users
+// in China without changing the port), and the provider documents both connection kinds to the super
+// proxy (Proxy Manager FAQ, "How to connect to superproxy via HTTPS?"). A connection whose first byte
+// opens a TLS handshake (a record of type 22) is handed to a TLS server that presents a certificate
+// of the sandbox's CA (ca.ts) for the name the client asked for (its SNI), else for the listener's
+// host; the HTTP it carries then reaches the same proxy as a plain connection's.
+
+/** The first byte of a TLS record that carries a handshake (RFC 8446 5.1, ContentType handshake). */
+const TLS_HANDSHAKE = 0x16;
+
+/**
+ * Makes `server` (listening) take TLS connections beside plain ones. `ca` gives the sandbox's CA when a
+ * TLS connection first comes; `host` names the certificate for a client that sends no SNI. Returns what
+ * ends, before the server closes, the connections it does not track itself: those whose first byte has
+ * not come yet, and those under TLS (the server tracks the TLS socket, not the connection beneath).
+ */
+export function acceptTls(server: TunnelServer, ca: () => Promise<SandboxCa>, host: string): () => void {
+  const http = server.server;
+  const accept = http.listeners('connection') as Array<(socket: Socket) => void>;
+  http.removeAllListeners('connection');
+  const handOn = (socket: Socket) => {
+    for (const listener of accept) listener.call(http, socket);
+  };
+  let tls: Promise<TlsServer> | undefined;
+  const tlsServer = () => {
+    tls ??= ca().then((authority) => {
+      const t = createTlsServer({
+        ...authority.pemFor(host),
+        SNICallback: (name, done) => done(null, authority.contextFor(name)),
+      });
+      t.on('secureConnection', (socket: TLSSocket) => handOn(socket));
+      // A handshake that fails (a client that does not trust the certificate, or that is no TLS client) ends its connection.
+      t.on('tlsClientError', (_err, socket) => socket.destroy());
+      return t;
+    });
+    return tls;
+  };
+  /** Connections not handed on in the clear: those still sniffed and those under TLS. */
+  const untracked = new Set<Socket>();
+  http.on('connection', (socket: Socket) => {
+    untracked.add(socket);
+    socket.once('close', () => untracked.delete(socket));
+    socket.once('error', () => socket.destroy());
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      socket.unshift(first);
+      if (first[0] !== TLS_HANDSHAKE) {
+        untracked.delete(socket);
+        handOn(socket);
+        socket.resume();
+        return;
+      }
+      tlsServer().then(
+        (t) => {
+          if (socket.destroyed) return;
+          // TLS does not half-close: an end from the client ends the connection.
+          socket.allowHalfOpen = false;
+          t.emit('connection', socket);
+        },
+        () => socket.destroy(),
+      );
+    });
+  });
+  return () => {
+    for (const socket of untracked) socket.destroy();
+  };
+}
