@@ -1356,7 +1356,14 @@ export interface components {
              */
             proxy_port?: number;
             /**
-             * @description Connection kind between the manager and the upstream server.
+             * @description Connection kind between the manager and the upstream server. With `https` the real manager
+             *     1.570.247 speaks TLS (1.2, the upstream's certificate not checked) to the same upstream host and
+             *     port as with `http`, for the port's requests, its tunnels and its status check, and to its
+             *     external proxies too; the provider's super proxy takes both on its port. An upstream that speaks
+             *     no TLS fails the handshake: a request through the port is then answered `502 Proxy Manager - Bad
+             *     Gateway` with an empty body and no `x-lpm-error` (the TLS error text ends in a line break, which no
+             *     header may carry), a `CONNECT` with that text in `x-lpm-error`, and each is logged as a `502` with
+             *     it; the status check reports `Proxy Manager - Bad Gateway` (observed).
              * @enum {string}
              */
             proxy_connection_type?: "http" | "https" | "socks";

@@ -14,7 +14,7 @@ import { PORT_SLOTS, type Step, sequences } from './steps.js';
 // shrinks the sequence to the shortest that still diverges, printed as a runnable reproduction (repro.ts).
 
 export { type Divergence, glob, type ListedDivergence, matches } from './compare.js';
-export { NORMALISATIONS, type NormaliseContext, normalise, normaliseText, shape } from './normalise.js';
+export { NORMALISATIONS, type NormaliseContext, normalise, normaliseText, shape, withoutOpenSslThread } from './normalise.js';
 export { EXTRA_ROUTES, encodeBody, fingerprint, LOG_FILTERS, type Target } from './play.js';
 export { curlLine, reproduction } from './repro.js';
 export { callOf, generatedOperations, NOT_GENERATED, PORT_SLOTS, type Step, sequences, trafficStep } from './steps.js';

@@ -34,6 +34,10 @@ export const NORMALISATIONS: Normalisation[] = [
     why: "without `sort` both order their log by the entries' uuids, which are random: such a log is compared as a set of entries, and under `limit` or `skip` (a random subset) by its count",
   },
   {
+    name: 'OpenSSL thread',
+    why: "OpenSSL's error text (a port's `x-lpm-error` when its upstream speaks no TLS) names the address of the thread that met it (`write EPROTO 806CC652007F0000:error:…`), which differs from one process to another",
+  },
+  {
     name: 'byte counts',
     why: 'HAR and stats byte counts include header sizes (Date, Server, the proxy header order) that are not behaviour',
   },
@@ -46,9 +50,14 @@ const TOKEN_KEYS = new Set(['token']);
 const BYTE_KEYS = new Set(['headersSize', 'bodySize', 'size', 'in_bw', 'out_bw', 'bw', 'sum_in', 'sum_out']);
 const SESSION = /\b(\d{4,5})_\d+\b/g;
 
+const OPENSSL_THREAD = /\b(E[A-Z]+) [0-9A-F]{8,16}:error:/g;
+
+/** OpenSSL's error text without the address of the thread that met it (the 'OpenSSL thread' normalisation). */
+export const withoutOpenSslThread = (text: string): string => text.replace(OPENSSL_THREAD, '$1 <thread>:error:');
+
 /** A text with what is random or environmental replaced by its name. */
 export function normaliseText(text: string, ctx: NormaliseContext): string {
-  return text
+  return withoutOpenSslThread(text)
     .replace(UUID, '<uuid>')
     .replace(ISO_TIME, '<time>')
     .replace(SESSION, '$1_<n>')
