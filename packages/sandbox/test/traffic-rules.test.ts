@@ -1,4 +1,4 @@
-import { freePort, type RulesTarget, startRulesTarget, viaProxy } from '@zone-api/testkit';
+import { freePort, type RulesTarget, startRulesTarget, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RES, type Rec, useTrafficSandbox } from './helpers.js';
 
@@ -238,5 +238,26 @@ describe('rules applied to a port’s traffic', () => {
     const lost = await viaProxy(other, `${targetUrl}/route-e`, { headers: { 'x-lpm-route': 'nowhere' }, idleMs: 1500 });
     expect(lost.status).toBe(0);
     expect(asked.get('/route-e')).toBeUndefined();
+  });
+
+  it('the route header on a CONNECT: the tunnel goes through the port it names and is logged there', async () => {
+    const other = await portWith([]);
+    const proxy = await portWith([]);
+    const authority = new URL(targetUrl).host;
+    const line = `GET /tun-a HTTP/1.1\r\nhost: ${authority}\r\nconnection: close\r\n\r\n`;
+    const opened = await tunnelThrough(proxy, authority, { line, headers: { 'x-lpm-route': String(portOf(other)) } });
+    expect(opened.status).toBe(200);
+    expect(opened.headers['x-brd-ip']).toBe((await viaProxy(other, `${targetUrl}/tun-b`)).headers['x-brd-ip']);
+    expect(opened.echoed).toContain('hello /tun-a');
+    await t.sandbox.settled();
+    const logs = (await t.manager.getLogs({ params: { query: { port_from: portOf(other), port_to: portOf(other) } } })).data as Rec;
+    const tunnel = logs.log.entries.find((e: Rec) => e.request.method === 'CONNECT');
+    expect(tunnel.details.port).toBe(portOf(other));
+    expect(passes(tunnel)).toEqual([
+      [portOf(proxy), `${portOf(proxy)}_0`],
+      [portOf(other), `${portOf(other)}_0`],
+    ]);
+    const lost = tunnelThrough(proxy, authority, { line, timeoutMs: 1500, headers: { 'x-lpm-route': 'nowhere' } });
+    await expect(lost).rejects.toThrow('no answer to the CONNECT');
   });
 });

@@ -208,12 +208,12 @@ export interface TunnelAnswer {
 export function tunnelThrough(
   proxy: string,
   authority: string,
-  o: { auth?: string; line?: string; timeoutMs?: number } = {},
+  o: { auth?: string; line?: string; timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<TunnelAnswer> {
   const p = new URL(proxy);
   const line = o.line ?? 'ping through the tunnel\n';
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = o.auth ? { 'proxy-authorization': o.auth } : {};
+    const headers: Record<string, string> = { ...(o.auth ? { 'proxy-authorization': o.auth } : {}), ...o.headers };
     const req = httpRequest({ host: p.hostname, port: p.port, method: 'CONNECT', path: authority, headers, agent: false });
     req.setTimeout(o.timeoutMs ?? 10_000, () => req.destroy(new Error(`no answer to the CONNECT to ${authority}`)));
     req.once('error', reject);

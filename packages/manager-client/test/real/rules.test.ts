@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
-import { viaProxy } from '@zone-api/testkit';
+import { tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 import { type At, type Reply, SHIFT, usePair } from './pair.js';
 
@@ -475,5 +475,56 @@ describe('rules on both, side by side', () => {
       expect(logged.sandbox, path).toEqual(logged.real);
     }
     expect((await entriesOf('/rt-d', [25668, 25669])).sandbox).toEqual([]);
+  });
+
+  it('x-lpm-route on a CONNECT: the tunnel goes through the port it names and is logged there; an unknown one gets no answer', async () => {
+    await createWith(25670, () => ({}));
+    await createWith(25671, () => ({}));
+    const authority = new URL(pair.targetUrl).host;
+    for (const side of SIDES) {
+      const at = (p: number) => portOf(side, p);
+      const line = `GET /${side}/tun-a HTTP/1.1\r\nhost: ${authority}\r\nconnection: close\r\n\r\n`;
+      const opened = await tunnelThrough(`http://127.0.0.1:${at(25670)}`, authority, {
+        line,
+        headers: { 'x-lpm-route': String(at(25671)) },
+      });
+      expect(opened.status, side).toBe(200);
+      expect(opened.echoed, side).toContain(`hello /${side}/tun-a`);
+      const lost = tunnelThrough(`http://127.0.0.1:${at(25670)}`, authority, {
+        line,
+        timeoutMs: 3000,
+        headers: { 'x-lpm-route': 'nowhere' },
+      });
+      await expect(lost, side).rejects.toThrow(`no answer to the CONNECT to ${authority}`);
+    }
+    await pair.sandbox.settled();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const logged = {} as Record<Side, unknown[]>;
+    for (const side of SIDES) {
+      logged[side] = [];
+      for (const port of [25670, 25671]) {
+        const p = portOf(side, port);
+        const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=50`);
+        const logs = (await r.json()) as { log: { entries: Array<{ request: { url: string }; details: Record<string, unknown> }> } };
+        for (const e of logs.log.entries)
+          logged[side].push({
+            url: e.request.url,
+            port: e.details.port,
+            timeline: (e.details.timeline as Array<{ port: number; session: string }>).map((t) => [t.port, t.session]),
+          });
+      }
+    }
+    // One tunnel logged, on the port it was routed to; the one routed nowhere is not.
+    expect(logged.real).toEqual([
+      {
+        url: authority,
+        port: 25671,
+        timeline: [
+          [25670, '25670_0'],
+          [25671, '25671_0'],
+        ],
+      },
+    ]);
+    expect(asReal(logged.sandbox)).toEqual(logged.real);
   });
 });

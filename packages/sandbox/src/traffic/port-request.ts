@@ -20,7 +20,7 @@ import {
   portFailedHeaders,
   UpstreamFailure,
 } from './port-failure.js';
-import { answerByRule, withRules } from './rules.js';
+import { answerByRule, storeEffects, withRules } from './rules.js';
 import { connectHead, connectVia, relay, smtpSockets, type UpstreamTunnel } from './tunnel.js';
 import type { Gate, ProxyHop } from './upstream.js';
 
@@ -281,6 +281,16 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   log(x);
 }
 
+/** A CONNECT's exchange, on the port it was routed to (`at`) after the one it came to (`first`). */
+function routedExchange(first: PortRequest, at: PortRequest, authority: string): Exchange {
+  const x = first.exchange('CONNECT', authority);
+  if (at === first) return x;
+  x.port = at.port;
+  x.upstream = `${at.upstream.host}:${at.upstream.port}`;
+  x.earlier = [{ port: first.port, session: first.session }];
+  return x;
+}
+
 /**
  * A CONNECT through a port without SSL analyzing: a CONNECT to the upstream, whose answer the client
  * gets (the peer's header with it), then the tunnel relayed, logged when it closes as the real manager
@@ -289,13 +299,15 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
  * open (proven in the real-manager suite).
  */
 export async function servePortTunnel(
-  ctx: PortRequest,
+  first: PortRequest,
   request: IncomingMessage,
   socket: Socket,
   head: Buffer,
   hostname: string,
   targetPort: number,
 ): Promise<void> {
+  /** The port the tunnel goes through: the one it came to, or the one its route header names. */
+  let ctx = first;
   const authority = `${hostname.includes(':') ? `[${hostname}]` : hostname}:${targetPort}`;
   // Headers the real manager cannot read fail a CONNECT as they fail a plain request (headersUnusable):
   // its answer, written on the socket, and nothing logged.
@@ -306,6 +318,15 @@ export async function servePortTunnel(
   if (ctx.upstream.unusable) {
     socket.end(connectHead(502, PORT_FAILED, portFailedHeaders(ctx.upstream.unusable)));
     return;
+  }
+  // The route header of the CONNECT sends the tunnel through the port it names (as a plain request's:
+  // rules.ts withRules; observed on the real manager 1.570.247), logged there; none such: no answer.
+  const route = [request.headers[PORT_ROUTE_HEADER]].flat()[0] || undefined;
+  if (route) {
+    if (Number(route) === first.port) storeEffects(first.store, first.port, first.now).newSession();
+    const next = first.reroute?.(route);
+    if (!next) return;
+    ctx = next;
   }
   let sent: { answer: UpstreamTunnel; peer: string | null; session: string };
   try {
@@ -323,7 +344,7 @@ export async function servePortTunnel(
   } catch (err) {
     if (!(err instanceof UpstreamFailure) || smtpSockets.has(socket)) throw err;
     // The port's own 502 (UpstreamFailure): logged as the CONNECT it was, answered with its head alone.
-    const x = ctx.exchange('CONNECT', authority);
+    const x = routedExchange(first, ctx, authority);
     x.received = 0;
     x.outBw = 0;
     logFailure(ctx, x, err.message, ctx.session);
@@ -334,7 +355,7 @@ export async function servePortTunnel(
   // Logged as the real manager logs a tunnel it does not open: its authority as the URL, the
   // upstream's answer to the CONNECT as the response, whose status and body are `unknown` for port
   // 443; the bytes each way with the heads of the CONNECT and of its answer.
-  const x = ctx.exchange('CONNECT', authority);
+  const x = routedExchange(first, ctx, authority);
   x.peer = peer;
   x.session = session;
   x.username = upstreamUser(ctx, session);
