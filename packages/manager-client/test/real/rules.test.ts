@@ -344,6 +344,40 @@ describe('rules on both, side by side', () => {
     expect(bans[1].body).toEqual(bans[0].body);
   });
 
+  it('retry_port after a ban_ip: the first port bans its own peer, the other port answers and bans nothing', async () => {
+    await createWith(25673, () => ({}));
+    await createWith(25672, (at) => ({ rules: [onTo(at(25673)), banRule] }));
+    const first = await through(25672, '/wb-0');
+    const moved = await routed(25672, '/wb-a?st=503');
+    const other = await through(25673, '/wb-1');
+    for (const side of SIDES) {
+      expect(moved[side], side).toEqual({ status: 503, text: 'hello /wb-a?st=503', peer: other[side].peer });
+      expect(pair.asked.get(`/${side}/wb-a`), side).toBe(2);
+    }
+    for (const [port, peerOf] of [
+      [25672, (side: Side) => [first[side].peer]],
+      [25673, () => []],
+    ] as const) {
+      const list = await bans(port);
+      for (const side of SIDES)
+        expect(
+          ((list[side].body as { ips: Ban[] }).ips ?? []).map((b) => b.ip),
+          `${side} ${port}`,
+        ).toEqual(peerOf(side));
+    }
+    const logged = await entriesOf('/wb-a', [25672, 25673]);
+    expect(logged.real).toMatchObject([
+      {
+        port: 25673,
+        rules: [
+          { ...banRule, type: 'after_hdr' },
+          { ...onTo(25673), type: 'after_hdr' },
+        ],
+      },
+    ]);
+    expect(logged.sandbox).toEqual(logged.real);
+  });
+
   it('retry_port to its own port: a new session; a loop of two ports ends when each rule ran once; with retry, 20 retries', async () => {
     await createWith(25662, (at) => ({ rules: [onTo(at(25662))] }));
     await createWith(25663, (at) => ({ rules: [onTo(at(25664))] }));
