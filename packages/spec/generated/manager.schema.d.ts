@@ -1501,7 +1501,7 @@ export interface components {
             whitelist_ips?: string[];
             /**
              * Format: int32
-             * @description Appears in an explicit configuration.
+             * @description Appears in an explicit configuration. The port then listens on `listen_port` instead of `port`: connections to `port` are refused, and the port's requests are logged (`details.port` in the HAR log) and counted (`recent_stats` ports) under `listen_port`; the API still names the port by `port`. The value is stored and used as sent, not converted: a value the port cannot listen on (an object, a number out of range, one in use, text that is not a number) leaves the port listening nowhere, yet created and listed; `0` or an empty value leaves it on `port`. Changed by an update in place, the port goes on listening where it did until it is restarted (a move, or a change of `multiply` or `ips`). The status check (`GET /api/proxy_status/{port}`) still asks `port`, so it reports `error`. A request answered through a `listen_port` that is no port's `port` stops the whole manager (it looks the usage up by that number and finds no port; observed).
              */
             listen_port?: number;
         };

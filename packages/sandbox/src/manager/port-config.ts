@@ -22,6 +22,10 @@ export function portFieldTypes(doc: OpenApiDoc): FieldTypes {
     const type = [].concat(s.type ?? []).find((t: string) => t !== 'null') as string | undefined;
     if (type) out[name] = type === 'integer' ? 'number' : type === 'array' ? 'object' : type;
   }
+  // The one integer of the spec the real manager's field list leaves out (util/lpm_api_models.js, so not in
+  // its numeric_fields, util/lpm_config_static.js 25-26): its port server reads `listen_port` as given
+  // (lib/server.js 106, 656-660; traffic/listen-port.ts), so it is stored and run unconverted.
+  delete out.listen_port;
   return out;
 }
 

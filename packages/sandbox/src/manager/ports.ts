@@ -274,9 +274,13 @@ export function portsHandlers(c: ManagerContext) {
       const cfg = restart
         ? storedConfig({ ...old, ...fresh, banlist: RESTARTED_BANLIST }, port, facts)
         : updatedConfig(old, fresh, facts, types);
-      // A move or a new interface listens anew (refused, with the old port kept, if it cannot); other changes apply to the next request.
+      // A move or a new interface listens anew (refused, with the old port kept, if it cannot), and so does a
+      // restart of a port with a `listen_port` (it may listen elsewhere now: traffic/listen-port.ts); other
+      // changes apply to the next request, a `listen_port` updated in place too (the real port's server keeps
+      // listening where it did, lib/mixins/mgr_proxy.js 402-423).
       const iface = (c: ProxyPortConfig) => c.iface;
-      if (options.ports && (port !== old.port || iface(cfg) !== iface(old))) {
+      const relisten = restart && (cfg.listen_port || old.listen_port) !== undefined;
+      if (options.ports && (port !== old.port || iface(cfg) !== iface(old) || relisten)) {
         if (port === old.port) await options.ports.close(old.port);
         try {
           await listen([cfg]);

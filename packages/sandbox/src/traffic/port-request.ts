@@ -32,6 +32,8 @@ export interface PortRequest {
   store: Store;
   cfg: ProxyPortConfig;
   port: number;
+  /** The number the port listens on, which its requests are logged under: its `listen_port` where it listens there (listen-port.ts). */
+  listensAt?: number;
   clientIp: string;
   /** The client's User-Agent (the network's request log records it). */
   ua: string;
@@ -236,7 +238,7 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   // Logged on the port the request ended on, with each port it passed through before (the real manager's
   // `response` is the last port's, its timeline the request's: lib/server.js 853, lib/context.js 85).
   const at = ruled.at;
-  x.port = at.port;
+  x.port = at.listensAt ?? at.port;
   x.upstream = `${at.upstream.host}:${at.upstream.port}`;
   x.earlier = ruled.passes.slice(0, -1);
   if ('byRule' in ruled) {

@@ -11,6 +11,7 @@ import { acceptConnections, closedForInactivity } from './connections.js';
 import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import { passHeaders } from './forward.js';
 import type { Inflight } from './inflight.js';
+import { listenPortOf } from './listen-port.js';
 import { checkRemoteName } from './lookup.js';
 import type { ProxyNetwork } from './network.js';
 import { portError } from './port-failure.js';
@@ -47,7 +48,8 @@ export interface PortTrafficOptions {
 }
 
 export class PortTraffic {
-  private readonly servers = new Map<number, { server: TunnelServer; iface: string }>();
+  /** Each listening port by its `port`: its server, interface and the number it listens on (`at`: its `listen_port`, listen-port.ts). */
+  private readonly servers = new Map<number, { server: TunnelServer; iface: string; at: number }>();
   private readonly gates = new Map<number, Gate>();
   private rotation = 0;
   private extTurn = 0;
@@ -60,22 +62,32 @@ export class PortTraffic {
   }
 
   /**
-   * Starts listening on a port (`cfg.port` 0: a free one the system picks); resolves to the port it
-   * listens on, rejects (EADDRINUSE, EACCES, …) when it cannot bind.
+   * Starts listening for a port (`cfg.port` 0: a free one the system picks); resolves to the port it
+   * is known by, rejects (EADDRINUSE, EACCES, …) when it cannot bind. A port with a `listen_port` listens
+   * there instead, as the real manager's (listen-port.ts); where that cannot be (a value Node refuses, a
+   * number in use or not allowed), the port listens nowhere and is kept, as the real one keeps it.
    */
   async open(cfg: ProxyPortConfig): Promise<number> {
     if (cfg.port !== 0 && this.servers.has(cfg.port)) await this.close(cfg.port);
     const iface = this.ifaceOf(cfg);
+    const own = cfg.listen_port ? listenPortOf(cfg) : cfg.port;
+    if (own === undefined) return cfg.port;
     let port = cfg.port;
     const server = new TunnelServer({
-      port,
+      port: own,
       host: iface,
       authRealm: PORT_REALM,
       prepareRequestFunction: (opts) => this.prepare(port, opts),
     });
-    await server.listen();
-    port = server.port;
-    this.servers.set(port, { server, iface });
+    if (own !== cfg.port) {
+      const bound = await server.listen().then(
+        () => true,
+        () => false,
+      );
+      if (!bound) return cfg.port;
+    } else await server.listen();
+    if (port === 0) port = server.port;
+    this.servers.set(port, { server, iface, at: server.port });
     acceptConnections(
       server,
       () => this.o.store.ports.get(port),
@@ -132,9 +144,17 @@ export class PortTraffic {
   private session(cfg: ProxyPortConfig, clientIp: string): string {
     const c = cfg;
     if (typeof c.session === 'string' && c.session) return c.session;
-    if (c.rotate_session) return `${cfg.port}_r${++this.rotation}`;
+    // Named after the number the port listens on (lib/session.js 53 and 204: the server's `port`, its
+    // `listen_port`), a sticky one after its `port` (lib/session.js 196-197).
+    const at = this.listenedAt(cfg);
+    if (c.rotate_session) return `${at}_r${++this.rotation}`;
     const n = this.o.store.manager.sessions[String(cfg.port)] ?? 0;
-    return c.sticky_ip ? `${cfg.port}_${n}_${clientIp.replace(/[^0-9a-f]/gi, '')}` : `${cfg.port}_${n}`;
+    return c.sticky_ip ? `${cfg.port}_${n}_${clientIp.replace(/[^0-9a-f]/gi, '')}` : `${at}_${n}`;
+  }
+
+  /** The number a port listens on: its `listen_port` where that is where it listens (listen-port.ts). */
+  private listenedAt(cfg: ProxyPortConfig): number {
+    return this.servers.get(cfg.port)?.at ?? cfg.port;
   }
 
   /**
@@ -244,6 +264,7 @@ export class PortTraffic {
       store,
       cfg,
       port,
+      listensAt: this.listenedAt(cfg),
       clientIp,
       session: this.session(cfg, clientIp),
       nextSession: () => this.session(cfg, clientIp),
@@ -291,7 +312,8 @@ export class PortTraffic {
     clientIp: string,
   ): Exchange {
     return {
-      port: cfg.port,
+      // Logged and counted under the number it listens on (lib/server.js 328, 352, 451).
+      port: this.listenedAt(cfg),
       started,
       time: 0,
       method,

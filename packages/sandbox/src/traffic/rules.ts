@@ -359,7 +359,7 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
   };
   let routed = route === undefined;
   for (;;) {
-    passes.push({ port: attempt.port, session: attempt.session });
+    passes.push({ port: attempt.listensAt ?? attempt.port, session: attempt.session });
     let before: Outcome = PASS;
     if (!routed) {
       routed = true;

@@ -67,6 +67,27 @@ function portValue(): fc.Arbitrary<Valued> {
   );
 }
 
+/**
+ * Where a port listens instead of its `port` (`listen_port`; packages/sandbox/src/traffic/listen-port.ts):
+ * a number no sequence creates, sends traffic to or finds in use, so that the port's own number shows
+ * the difference (refused on both); or a value that leaves the port on its `port` or listening nowhere.
+ * No traffic goes to these numbers: a request answered there stops the whole real manager (its usage
+ * names no port it knows, lib/manager.js 322-325), which the sandbox does not imitate. Not a slot, the
+ * manager's own port or a busy one: listening there fails with EADDRINUSE, which the real manager
+ * answers by looking for another running manager and exiting when it finds one (lib/manager.js 108-111
+ * and 304-315).
+ */
+export const LISTEN_PORTS = [24050, 24051] as const;
+function listenPortValue(): fc.Arbitrary<Valued> {
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...LISTEN_PORTS).map((p) => v(p)) },
+    { weight: 1, arbitrary: fc.constantFrom(0, '').map((p) => v(p, 'falsy')) },
+    { weight: 1, arbitrary: fc.constant(v(String(LISTEN_PORTS[0]), 'string-for-number')) },
+    { weight: 1, arbitrary: fc.constantFrom(70000, -1, 24050.5).map((p) => v(p, 'out-of-range')) },
+    { weight: 1, arbitrary: fc.constantFrom<Json>({ a: 1 }, true, ['x']).map((p) => v(p, 'wrong-type')) },
+  );
+}
+
 function ipValue(): fc.Arbitrary<Valued> {
   return fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...IPS_VALID).map((ip) => v(ip)) },
@@ -81,6 +102,7 @@ function fieldValue(doc: OpenApiDoc, name: string, schema: Json, depth: number):
   const types = typesOf(doc, s);
   const type = types[0];
   if (name === 'port' && (type === 'integer' || type === 'number')) return portValue();
+  if (name === 'listen_port') return listenPortValue();
   if (isIpName(name) && type === 'string') return ipValue();
   if (isIpName(name) && type === 'array')
     return fc.oneof(
