@@ -2654,9 +2654,14 @@ export interface components {
          *     with the text `Server Error`, before the access checks and without the `/api` headers
          *     (`Deprecation`, `Sunset`). A body sent as `application/json` fails when it is not JSON, when its
          *     first character (after blanks) opens no object or array (`7`, `null`, `"x"`, only blanks: the
-         *     parser's `strict` mode), when its charset is not `utf-…`, or when it is over 2 MB. No body, an
-         *     empty body, a JSON object or array, and a body of another media type pass to the operation
-         *     (observed).
+         *     parser's `strict` mode), when its charset is not a `utf-…` one the parser knows, when it does not
+         *     decode in the charset named (UTF-16 is read under `utf-16`, by its byte order mark or its bytes, or
+         *     under its own byte order; without a charset the body is read as UTF-8), or when it is over 2 MB once
+         *     inflated. A body of either media type sent with `Content-Encoding: gzip` or `deflate` is inflated
+         *     first; any other coding but `identity`, or bytes that do not inflate, fail. A form
+         *     (`application/x-www-form-urlencoded`) fails when its charset is not `utf-8` or when it has more than
+         *     10,000 parameters. No body, an empty body, a JSON object or array, and a body of another media type
+         *     pass to the operation (observed).
          */
         UnreadableBody: {
             headers: {

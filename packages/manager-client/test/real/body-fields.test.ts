@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { call, type Reply, SHIFT, usePair } from './pair.js';
 
@@ -185,5 +187,146 @@ describe('a JSON array where an object is expected', () => {
       expect(asArray, path).toEqual(asNone);
       expect(asArray.status, path).toBe(500);
     }
+  });
+});
+
+describe('bodies compressed, in UTF-16, or with many parameters, as body-parser reads them', () => {
+  // body-parser 1.20.3 (lib/read.js 147-186, types/json.js 126-135, types/urlencoded.js 107-125, 158-166):
+  // gzip and deflate inflated, any other coding refused; JSON in any `utf-…` charset it knows, UTF-8 when
+  // none is named; a form in UTF-8 only, and at most `api_parameter_limit` (10,000) parameters. What it
+  // cannot read is the app's 500 `Server Error`.
+  interface Sent {
+    label: string;
+    bytes: Buffer;
+    headers: Record<string, string>;
+  }
+  function send(base: string, method: string, path: string, sent: Sent): Promise<Reply> {
+    return new Promise((resolve, reject) => {
+      const u = new URL(path, base);
+      const headers = { ...sent.headers, 'content-length': String(sent.bytes.length) };
+      const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname, method, headers, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => {
+          const media = res.headers['content-type']?.split(';')[0]?.trim() ?? null;
+          resolve({ status: res.statusCode ?? 0, media, body: media === 'application/json' ? JSON.parse(body) : body });
+        });
+      });
+      req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${method} ${path} (${sent.label})`)));
+      req.once('error', reject);
+      req.end(sent.bytes);
+    });
+  }
+  const JSON_TYPE = 'application/json';
+  const FORM_TYPE = 'application/x-www-form-urlencoded';
+  const utf16 = (text: string, order: 'le' | 'be', bom: boolean) => {
+    const b = Buffer.from(`${bom ? '\uFEFF' : ''}${text}`, 'utf16le');
+    if (order === 'be') b.swap16();
+    return b;
+  };
+  /** What is compared of a settings answer: status, media type, and the setting each body sets. */
+  const seen = (r: Reply) => ({
+    status: r.status,
+    media: r.media,
+    har_limit: (r.body as Config).har_limit,
+    body: r.status === 200 ? '' : r.body,
+  });
+
+  async function compare(sent: Sent[], method = 'PUT'): Promise<Map<string, Reply>> {
+    const reals = new Map<string, Reply>();
+    for (const one of sent) {
+      const real = await send(s.manager.url, method, '/api/settings', one);
+      const sbx = await send(s.sandbox.managerUrl, method, '/api/settings', one);
+      expect(seen(sbx), `sandbox answers ${one.label} as the real manager`).toEqual(seen(real));
+      reals.set(one.label, real);
+    }
+    await s.same(() => ['PUT', '/api/settings', { har_limit: 1024 }], { status: 200 }, seen);
+    return reals;
+  }
+
+  it('gzip and deflate are inflated, JSON and forms alike; another coding, or bytes that do not inflate: 500', async () => {
+    const sent: Sent[] = [
+      { label: 'gzip JSON', bytes: gzipSync('{"har_limit":601}'), headers: { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' } },
+      {
+        label: 'deflate JSON',
+        bytes: deflateSync('{"har_limit":602}'),
+        headers: { 'content-type': JSON_TYPE, 'content-encoding': 'deflate' },
+      },
+      { label: 'gzip form', bytes: gzipSync('har_limit=603'), headers: { 'content-type': FORM_TYPE, 'content-encoding': 'GZIP' } },
+      {
+        label: 'identity',
+        bytes: Buffer.from('{"har_limit":604}'),
+        headers: { 'content-type': JSON_TYPE, 'content-encoding': 'identity' },
+      },
+      { label: 'br', bytes: brotliCompressSync('{"har_limit":605}'), headers: { 'content-type': JSON_TYPE, 'content-encoding': 'br' } },
+      { label: 'not gzip', bytes: Buffer.from('{"har_limit":606}'), headers: { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' } },
+      {
+        label: 'raw deflate',
+        bytes: deflateRawSync('{"har_limit":607}'),
+        headers: { 'content-type': JSON_TYPE, 'content-encoding': 'deflate' },
+      },
+    ];
+    const real = await compare(sent);
+    expect([...real.values()].map((r) => r.status)).toEqual([200, 200, 200, 200, 500, 500, 500]);
+    expect(real.get('gzip form')?.body).toMatchObject({ har_limit: 603 });
+    expect(real.get('br')).toEqual({ status: 500, media: 'text/html', body: 'Server Error' });
+  });
+
+  it('UTF-16 with and without a byte order mark, in each byte order, under each charset name: read where body-parser reads it, else 500', async () => {
+    const sent: Sent[] = [];
+    for (const order of ['le', 'be'] as const)
+      for (const bom of [true, false])
+        for (const charset of ['utf-16', 'utf-16le', 'utf-16be', undefined])
+          sent.push({
+            label: `UTF-16${order.toUpperCase()}${bom ? ' with BOM' : ''}, charset ${charset ?? 'none'}`,
+            bytes: utf16('{"har_limit":700}', order, bom),
+            headers: { 'content-type': charset ? `${JSON_TYPE}; charset=${charset}` : JSON_TYPE },
+          });
+    sent.push({
+      label: 'a UTF-16 form',
+      bytes: utf16('har_limit=701', 'le', true),
+      headers: { 'content-type': `${FORM_TYPE}; charset=utf-16le` },
+    });
+    const real = await compare(sent);
+    const read = [...real].filter(([, r]) => r.status === 200).map(([label]) => label);
+    // Its own order named, or `utf-16` (iconv-lite tells the order by the mark, or by the bytes without one).
+    expect(read).toEqual([
+      'UTF-16LE with BOM, charset utf-16',
+      'UTF-16LE with BOM, charset utf-16le',
+      'UTF-16LE, charset utf-16',
+      'UTF-16LE, charset utf-16le',
+      'UTF-16BE with BOM, charset utf-16',
+      'UTF-16BE with BOM, charset utf-16be',
+      'UTF-16BE, charset utf-16',
+      'UTF-16BE, charset utf-16be',
+    ]);
+  });
+
+  it('a form of 10,000 parameters is read; one more is 500, whatever the route (a GET too)', async () => {
+    const form = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i ? `k${i}=1` : 'har_limit=800')).join('&'));
+    const sent = (n: number): Sent => ({ label: `${n} parameters`, bytes: form(n), headers: { 'content-type': FORM_TYPE } });
+    const real = await compare([sent(10_000), sent(10_001)]);
+    expect([...real.values()].map((r) => r.status)).toEqual([200, 500]);
+    await compare([sent(10_001)], 'GET');
+  });
+
+  it('a form nested up to 32 levels is read, deeper is 500; a list index past the number of parameters (at least 100) names a field', async () => {
+    const port = 26160;
+    const statuses: number[] = [];
+    for (const [i, levels] of [30, 31, 32, 33].entries()) {
+      const form = (at: (p: number) => number) => `proxy[port]=${at(port + i)}&proxy[zone]=res_zone&proxy[d]${'[a]'.repeat(levels)}=x`;
+      const [real, sbx] = await s.both((at) => ['POST', '/api/proxies', form(at), FORM_TYPE]);
+      expect(status(sbx), `${levels} levels`).toEqual(status(real));
+      statuses.push(real.status);
+    }
+    expect(statuses).toEqual([200, 200, 500, 500]);
+    const lists = (at: (p: number) => number) => `proxy[port]=${at(port + 9)}&proxy[zone]=res_zone&proxy[l][150]=x&proxy[m][3]=y`;
+    await s.same((at) => ['POST', '/api/proxies', lists(at), FORM_TYPE], { status: 200 }, status);
+    const [real, sbx] = await stored([port + 9]);
+    expect(real[0]).toMatchObject({ l: { 150: 'x' }, m: ['y'] });
+    expect(sbx).toEqual(real);
   });
 });

@@ -1,6 +1,8 @@
 import { MIMEType } from 'node:util';
+import { gunzipSync, inflateSync } from 'node:zlib';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import iconv from 'iconv-lite';
 import { parse as parseForm } from 'qs';
 import { HttpError } from '../errors.js';
 import { yieldToLoop } from '../in-pieces.js';
@@ -17,7 +19,8 @@ import type { OperationDef } from './spec.js';
 // reads a form body (`a[b][0]=c`) as that JSON, any other media type as no body, and answers a JSON body
 // it cannot read 500 `Server Error` (its error handler, web_server.js 184-187): malformed JSON, JSON that
 // does not start with `{` or `[` (body-parser's `strict`, lib/types/json.js 81-87: `7`, `null`, `"x"`,
-// only blanks), a charset other than UTF-* (json.js 126-135) and a body over the limit. Its parsers run
+// only blanks), a charset other than UTF-* (json.js 126-135) and a body over the limit; it inflates a gzip
+// or deflate body and decodes a UTF-16 one first (realText). Its parsers run
 // for every route before the API's (web_server.js 166-176), so a GET's body is read too. Strictness keeps
 // the JSON-only form.
 
@@ -39,7 +42,7 @@ export const bodyTextOf = (req: FastifyRequest): BodyAsSent | undefined => (req 
 
 /** A body as sent, read again as it was read then (the record of calls keeps the text and reads it when listed). */
 export function readAsSent(sent: BodyAsSent): unknown {
-  return sent.media === 'json' ? JSON.parse(sent.text) : sent.text.length ? parseForm(sent.text, FORM) : undefined;
+  return sent.media === 'json' ? JSON.parse(sent.text) : sent.text.length ? readForm(sent.text) : undefined;
 }
 
 /**
@@ -63,11 +66,30 @@ export function readBody(req: FastifyRequest, op: OperationDef, realBodies: bool
 }
 
 /**
- * Form fields as body-parser's `extended` form reads them (qs): nested names, lists by index. The depth
- * is bounded (body-parser allows any), and names that shadow Object.prototype are dropped (body-parser
- * keeps them), sandbox choices that no client of the manager's documented fields meets.
+ * Form fields as body-parser's `extended` form reads them (types/urlencoded.js 158-190, qs 6): nested
+ * names, lists by index up to as many as the body has parameters (at least 100; a larger index names a
+ * field), at most 32 levels (deeper is its error, the 500). Names that shadow Object.prototype are
+ * dropped (body-parser keeps them), a sandbox choice that no client of the manager's documented fields meets.
  */
-const FORM = { depth: 32, arrayLimit: 10_000, parameterLimit: 10_000, allowPrototypes: false } as const;
+const formOptions = (parameters: number) =>
+  ({
+    depth: 32,
+    strictDepth: true,
+    arrayLimit: Math.max(100, parameters),
+    parameterLimit: FORM_PARAMETER_LIMIT,
+    allowPrototypes: false,
+  }) as const;
+
+/** A form's text read as body-parser reads it (formOptions); undefined where it cannot (its 500). */
+function readForm(text: string): unknown {
+  const parameters = parameterCount(text);
+  if (parameters === undefined) return undefined;
+  try {
+    return parseForm(text, formOptions(parameters));
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * A JSON body of at least this many characters is parsed, checked for depth and handed on in separate
@@ -85,21 +107,87 @@ export class UnreadableBody extends HttpError {
   }
 }
 
+/** The charset a request names for its body, in lower case (undefined for none, or a Content-Type that does not parse). */
+function charsetOf(req: FastifyRequest): string | undefined {
+  try {
+    return new MIMEType(String(req.headers['content-type'])).params.get('charset')?.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The most parameters a form body may have (`api_parameter_limit`, util/lpm_config_static.js 128), counted
+ * as body-parser counts them (types/urlencoded.js 214-228: a body with as many `&` as the limit has too many).
+ */
+export const FORM_PARAMETER_LIMIT = 10_000;
+
+/**
+ * A body's text as the real manager's body-parser reads it (body-parser 1.20.3: lib/read.js 147-186,
+ * types/json.js 126-135, types/urlencoded.js 107-125), or undefined where it cannot, which is its 500:
+ * inflated when its Content-Encoding is `gzip` or `deflate` (any other but `identity` it does not read,
+ * nor what does not inflate), up to the body limit once inflated; decoded in the charset named (JSON: any
+ * `utf-…` iconv-lite knows, `utf-16` by its byte order mark or, without one, by its bytes; UTF-8 when none
+ * is named; a form: UTF-8 only), a byte order mark dropped.
+ */
+function realText(req: FastifyRequest, raw: Buffer, media: BodyAsSent['media']): string | undefined {
+  const charset = charsetOf(req) ?? 'utf-8';
+  if (media === 'json' ? !charset.startsWith('utf-') : charset !== 'utf-8') return undefined;
+  if (!iconv.encodingExists(charset)) return undefined;
+  const coding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const bound = { maxOutputLength: req.routeOptions.bodyLimit };
+  let bytes = raw;
+  try {
+    if (coding === 'gzip') bytes = gunzipSync(raw, bound);
+    else if (coding === 'deflate') bytes = inflateSync(raw, bound);
+    else if (coding !== 'identity') return undefined;
+  } catch {
+    return undefined;
+  }
+  return iconv.decode(bytes, charset);
+}
+
 /**
  * Whether body-parser's JSON parser, as the real manager sets it up (`strict`, the default), refuses the
- * text before parsing it: a charset it does not read (any but `utf-…`), or a first character (after
- * JSON's blanks) that opens no object or array. The sandbox reads UTF-8 only: a body in another UTF, which
- * the real one decodes, is refused too (no client of the manager sends one).
+ * text: a first character (after JSON's blanks) that opens no object or array (types/json.js 81-87).
  */
-function refusedAsRealJson(req: FastifyRequest, text: string): boolean {
-  let charset: string | undefined;
-  try {
-    charset = new MIMEType(String(req.headers['content-type'])).params.get('charset')?.toLowerCase();
-  } catch {
-    charset = undefined;
+const refusedAsRealJson = (text: string): boolean => !/^[ \t\n\r]*[{[]/.test(text);
+
+/** A body's text read as JSON, checked for depth and handed on (in turns of the event loop when large). */
+function parseJson(
+  req: FastifyRequest,
+  text: string,
+  jsonParser: ReturnType<FastifyInstance['getDefaultJsonParser']>,
+  realBodies: boolean,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
+  if (realBodies && refusedAsRealJson(text)) {
+    done(new UnreadableBody(), undefined);
+    return;
   }
-  if (charset !== undefined && charset !== 'utf-8') return true;
-  return !/^\uFEFF?[ \t\n\r]*[{[]/.test(text);
+  jsonParser(req, text, (err, parsed) => {
+    if (err) return done(realBodies ? new UnreadableBody() : err, undefined);
+    (req as Req)[kBodyText] = { text, media: 'json' };
+    if (text.length < LARGE_BODY) return done(depthError(parsed), parsed);
+    // A large body: the event loop is let go of after the parse and after the depth check, so that what
+    // waits (other requests, timers) runs between them and before the checks and the handler.
+    void (async () => {
+      await yieldToLoop();
+      const deep = depthError(parsed);
+      await yieldToLoop();
+      done(deep, parsed);
+    })();
+  });
+}
+
+/**
+ * body-parser's parameterCount (types/urlencoded.js 214-228): the `&` of a form, undefined once they are as
+ * many as the limit (too many parameters, its 500).
+ */
+function parameterCount(text: string): number | undefined {
+  let count = 0;
+  for (let at = text.indexOf('&'); at !== -1; at = text.indexOf('&', at + 1)) if (++count === FORM_PARAMETER_LIMIT) return undefined;
+  return count;
 }
 
 export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void {
@@ -109,32 +197,32 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
   app.removeAllContentTypeParsers();
   // express reads a GET's body too; fastify only when told to.
   if (realBodies) app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    // Empty bodies parse to "no body" (the schema then says whether one was required).
-    if ((body as string).length === 0) return done(null, undefined);
-    (req as Req)[kBodySize] = Buffer.byteLength(body as string);
-    if (realBodies && refusedAsRealJson(req, body as string)) return done(new UnreadableBody(), undefined);
-    jsonParser(req, body as string, (err, parsed) => {
-      if (err) return done(realBodies ? new UnreadableBody() : err, undefined);
-      (req as Req)[kBodyText] = { text: body as string, media: 'json' };
-      if ((body as string).length < LARGE_BODY) return done(depthError(parsed), parsed);
-      // A large body: the event loop is let go of after the parse and after the depth check, so that what
-      // waits (other requests, timers) runs between them and before the checks and the handler.
-      void (async () => {
-        await yieldToLoop();
-        const deep = depthError(parsed);
-        await yieldToLoop();
-        done(deep, parsed);
-      })();
-    });
-  });
-  if (realBodies)
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, body, done) => {
+  if (!realBodies)
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+      // Empty bodies parse to "no body" (the schema then says whether one was required).
+      if ((body as string).length === 0) return done(null, undefined);
       (req as Req)[kBodySize] = Buffer.byteLength(body as string);
-      const parsed = (body as string).length ? parseForm(body as string, FORM) : undefined;
-      (req as Req)[kBodyText] = { text: body as string, media: 'form' };
+      parseJson(req, body as string, jsonParser, false, done);
+    });
+  else {
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+      const raw = body as Buffer;
+      if (raw.length === 0) return done(null, undefined);
+      (req as Req)[kBodySize] = raw.length;
+      const text = realText(req, raw, 'json');
+      if (text === undefined) return done(new UnreadableBody(), undefined);
+      parseJson(req, text, jsonParser, true, done);
+    });
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (req, body, done) => {
+      const raw = body as Buffer;
+      (req as Req)[kBodySize] = raw.length;
+      const text = raw.length ? realText(req, raw, 'form') : '';
+      const parsed = text?.length ? readForm(text) : undefined;
+      if (text === undefined || (text.length && parsed === undefined)) return done(new UnreadableBody(), undefined);
+      (req as Req)[kBodyText] = { text, media: 'form' };
       done(depthError(parsed), parsed);
     });
+  }
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
     if (!realBodies && (body as string).length > 0) (req as Req)[kUnsupportedMedia] = String(req.headers['content-type'] ?? '');
     done(null, undefined);
