@@ -60,6 +60,15 @@ export const PROVIDER_API_HOST = 'api.brightdata.com';
 export const PROVIDER_DOMAIN = PROVIDER_API_HOST.replace(/^api\./, '');
 
 /**
+ * The host of a customer's Proxy Manager in the provider's cloud, as the real manager names it
+ * (`get_cloud_url_address`, lib/manager.js 820-825): `pmgr-customer-<id>.brd.superproxy.io`, the id after
+ * the `_` of the customer id its cloud gives it at login (`hl_1a2b3c4d` gives `1a2b3c4d`; none offline,
+ * `undefined`). The sandbox's customer is that id.
+ */
+export const cloudUrlAddress = (customer: string | undefined): string =>
+  `pmgr-customer-${customer ? customer.split('_')[1] || customer : customer}.${UPSTREAM_BRAND}.superproxy.io`;
+
+/**
  * The provider's mail domain as the real manager has it built in (its package.json `mail_domain`, 191),
  * sent in its settings whether or not its cloud answered (lib/mixins/mgr_config.js 60).
  */

@@ -1836,6 +1836,8 @@ export interface components {
             test_url?: string;
             /** @description The provider's mail domain, as the manager has it built in: the real manager 1.570.247 sends its package's `mail_domain`, `bright.cn`, whether or not it reached the provider (observed). */
             mail_domain?: string;
+            /** @description The host of the account's Proxy Manager in the provider's cloud, `pmgr-customer-<id>.brd.superproxy.io`, where `<id>` is the customer id the manager's cloud gave it at login, after its `hl_` (`hl_1a2b3c4d` gives `1a2b3c4d`). A manager that has not reached its cloud has no id and sends `pmgr-customer-undefined.brd.superproxy.io` (observed). */
+            cloud_url_address?: string;
             /**
              * @description Request logs setting, returned as a number (observed; the documentation documents a boolean for
              *     updates, see `SettingsUpdate`).
@@ -2659,8 +2661,8 @@ export interface components {
          *     under its own byte order; without a charset the body is read as UTF-8), or when it is over 2 MB once
          *     inflated. A body of either media type sent with `Content-Encoding: gzip` or `deflate` is inflated
          *     first; any other coding but `identity`, or bytes that do not inflate, fail. A form
-         *     (`application/x-www-form-urlencoded`) fails when its charset is not `utf-8` or when it has more than
-         *     10,000 parameters. No body, an empty body, a JSON object or array, and a body of another media type
+         *     (`application/x-www-form-urlencoded`) fails when its charset is not `utf-8`, when it has more than
+         *     10,000 parameters, or when a name nests deeper than 32 levels. No body, an empty body, a JSON object or array, and a body of another media type
          *     pass to the operation (observed).
          */
         UnreadableBody: {

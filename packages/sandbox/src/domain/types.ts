@@ -137,9 +137,13 @@ export interface Ban {
 /**
  * The spec's `Settings` in their documented forms: the sandbox refuses the values the real manager
  * stores and answers as given (`SettingAsGiven`; parity.yaml, updateSettings), so it never holds one.
- * `mail_domain` is built into the manager, not a setting it holds (brand.ts).
+ * `mail_domain` is built into the manager and `cloud_url_address` made from its customer, not settings it
+ * holds (brand.ts).
  */
-type DocumentedSettings = Omit<ManagerSchemas['Settings'], 'zone' | 'logs' | 'har_limit' | 'request_stats' | 'mail_domain'> & {
+type DocumentedSettings = Omit<
+  ManagerSchemas['Settings'],
+  'zone' | 'logs' | 'har_limit' | 'request_stats' | 'mail_domain' | 'cloud_url_address'
+> & {
   zone?: ManagerSchemas['ZoneName'];
   logs?: number;
   har_limit?: number;

@@ -50,6 +50,25 @@ export function dropPrototypeField(proxy: Record<string, Json>): void {
   if (Object.hasOwn(proxy, PROTO_FIELD)) Reflect.deleteProperty(proxy, PROTO_FIELD);
 }
 
+/** The fields of a `bw_limit` the real manager keeps (`update_bw_limits`, mgr_proxy.js 358-370). */
+const BW_LIMIT_FIELDS = ['days', 'bytes', 'start', 'renewable', 'use_limit_webhook', 'th_webhook_value'] as const;
+
+/**
+ * A port's `bw_limit` as the real manager stores it when a create or an update gives one (`update_bw_limits`,
+ * mgr_proxy.js 358-370; web_api.js 373-374 and mgr_proxy.js 358 call it): the old limit's fields with the
+ * given ones over them, of its own fields only, `renewable` a boolean, `th_webhook_value` left out unless
+ * truthy, and `start` now unless one is kept or given.
+ */
+export function storedBwLimit(given: Json, old: Json, now: number): Record<string, Json> {
+  const pick = (from: Json) =>
+    Object.fromEntries(BW_LIMIT_FIELDS.filter((k) => from != null && Object.hasOwn(Object(from), k)).map((k) => [k, from[k]]));
+  const out: Record<string, Json> = { ...pick(old), ...pick(given) };
+  out.renewable = !!out.renewable;
+  if (!out.th_webhook_value) delete out.th_webhook_value;
+  if (!out.start) out.start = new Date(now).toISOString();
+  return out;
+}
+
 /**
  * The `proxy` of a create body, read as the real manager's `proxy_create_api` reads it (web_api.js
  * 348-385): nothing there is a crash (it reads `proxy.port` of nothing), a `users` that has a length but

@@ -29,6 +29,7 @@ import {
   runningView,
   serverError,
   startedFields,
+  storedBwLimit,
   storedConfig,
   unrelayableSmtp,
   unstartableLookup,
@@ -174,6 +175,7 @@ export function portsHandlers(c: ManagerContext) {
             'multiply',
           );
         if (multiply !== undefined) given.multiply = multiply;
+        if (given.bw_limit) given.bw_limit = storedBwLimit(given.bw_limit, undefined, store.clock.now());
         const master = storedConfig(given, first, facts);
         const configs = multiplied(master, true);
         const ports = configs.map((c) => c.port);
@@ -260,6 +262,9 @@ export function portsHandlers(c: ManagerContext) {
         throw new HttpError(400, "Request body should contain 'proxy' field", {
           body: { errors: [{ msg: "Request body should contain 'proxy' field", body: JSON.stringify(body ?? {}) }] },
         });
+      // A port's `bw_limit` is no field of the spec's port (the real manager's, observed): read as sent.
+      const limits = raw as { bw_limit?: unknown };
+      if (limits.bw_limit) limits.bw_limit = storedBwLimit(limits.bw_limit, (old as { bw_limit?: unknown }).bw_limit, store.clock.now());
       const given = raw as ProxyPortConfig;
       const unstartable = unstartableLookup({ ...old, ...given }, existsSync);
       if (unstartable) throw portErrors(unstartable, 'reverse_lookup_values');

@@ -1,4 +1,4 @@
-import { PROVIDER_MAIL_DOMAIN } from '../brand.js';
+import { cloudUrlAddress, PROVIDER_MAIL_DOMAIN } from '../brand.js';
 import { HAR_LIMITS } from '../domain/har.js';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
 import { badRequest, HttpError } from '../errors.js';
@@ -43,8 +43,9 @@ export function settingsHandlers(c: ManagerContext) {
   const view = managerOptions(c);
   /**
    * The settings as `GET`/`PUT /api/settings` answer them: the stored ones, plus the fields the real
-   * manager 1.570.247 always sends that the sandbox does not act on, with the values it sends offline.
-   * Not sent: `cloud_url_address`, the host of the provider's cloud, which only the cloud names (see parity.yaml).
+   * manager 1.570.247 always sends that the sandbox does not act on, with the values it sends offline,
+   * but for `cloud_url_address`, which the sandbox names by the real one's rule from its customer, as the
+   * real one online (offline it has no customer id: parity.yaml).
    */
   function settingsView() {
     const s = m().settings;
@@ -61,6 +62,7 @@ export function settingsHandlers(c: ManagerContext) {
       // What the real manager's cache holds, and its bound (lib/consts.js `CACHE_LIMIT`): the sandbox keeps no cache.
       cache_report: [0],
       cache_limit: 100_000_000,
+      cloud_url_address: cloudUrlAddress(s.customer),
       server_conf: { client: {} },
       proxy_port: view.upstreamPort(),
       logs_settings: view.logsSettings(),
