@@ -310,6 +310,57 @@ describe('rules on both, side by side', () => {
     expect(logged.sandbox).toEqual(logged.real);
   });
 
+  it('a null_response or timeout_response once the answer arrived (a request time, a body): answered, the request logged and counted nowhere', async () => {
+    const cases: Array<[number, Record<string, unknown>, Record<string, unknown>]> = [
+      [
+        25680,
+        { action: { null_response: true }, action_type: 'null_response', trigger_type: 'max_req_time', max_req_time: 60_000 },
+        { status: 200, statusMessage: 'NULL', text: '' },
+      ],
+      [
+        25681,
+        { action: { timeout_response: true }, action_type: 'timeout_response', trigger_type: 'body', body: 'hello' },
+        { status: 504, statusMessage: 'Proxy manager tunnel timeout', text: 'Timeout rule triggered' },
+      ],
+    ];
+    for (const [port, rule, answer] of cases) {
+      await pair.createBoth(port, { rules: [rule] });
+      const seen = {} as Record<Side, Record<string, unknown>>;
+      for (const side of SIDES) seen[side] = await rawThrough(portOf(side, port), `${pair.targetUrl}/${side}/late-${port}`);
+      expect(seen.real, String(port)).toMatchObject(answer);
+      expect(seen.sandbox, String(port)).toEqual(seen.real);
+      // The target was asked: the rule acted on its answer.
+      for (const side of SIDES) expect(pair.asked.get(`/${side}/late-${port}`), side).toBe(1);
+      const log = await portLog(port);
+      expect(log.real, String(port)).toEqual([]);
+      expect(log.sandbox, String(port)).toEqual([]);
+    }
+  });
+
+  it('a rule tested before the request is sent whose url is an invalid regular expression fails the request: the port’s own 502 with the RegExp’s message, logged, its answer rules run', async () => {
+    const port = 25682;
+    const ban = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
+    await pair.createBoth(port, { rules: [{ action: { retry: true }, action_type: 'retry', trigger_type: 'url', url: '(' }, ban] });
+    const seen = {} as Record<Side, Record<string, unknown>>;
+    for (const side of SIDES) seen[side] = await rawThrough(portOf(side, port), `${pair.targetUrl}/${side}/bad-url`);
+    expect(seen.real).toMatchObject({
+      status: 502,
+      statusMessage: 'Proxy Manager - Bad Gateway',
+      error: 'Invalid regular expression: /(/: Unterminated group',
+      text: '',
+    });
+    expect(seen.sandbox).toEqual(seen.real);
+    for (const side of SIDES) expect(pair.asked.get(`/${side}/bad-url`), side).toBeUndefined();
+    const log = await portLog(port);
+    expect(log.real).toEqual([{ status: 502, rules: [{ ...ban, type: 'after_hdr' }] }]);
+    expect(log.sandbox).toEqual(log.real);
+    // The same url on a rule of the answer (a status trigger) is only a trigger that never matches.
+    await pair.createBoth(port + 1, { rules: [{ ...ban, url: '(' }] });
+    const fine = await through(port + 1, '/bad-url-b?st=503');
+    expect(fine.real.status).toBe(503);
+    expect(fine.sandbox).toEqual({ ...fine.real, peer: fine.sandbox.peer });
+  });
+
   it('retry_port: sent again through the other port, whose answer it is and whose log has it, with both ports’ headers; the first port keeps its session', async () => {
     await createWith(25661, () => ({ headers: [{ name: 'x-second', value: 'two' }] }));
     await createWith(25660, (at) => ({ rules: [onTo(at(25661))], headers: [{ name: 'x-first', value: 'one' }] }));

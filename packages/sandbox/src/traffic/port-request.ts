@@ -250,7 +250,7 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
     x.answered = now() - started;
     answerByRule(ruled.byRule, response, x);
     x.time = now() - started;
-    // A rule's answer to the port's own 502 is not logged (observed: rules.ts withRules).
+    // A rule's answer after the upstream answered, or to the port's own 502, is not logged (observed: rules.ts withRules).
     if (!ruled.unlogged) log(x);
     return;
   }

@@ -60,6 +60,16 @@ function matcher(pattern: unknown): (value: unknown) => boolean {
   return (value) => (re as RegExp).test(String(value));
 }
 
+/** The message of a regular expression that does not compile, as `new RegExp(String(pattern))` throws it; undefined when it compiles. */
+function invalidPattern(pattern: unknown): string | undefined {
+  try {
+    new RegExp(String(pattern));
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 /** The condition and type the real manager derives from a rule's fields (util/rules_util.js 113-160). */
 function triggerOf(r: Json): { type: RuleType; test: (o: TriggerInput) => boolean } {
   const pre = PRE_ACTIONS.has(String(r.action_type)) && PRE_TRIGGERS.has(String(r.trigger_type));
@@ -217,10 +227,16 @@ export class RuleRun {
   /** Before the request is sent: the first rule of its kind whose trigger matches decides (lib/rules.js 59-109). */
   before(url: string): Outcome {
     for (const r of this.rules) {
-      if (!r.active || r.type !== 'before_send') continue;
-      r.urlDefaulted = true;
-      if (!r.test({ url, domain: url })) continue;
-      return this.act(r, { url }, undefined);
+      if (!r.active || (r.type !== 'before_send' && r.type !== 'timeout' && !r.action.cache)) continue;
+      if (r.type === 'before_send') {
+        r.urlDefaulted = true;
+        if (r.test({ url, domain: url })) return this.act(r, { url }, undefined);
+      }
+      // A rule that did not match is tried as a cache rule, its `url` compiled first (lib/rules.js 55-57,
+      // 76): an invalid regular expression throws there, and the request fails as the port's own 502
+      // with the RegExp's message (lib/server.js 862-872; observed, 1.570.247).
+      const invalid = invalidPattern(r.rule.url ?? '');
+      if (invalid) throw new UpstreamFailure(invalid);
     }
     return PASS;
   }
@@ -361,10 +377,17 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
   for (;;) {
     passes.push({ port: attempt.listensAt ?? attempt.port, session: attempt.session });
     let before: Outcome = PASS;
-    if (!routed) {
-      routed = true;
-      before = run.route(route as string);
-    } else if (run.retried < MAX_RULE_RETRIES) before = run.before(url);
+    // A rule that fails the request before it is sent (an invalid `url`: RuleRun.before) fails it as an upstream would.
+    let failed: UpstreamFailure | undefined;
+    try {
+      if (!routed) {
+        routed = true;
+        before = run.route(route as string);
+      } else if (run.retried < MAX_RULE_RETRIES) before = run.before(url);
+    } catch (err) {
+      if (!(err instanceof UpstreamFailure)) throw err;
+      failed = err;
+    }
     if (before.kind === 'answer') return { byRule: before, ...trail() };
     if (before.kind === 'retry') {
       attempt = again(before, attempt.session);
@@ -378,6 +401,7 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
     }
     let sent: S;
     try {
+      if (failed) throw failed;
       sent = await send(attempt);
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
@@ -410,7 +434,11 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
     }
     if (out.kind === 'pass') return { sent, ...trail() };
     answer.body.destroy();
-    if (out.kind === 'answer') return { byRule: out, ...trail() };
+    // A rule's answer once the upstream's answer arrived (null_response, timeout_response on a status, a
+    // body, a request time) is written and the request dropped (lib/mixins/server_handle.js 212-213 and
+    // 229-231: abort_proxy_req, its context never handed to the log): not logged, not counted (observed,
+    // 1.570.247). Only a rule that answers before the request is sent is logged.
+    if (out.kind === 'answer') return { byRule: out, unlogged: true, ...trail() };
     if (out.kind === 'port') {
       const next = onPort(out, sent.session);
       if (!next) return { held: true };
