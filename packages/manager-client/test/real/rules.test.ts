@@ -361,6 +361,39 @@ describe('rules on both, side by side', () => {
     expect(fine.sandbox).toEqual({ ...fine.real, peer: fine.sandbox.peer });
   });
 
+  it('a rule with no action, or one that is no object, fails every request where the action is read: the port’s own 502 with the TypeError, logged', async () => {
+    const body = { action: { timeout_response: true }, action_type: 'timeout_response', trigger_type: 'body', body: 'hello' };
+    const cases: Array<[number, unknown[], string, number]> = [
+      // No condition (a text or a number copied into a rule): it matches, runs and reads its action.
+      [25693, ['x1'], 'malware', 1],
+      [25694, [7, body], 'malware', 1],
+      [25695, [{ trigger_type: 'url', url: '/no-action' }], 'malware', 1],
+      // A rule that did not match, or one on the answer, is asked whether it caches first.
+      [25696, [{ trigger_type: 'url', url: 'nomatch' }], 'cache', 0],
+      [25697, [{ trigger_type: 'status', status: '200' }], 'cache', 0],
+      [25698, [{ trigger_type: 'status', status: '200', action: null }], 'cache', 0],
+    ];
+    for (const [port, rules, field, listed] of cases) {
+      await pair.createBoth(port, { rules });
+      const seen = {} as Record<Side, Record<string, unknown>>;
+      for (const side of SIDES) seen[side] = await rawThrough(portOf(side, port), `${pair.targetUrl}/${side}/no-action-${port}`);
+      const of = (rules.at(-1) as { action?: unknown })?.action === null ? 'null' : 'undefined';
+      expect(seen.real, String(port)).toMatchObject({
+        status: 502,
+        error: `Cannot read properties of ${of} (reading '${field}')`,
+        text: '',
+      });
+      expect(seen.sandbox, String(port)).toEqual(seen.real);
+      for (const side of SIDES) expect(pair.asked.get(`/${side}/no-action-${port}`), side).toBeUndefined();
+      const log = await portLog(port);
+      expect(log.real.map((e) => [(e as { status: number }).status, ((e as { rules?: unknown[] }).rules ?? []).length])).toEqual([
+        [502, listed],
+      ]);
+      expect(log.sandbox.length, String(port)).toBe(1);
+      expect((log.sandbox[0] as { status: number }).status, String(port)).toBe(502);
+    }
+  });
+
   it('retry_port: sent again through the other port, whose answer it is and whose log has it, with both ports’ headers; the first port keeps its session', async () => {
     await createWith(25661, () => ({ headers: [{ name: 'x-second', value: 'two' }] }));
     await createWith(25660, (at) => ({ rules: [onTo(at(25661))], headers: [{ name: 'x-first', value: 'one' }] }));

@@ -38,6 +38,8 @@ export interface PortRule {
   test(input: TriggerInput): boolean;
   /** Tested before a request was sent: the real manager then gives the rule an empty `url` when it had none (lib/rules.js 74), which its log shows. */
   urlDefaulted?: boolean;
+  /** The rule has no `action` (`undefined`, `null`): the real manager fails the request where it reads one (RuleRun.before). */
+  noAction?: 'undefined' | 'null';
 }
 
 /** Actions a rule only runs before a request is sent, and triggers that can be tested then (util/rules_util.js 48-110). */
@@ -112,11 +114,16 @@ export function portRules(rules: unknown): PortRule[] {
   if (!Array.isArray(rules) || rules.length === 0) return [];
   const known = compiled.get(rules);
   if (known) return known;
+  // A rule that is no object is copied into one (`Object.assign({}, rule, …)`, util/rules_util.js 159-160):
+  // a text gives its characters as fields, a number nothing, so either is a rule with no condition and
+  // no action. Only null and undefined are dropped here (the real manager fails on them when the port starts).
   const out = rules
-    .filter((r): r is Json => typeof r === 'object' && r !== null && !Array.isArray(r))
+    .filter((r) => r !== null && r !== undefined)
+    .map((r): Json => (typeof r === 'object' && !Array.isArray(r) ? (r as Json) : { ...(r as object) }))
     .map((rule) => {
       const action = typeof rule.action === 'object' && rule.action !== null ? (rule.action as Json) : {};
-      return { rule, action, active: rule.active !== false, ...triggerOf(rule) };
+      const noAction = rule.action === undefined ? ('undefined' as const) : rule.action === null ? ('null' as const) : undefined;
+      return { rule, action, active: rule.active !== false, ...(noAction ? { noAction } : {}), ...triggerOf(rule) };
     })
     .sort((a, b) => priority(a.action) - priority(b.action));
   compiled.set(rules, out);
@@ -226,17 +233,30 @@ export class RuleRun {
 
   /** Before the request is sent: the first rule of its kind whose trigger matches decides (lib/rules.js 59-109). */
   before(url: string): Outcome {
+    // A rule with no action fails the request where the real manager reads its action (`rule.action.cache`,
+    // `rule.action.malware`: lib/rules.js 68-69, 56, 265), as the port's own 502 with the TypeError's message
+    // (lib/server.js 862-872; observed, 1.570.247).
+    const unreadable = (r: PortRule, field: string) => new UpstreamFailure(`Cannot read properties of ${r.noAction} (reading '${field}')`);
     for (const r of this.rules) {
-      if (!r.active || (r.type !== 'before_send' && r.type !== 'timeout' && !r.action.cache)) continue;
+      if (!r.active) continue;
+      if (r.type !== 'before_send' && r.type !== 'timeout') {
+        if (r.noAction) throw unreadable(r, 'cache');
+        if (!r.action.cache) continue;
+      }
       if (r.type === 'before_send') {
         r.urlDefaulted = true;
-        if (r.test({ url, domain: url })) return this.act(r, { url }, undefined);
+        if (r.test({ url, domain: url })) {
+          if (!r.noAction) return this.act(r, { url }, undefined);
+          this.executed.add(r);
+          throw unreadable(r, 'malware');
+        }
       }
       // A rule that did not match is tried as a cache rule, its `url` compiled first (lib/rules.js 55-57,
       // 76): an invalid regular expression throws there, and the request fails as the port's own 502
       // with the RegExp's message (lib/server.js 862-872; observed, 1.570.247).
       const invalid = invalidPattern(r.rule.url ?? '');
       if (invalid) throw new UpstreamFailure(invalid);
+      if (r.noAction) throw unreadable(r, 'cache');
     }
     return PASS;
   }
