@@ -93,6 +93,11 @@ export default defineConfig({
                 include: ['packages/manager-client/test/real/**/*.test.ts'],
                 testTimeout: 60_000,
                 fileParallelism: false,
+                // The real manager writes a log entry, its statistics and a worker's bans a moment after it
+                // answered (over IPC from its worker); the sandbox a moment after too. Every read of such
+                // state polls until it holds what the case expects; on CI's 2 cores under load the default
+                // second was not always enough, and a poll ends as soon as it matches.
+                expect: { poll: { timeout: 10_000 } },
               },
             },
           ]
