@@ -67,18 +67,20 @@ function rawThrough(port: number, url: string): Promise<Record<string, unknown>>
   });
 }
 
-/** Each side's log entries of a port (its status and the rules listed), after the sandbox settled and the real one had a second. */
-async function portLog(port: number): Promise<Record<Side, unknown[]>> {
-  await pair.sandbox.settled();
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const out = {} as Record<Side, unknown[]>;
-  for (const side of SIDES) {
+/**
+ * Each side's log entries of a port (its status and the rules listed), once the real one holds `count`
+ * (it writes an entry a moment after it answered) and the sandbox settled.
+ */
+async function portLog(port: number, count: number): Promise<Record<Side, unknown[]>> {
+  const read = async (side: Side) => {
     const p = portOf(side, port);
     const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=50`);
     const logs = (await r.json()) as { log: { entries: Array<{ response: { status: number }; details: { rules?: unknown } }> } };
-    out[side] = logs.log.entries.map((e) => ({ status: e.response.status, rules: e.details.rules }));
-  }
-  return out;
+    return logs.log.entries.map((e) => ({ status: e.response.status, rules: e.details.rules }));
+  };
+  await expect.poll(async () => (await read('real')).length, { message: `the real manager logs ${count} on ${port}` }).toBe(count);
+  await pair.sandbox.settled();
+  return { real: await read('real'), sandbox: await read('sandbox') };
 }
 
 const bans = async (port: number): Promise<Record<Side, Reply>> => {
@@ -107,40 +109,79 @@ async function routed(port: number, path: string, headers: (at: At) => Record<st
   return out;
 }
 
+/**
+ * How long a request routed to a port that does not exist is waited on, each side's at the same time.
+ * The real manager never answers it: its worker finds no server of that port and drops the request
+ * (lib/worker.js 255-260: it logs `retry failed: no server <port>` and returns; nothing writes to the
+ * client after), and each case checks that line in its output. So the wait only has to outlast what comes
+ * before the drop (for a 5xx rule, the round trip to the target, asked once; for x-lpm-route, the
+ * request's arrival): such a round trip through either side took at most 190 ms in this file's cases at
+ * load 20 on 2 cores (21 of them in a row, 360 ms), so 2 s leaves it ten times over.
+ */
+const NO_ANSWER_MS = 2000;
+
+/** How often the real manager's worker has dropped a request routed to `port` (lib/worker.js 255-260). */
+const drops = (port: number | string) => pair.manager.output().split(`retry failed: no server ${port}\n`).length - 1;
+
+/** Waits until the real manager's worker has dropped `more` requests routed to `port` since it had dropped `from`. */
+async function dropped(port: number | string, from: number, more = 1): Promise<void> {
+  await expect.poll(() => drops(port), { message: `the real manager logs that it found no server ${port}` }).toBe(from + more);
+}
+
+/** `routed`, both sides at the same time, each bounded by NO_ANSWER_MS. */
+async function unanswered(port: number, path: string, headers: (at: At) => Record<string, string> = () => ({})) {
+  const [real, sandbox] = await Promise.all(
+    SIDES.map(async (side) => {
+      const at = (p: number) => portOf(side, p);
+      const res = await viaProxy(`http://127.0.0.1:${at(port)}`, `${pair.targetUrl}/${side}${path}`, {
+        headers: headers(at),
+        idleMs: NO_ANSWER_MS,
+      });
+      return { status: res.status, text: res.text.replaceAll(`/${side}`, ''), peer: res.headers['x-brd-ip'] as string | undefined };
+    }),
+  );
+  return { real, sandbox } as Record<Side, { status: number; text: string; peer: string | undefined }>;
+}
+
 /** A sandbox port number (this file's, 25600-25699 + SHIFT) as the real one's, wherever it shows in `v` (a rule, a session, a timeline). */
 const asReal = (v: unknown): unknown => JSON.parse(JSON.stringify(v).replace(/(?<!\d)26(6\d\d)(?!\d)/g, '25$1'));
 
 /**
  * The log entries of the request to `/<side><path>` on each of `ports`, by side: the port each is on, its
  * status, the rules it lists, its timeline's ports and sessions, and the `x-` headers it shows (the
- * sandbox's port numbers as the real one's).
+ * sandbox's port numbers as the real one's). Read once the real manager holds `count` of them (it writes
+ * an entry a moment after it answered) and the sandbox settled. A case that expects none first has a
+ * later request through the same port logged (`logsAfter`), so that an entry of its own would be there.
  */
-async function entriesOf(path: string, ports: number[]): Promise<Record<Side, unknown[]>> {
+async function entriesOf(path: string, ports: number[], count = 1): Promise<Record<Side, unknown[]>> {
+  await expect
+    .poll(async () => (await readEntries('real', path, ports)).length, { message: `the real manager logs ${count} ${path}` })
+    .toBe(count);
   await pair.sandbox.settled();
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const out = {} as Record<Side, unknown[]>;
-  for (const side of SIDES) {
-    out[side] = [];
-    for (const port of ports) {
-      const p = portOf(side, port);
-      const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=50`);
-      type Entry = {
-        request: { url: string; headers: Array<{ name: string; value: string }> };
-        response: { status: number };
-        details: { port: number; rules?: unknown; timeline: Array<{ port: number; session: string }> };
-      };
-      const logs = (await r.json()) as { log: { entries: Entry[] } };
-      for (const e of logs.log.entries.filter((x) => new URL(x.request.url).pathname === `/${side}${path}`))
-        out[side].push({
-          port: e.details.port,
-          status: e.response.status,
-          rules: e.details.rules,
-          timeline: e.details.timeline.map((t) => [t.port, t.session]),
-          headers: e.request.headers.filter((h) => h.name.startsWith('x-')),
-        });
-    }
+  return { real: await readEntries('real', path, ports), sandbox: asReal(await readEntries('sandbox', path, ports)) as unknown[] };
+}
+
+async function readEntries(side: Side, path: string, ports: number[]): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const port of ports) {
+    const p = portOf(side, port);
+    const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=50`);
+    type Entry = {
+      request: { url: string; headers: Array<{ name: string; value: string }> };
+      response: { status: number };
+      details: { port: number; rules?: unknown; timeline: Array<{ port: number; session: string }> };
+    };
+    const logs = (await r.json()) as { log: { entries: Entry[] } };
+    for (const e of logs.log.entries.filter((x) => new URL(x.request.url).pathname === `/${side}${path}`))
+      out.push({
+        port: e.details.port,
+        status: e.response.status,
+        rules: e.details.rules,
+        timeline: e.details.timeline.map((t) => [t.port, t.session]),
+        headers: e.request.headers.filter((h) => h.name.startsWith('x-')),
+      });
   }
-  return { real: out.real, sandbox: asReal(out.sandbox) as unknown[] };
+  return out;
 }
 
 /** A rule sending a request whose answer is a 5xx on through the port `to` (retry_port). */
@@ -270,7 +311,13 @@ describe('rules on both, side by side', () => {
         }
         expect(seen.real, String(port)).toMatchObject({ ...answer, sent: times });
         expect(seen.sandbox, String(port)).toEqual(seen.real);
-        const log = await portLog(port);
+        const log = await portLog(port, logged.length);
+        expect(log.real, String(port)).toEqual(logged);
+        expect(log.sandbox, String(port)).toEqual(log.real);
+      }
+      // Once a later case's entry is there, an entry of a case that logs nothing would be too: read again.
+      for (const [port, , , , logged] of cases) {
+        const log = await portLog(port, logged.length);
         expect(log.real, String(port)).toEqual(logged);
         expect(log.sandbox, String(port)).toEqual(log.real);
       }
@@ -523,12 +570,18 @@ describe('rules on both, side by side', () => {
     const prelog = await entriesOf('/pre-a', [25666, 25667]);
     expect(prelog.real).toMatchObject([{ port: 25666, rules: [{ url: 'pre', type: 'before_send' }] }]);
     expect(prelog.sandbox).toEqual(prelog.real);
-    const gone = await routed(25667, '/gone-a?st=503', () => ({}), 3000);
+    const from = drops(25699);
+    const gone = await unanswered(25667, '/gone-a?st=503');
+    await dropped(25699, from);
     for (const side of SIDES) {
-      expect(gone[side], side).toEqual({ status: 0, text: 'no answer in 3000 ms', peer: undefined });
+      expect(gone[side], side).toEqual({ status: 0, text: `no answer in ${NO_ANSWER_MS} ms`, peer: undefined });
       expect(pair.asked.get(`/${side}/gone-a`), side).toBe(1);
     }
-    const gonelog = await entriesOf('/gone-a', [25666, 25667]);
+    // A request through the same port after it, logged: by then an entry of the one unanswered would be there.
+    const later = await routed(25667, '/gone-b');
+    expect(later.sandbox.status).toBe(later.real.status);
+    await entriesOf('/gone-b', [25666, 25667]);
+    const gonelog = await entriesOf('/gone-a', [25666, 25667], 0);
     expect(gonelog.real).toEqual([]);
     expect(gonelog.sandbox).toEqual([]);
   });
@@ -541,7 +594,9 @@ describe('rules on both, side by side', () => {
     const a = await routed(25668, '/rt-a?hdr=x-lpm-route', to(25669));
     const b = await routed(25668, '/rt-b?st=503', to(25669));
     const c = await routed(25669, '/rt-c', to(25669));
-    const d = await routed(25669, '/rt-d', to('nowhere'), 3000);
+    const from = drops('nowhere');
+    const d = await unanswered(25669, '/rt-d', to('nowhere'));
+    await dropped('nowhere', from);
     expect(a.real).toEqual({ status: 200, text: 'hello /rt-a?hdr=x-lpm-route x-lpm-route=', peer: other.real.peer });
     expect(b.real).toMatchObject({ status: 503, peer: other.real.peer });
     expect(c.real.peer).not.toBe(other.real.peer);
@@ -549,7 +604,7 @@ describe('rules on both, side by side', () => {
       expect(a[side], side).toEqual({ ...a.real, peer: other[side].peer });
       expect(b[side], side).toEqual({ ...b.real, peer: other[side].peer });
       expect(c[side].peer, side).not.toBe(other[side].peer);
-      expect(d[side], side).toEqual({ status: 0, text: 'no answer in 3000 ms', peer: undefined });
+      expect(d[side], side).toEqual({ status: 0, text: `no answer in ${NO_ANSWER_MS} ms`, peer: undefined });
       expect(pair.asked.get(`/${side}/rt-b`), side).toBe(1);
       expect(pair.asked.get(`/${side}/rt-d`), side).toBeUndefined();
     }
@@ -592,57 +647,75 @@ describe('rules on both, side by side', () => {
       expect(logged.real, path).toMatchObject([expected]);
       expect(logged.sandbox, path).toEqual(logged.real);
     }
-    expect((await entriesOf('/rt-d', [25668, 25669])).sandbox).toEqual([]);
+    await pair.sandbox.settled();
+    expect(await readEntries('sandbox', '/rt-d', [25668, 25669])).toEqual([]);
   });
 
   it('x-lpm-route on a CONNECT: the tunnel goes through the port it names and is logged there; an unknown one gets no answer', async () => {
     await createWith(25670, () => ({}));
     await createWith(25671, () => ({}));
     const authority = new URL(pair.targetUrl).host;
+    const line = (side: Side, path: string) => `GET /${side}/${path} HTTP/1.1\r\nhost: ${authority}\r\nconnection: close\r\n\r\n`;
     for (const side of SIDES) {
       const at = (p: number) => portOf(side, p);
-      const line = `GET /${side}/tun-a HTTP/1.1\r\nhost: ${authority}\r\nconnection: close\r\n\r\n`;
       const opened = await tunnelThrough(`http://127.0.0.1:${at(25670)}`, authority, {
-        line,
+        line: line(side, 'tun-a'),
         headers: { 'x-lpm-route': String(at(25671)) },
       });
       expect(opened.status, side).toBe(200);
       expect(opened.echoed, side).toContain(`hello /${side}/tun-a`);
-      const lost = tunnelThrough(`http://127.0.0.1:${at(25670)}`, authority, {
-        line,
-        timeoutMs: 3000,
-        headers: { 'x-lpm-route': 'nowhere' },
-      });
-      await expect(lost, side).rejects.toThrow(`no answer to the CONNECT to ${authority}`);
+    }
+    // Routed nowhere, both sides at the same time: the real manager's worker drops it (NO_ANSWER_MS).
+    const from = drops('nowhere');
+    await Promise.all(
+      SIDES.map((side) =>
+        expect(
+          tunnelThrough(`http://127.0.0.1:${portOf(side, 25670)}`, authority, {
+            line: line(side, 'tun-b'),
+            timeoutMs: NO_ANSWER_MS,
+            headers: { 'x-lpm-route': 'nowhere' },
+          }),
+          side,
+        ).rejects.toThrow(`no answer to the CONNECT to ${authority}`),
+      ),
+    );
+    await dropped('nowhere', from);
+    // Then a tunnel through the port it was to go to, logged there: by then an entry of the dropped one would be there.
+    for (const side of SIDES) {
+      const later = await tunnelThrough(`http://127.0.0.1:${portOf(side, 25671)}`, authority, { line: line(side, 'tun-c') });
+      expect(later.status, side).toBe(200);
     }
     await pair.sandbox.settled();
-    await new Promise((resolve) => setTimeout(resolve, 1000));
     const logged = {} as Record<Side, unknown[]>;
-    for (const side of SIDES) {
-      logged[side] = [];
+    const read = async (side: Side) => {
+      const out: unknown[] = [];
       for (const port of [25670, 25671]) {
         const p = portOf(side, port);
         const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=50`);
         const logs = (await r.json()) as { log: { entries: Array<{ request: { url: string }; details: Record<string, unknown> }> } };
         for (const e of logs.log.entries)
-          logged[side].push({
+          out.push({
             url: e.request.url,
             port: e.details.port,
             timeline: (e.details.timeline as Array<{ port: number; session: string }>).map((t) => [t.port, t.session]),
           });
       }
-    }
-    // One tunnel logged, on the port it was routed to; the one routed nowhere is not.
-    expect(logged.real).toEqual([
-      {
-        url: authority,
-        port: 25671,
-        timeline: [
-          [25670, '25670_0'],
-          [25671, '25671_0'],
-        ],
-      },
-    ]);
-    expect(asReal(logged.sandbox)).toEqual(logged.real);
+      return out;
+    };
+    // The real manager writes a tunnel's entry a moment after it closed.
+    await expect.poll(async () => (await read('real')).length, { message: 'the real manager logs the two tunnels' }).toBe(2);
+    // Sorted: a tunnel's entry is written when it closes, and which of the two is first varies.
+    for (const side of SIDES) logged[side] = (await read(side)).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    // The routed tunnel logged on the port it was routed to, the later one on its own; the one routed nowhere is not.
+    expect(logged.real).toContainEqual({ url: authority, port: 25671, timeline: [[25671, '25671_0']] });
+    expect(logged.real).toContainEqual({
+      url: authority,
+      port: 25671,
+      timeline: [
+        [25670, '25670_0'],
+        [25671, '25671_0'],
+      ],
+    });
+    expect((asReal(logged.sandbox) as unknown[]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual(logged.real);
   });
 });
