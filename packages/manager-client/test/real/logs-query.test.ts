@@ -1,5 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { type Reply, usePair } from './pair.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { call, type Reply, usePair } from './pair.js';
 
 // How the real local proxy manager 1.570.247 reads the query of its logs (lib/manager.js 715-757,
 // lib/loki.js 123-131; web_api.js 1438-1443 for the general log): the text as sent, converted as
@@ -24,13 +24,13 @@ beforeAll(async () => {
     const [real, sbx] = await pair.through(25900, path);
     expect(sbx.status).toBe(real.status);
   }
-  // The real manager logs a request a moment after answering it: asked again, at most 50 times.
-  let logged = 0;
-  for (let i = 0; i < 50 && logged < 4; i++) {
-    logged = ((await pair.both(() => ['GET', '/api/logs']))[0].body as Logs).total;
-    if (logged < 4) await new Promise((r) => setTimeout(r, 100));
-  }
-  expect(logged, 'the real manager logged the four requests').toBe(4);
+  // The real manager logs a request a moment after answering it (a hook has no expect.poll: vi.waitFor,
+  // with the bound the real-manager project gives expect.poll).
+  await vi.waitFor(
+    async () =>
+      expect(((await call(pair.manager.url, 'GET', '/api/logs')).body as Logs).total, 'the real manager logged the four requests').toBe(4),
+    { timeout: 10_000, interval: 100 },
+  );
   await pair.sandbox.settled();
 }, 60_000);
 
@@ -101,10 +101,11 @@ describe('getLogs: the query as the real manager reads it', () => {
       expect(real.status, type).toBe(200);
       expect(sbx.status, type).toBe(200);
     }
-    for (let i = 0, logged = 0; i < 50 && logged < 4 + TYPES.length; i++) {
-      logged = ((await pair.both(() => ['GET', '/api/logs']))[0].body as Logs).total;
-      if (logged < 4 + TYPES.length) await new Promise((r) => setTimeout(r, 100));
-    }
+    await expect
+      .poll(async () => ((await call(pair.manager.url, 'GET', '/api/logs')).body as Logs).total, {
+        message: `the real manager logged the ${TYPES.length} more requests`,
+      })
+      .toBe(4 + TYPES.length);
     await pair.sandbox.settled();
     type Detailed = { request: { url: string }; details: { content_type: string } };
     /** `[path, kind]` of each entry the query lists, and the total, on both (the port named for each side). */

@@ -41,7 +41,6 @@ function counts(r: Reply, base: number) {
 async function logged(tag: string, count: number, base: number): Promise<[string[], string[]]> {
   await expect
     .poll(async () => entries(await call('real', tag), tag, 0).length, {
-      timeout: 5000,
       message: `the real manager logs ${count} requests ${tag}`,
     })
     .toBe(count);
@@ -157,9 +156,7 @@ describe("proxy_status' test request", () => {
       return [checks(real, port), checks(sbx, port + SHIFT)];
     };
     const expectChecks = async (count: number) => {
-      await expect
-        .poll(async () => (await logs())[0]?.length, { timeout: 5000, message: `the real manager logs ${count} checks` })
-        .toBe(count);
+      await expect.poll(async () => (await logs())[0]?.length, { message: `the real manager logs ${count} checks` }).toBe(count);
       await pair.sandbox.settled();
       const [real, sbx] = await logs();
       expect(real).toEqual(Array.from({ length: count }, () => `0 GET ${testUrl} 200`));
@@ -317,7 +314,7 @@ const restarts = () => (pair.manager.output().match(/Worker with PID \d+ recreat
  */
 async function workerBack(from: { crashes: number; restarts: number }, crashed?: number): Promise<void> {
   if (crashed !== undefined)
-    await expect.poll(crashes, { timeout: 5000, message: "the real manager logs its worker's throw" }).toBe(from.crashes + crashed);
+    await expect.poll(crashes, { message: "the real manager logs its worker's throw" }).toBe(from.crashes + crashed);
   await expect
     .poll(() => restarts() - from.restarts === crashes() - from.crashes, {
       timeout: 30_000,
