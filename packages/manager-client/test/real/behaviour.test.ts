@@ -4,7 +4,7 @@ import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
 import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Reply } from './pair.js';
+import { call, type Reply, workerCaughtUp } from './pair.js';
 
 // The sandbox behaves as the real local proxy manager 1.570.247 where a call changes state: each case
 // below plays the same calls against both (run by `pnpm test:real-manager`, inside a network namespace
@@ -139,7 +139,7 @@ describe('bans as the real manager keeps them', () => {
     await same((at) => ['POST', `/api/proxies/${at(port)}/unbanip`, { ip: '3.3.3.3' }], { status: 400, body: 'IP is not banned' });
     await same((at) => ['POST', `/api/proxies/${at(port)}/banip`, { ip: '6.6.6.6', domain: 'example.org' }], { status: 204 });
     // The real manager's worker echoes a ban back to it a moment later; an unban before the echo is undone by it.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await workerCaughtUp(manager.url, targetUrl, port);
     await same((at) => ['POST', `/api/proxies/${at(port)}/unbanips`, { ip: ['9.9.9.9'] }], { status: 200, body: 'OK' });
     await same((at) => ['GET', `/api/banlist/${at(port)}?full=1`], { status: 200, body: { ips: [] } });
     await same(() => ['POST', '/api/proxies/25998/unbanips', { ip: ['9.9.9.9'] }], {

@@ -4,7 +4,7 @@ import { createServer as createNetServer, connect as netConnect } from 'node:net
 import { loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type At, call, type Reply, SHIFT, usePair, withoutAddresses } from './pair.js';
+import { type At, call, type Reply, SHIFT, usePair, withoutAddresses, workerCaughtUp } from './pair.js';
 
 // How the real local proxy manager 1.570.247 reads request bodies and keeps port configurations, and the
 // sandbox (default, not strict) the same: each case plays the same calls against both and compares the
@@ -425,7 +425,8 @@ describe('deleting and banning read the port first and the body as the real mana
     await s.same((at) => ['POST', `/api/proxies/${at(port)}/unbanip`, { ip: '10.9.0.0/16' }], { status: 400, body: 'No IP provided' });
     await s.same(() => ['POST', '/api/banip', { domain: 'x1', ports: [] }], { status: 400, body: 'No IP provided' });
     await s.same(() => ['POST', '/api/banip', 'domain=x1', FORM], { status: 400, body: 'No IP provided' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The real manager's worker echoes a ban back to it a moment later; an unban before the echo is undone by it.
+    await workerCaughtUp(s.manager.url, s.targetUrl, port);
     await s.same((at) => ['POST', `/api/proxies/${at(port)}/unbanips`, { ip: 'not-an-ip' }], { status: 200, body: 'OK' });
     await s.same((at) => ['GET', `/api/banlist/${at(port)}`], { status: 200, body: { ips: [] } });
     await s.same((at) => ['POST', `/api/proxies/${at(port)}/banips`, '{bad', 'application/json'], { status: 500, body: 'Server Error' });

@@ -80,6 +80,31 @@ export async function call(base: string, method: string, path: string, body?: un
   return { status: res.status, media: type, body: parsed };
 }
 
+let caughtUpCount = 0;
+
+/**
+ * Waits until the real manager's worker has taken every message its primary sent it so far, and the
+ * primary every message the worker sent back. A ban goes to the worker, which sends it back (lib/proxy_port.js
+ * 179-186, lib/worker.js 246-248 and 315-318), and an unban made before that echo arrives is undone by it.
+ * A request through `port` reaches the worker after those messages (the primary hands it the connection
+ * over the same channel), and the worker reports it (its log entry) after their echoes: once the request
+ * is logged, they are in. Bounded by the project's expect.poll timeout; the request is logged on `port`.
+ */
+export async function workerCaughtUp(managerUrl: string, targetUrl: string, port: number): Promise<void> {
+  const path = `/worker-caught-up-${++caughtUpCount}`;
+  const res = await viaProxy(`http://127.0.0.1:${port}`, `${targetUrl}${path}`, { idleMs: THROUGH_IDLE_MS });
+  expect(res.status, `a request through ${port}: ${res.text}`).toBe(200);
+  await expect
+    .poll(
+      async () => {
+        const logs = (await call(managerUrl, 'GET', '/api/logs?limit=0')).body as { log: { entries: Array<{ request: { url: string } }> } };
+        return logs.log.entries.some((e) => e.request.url.endsWith(path));
+      },
+      { message: `the real manager logs ${path}` },
+    )
+    .toBe(true);
+}
+
 /**
  * Starts the sandbox (no ports, an empty log, proxy ports listening), the real manager upstream of it
  * (its stubbed cloud describing the sandbox's Zones, prices included), and the loopback target.
