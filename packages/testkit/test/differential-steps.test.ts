@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { shapeDiffs } from '../src/differential/compare.js';
 import { type Step, sequences } from '../src/differential/index.js';
 import { LISTEN_PORTS } from '../src/differential/values.js';
 import { loadBundle } from '../src/index.js';
@@ -33,5 +34,19 @@ describe('listen_port in generated sequences', () => {
       return first >= 0 && seq.slice(first + 1).some((s) => s.kind === 'call' && s.operationId === 'getProxyStatus');
     });
     expect(followed.length).toBeGreaterThan(0);
+  });
+});
+
+describe('a body divergence', () => {
+  it('names each path that differs, with both sides, a key absent on one side as undefined', () => {
+    const real = { data: { port: 'number', zone: 'string', config: 'boolean', list: ['string'] }, extra: 'string' };
+    const sandbox = { data: { port: 'number', zone: 'string', config: 'string', list: ['number'] } };
+    expect(shapeDiffs(real, sandbox)).toEqual([
+      ['.data.config', 'boolean', 'string'],
+      ['.data.list.0', 'string', 'number'],
+      ['.extra', 'string', undefined],
+    ]);
+    expect(shapeDiffs(real, real)).toEqual([]);
+    expect(shapeDiffs(['string'], { 0: 'string' })).toEqual([['.', ['string'], { 0: 'string' }]]);
   });
 });

@@ -56,12 +56,26 @@ const SPEC_NOT_COMPARED = '(not compared: the real answer does not validate agai
 
 const show = (x: unknown) => (x === undefined ? '(absent)' : JSON.stringify(x)).slice(0, 400);
 
+/** Where two shapes differ: `[path, real, sandbox]` for each key or item that differs (a path `.` for the whole). */
+export function shapeDiffs(r: unknown, s: unknown, path = ''): Array<[string, unknown, unknown]> {
+  if (isDeepStrictEqual(r, s)) return [];
+  const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null;
+  if (isObject(r) && isObject(s) && Array.isArray(r) === Array.isArray(s))
+    return [...new Set([...Object.keys(r), ...Object.keys(s)])].flatMap((k) => shapeDiffs(r[k], s[k], `${path}.${k}`));
+  return [[path || '.', r, s]];
+}
+
 function answerDiff(r: Answer, s: Answer): Pick<Divergence, 'differs' | 'real' | 'sandbox'> | undefined {
   const head = (a: Answer) => `${a.status} ${a.media ?? '(no Content-Type)'} ${a.kind}`;
   if (r.status !== s.status)
     return { differs: 'status', real: `${head(r)} ${show(r.value ?? r.text)}`, sandbox: `${head(s)} ${show(s.value ?? s.text)}` };
   if (r.media !== s.media || r.kind !== s.kind) return { differs: 'media', real: head(r), sandbox: head(s) };
-  if (r.kind === 'json' && !isDeepStrictEqual(r.shape, s.shape)) return { differs: 'body', real: show(r.shape), sandbox: show(s.shape) };
+  if (r.kind === 'json' && !isDeepStrictEqual(r.shape, s.shape)) {
+    // What differs, by path: a whole shape cut at 400 characters hid it in a large body.
+    const at = shapeDiffs(r.shape, s.shape);
+    const side = (i: 1 | 2) => show(Object.fromEntries(at.map((d) => [d[0], d[i] === undefined ? '(absent)' : d[i]])));
+    return { differs: 'body', real: side(1), sandbox: side(2) };
+  }
   if (r.kind === 'text' && r.text !== s.text) return { differs: 'body', real: show(r.text), sandbox: show(s.text) };
   return undefined;
 }
