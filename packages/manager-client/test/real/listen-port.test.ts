@@ -26,7 +26,7 @@ function entries(r: Reply, tag: string, base: number): string[] {
 /** Both sides' log entries holding `tag`, once the real manager has written `count` of them (it logs a moment after answering). */
 async function logged(tag: string, count: number, base: number): Promise<[string[], string[]]> {
   const read = () => pair.both(() => ['GET', `/api/logs?limit=0&search=${encodeURIComponent(tag)}`]);
-  await expect.poll(async () => entries((await read())[0], tag, 0).length, { timeout: 5000 }).toBe(count);
+  await expect.poll(async () => entries((await read())[0], tag, 0).length).toBe(count);
   await pair.sandbox.settled();
   const [real, sbx] = await read();
   return [entries(real, tag, base), entries(sbx, tag, base + SHIFT)];
