@@ -3,7 +3,8 @@
 // (target within 64 MB of the start), close() after the fault sequence (target under 1 s), and the cost of
 // one small change with --data when the state holds 20 ports of 1.3 MB (target within 2x of one with none).
 // The sandbox runs in a process of its own (hostile-target.mjs, with --expose-gc so that RSS is read after
-// a collection). On a loaded machine the process waits for a core whatever it runs: the first row is the
+// a collection, and so that every row starts after a full collection of what the rows before it left: its
+// delay is its own, not the garbage collection of heavier rows before it). On a loaded machine the process waits for a core whatever it runs: the first row is the
 // longest delay of the idle sandbox over three seconds, the floor every other row stands on.
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -273,7 +274,7 @@ export async function hostilePart() {
       .map((n) => n.toFixed(1))
       .join(' ');
     console.log(
-      `\nhostile inputs (issue 20): the sandbox event loop's longest delay while each runs (target < 100 ms); load average ${load} on ${cpus().length} cores`,
+      `\nhostile inputs (issue 20): the sandbox event loop's longest delay while each runs (target < 100 ms), each row after a forced full GC of the rows before it (--expose-gc); load average ${load} on ${cpus().length} cores`,
     );
     for (const [label, lag, ok, status] of rows) console.log(`  ${label.padEnd(66)} ${lag.padStart(7)}  ${ok}  (answer ${status})`);
     const within = (n) => (n - rss0 <= 64 * MB ? 'ok' : 'OVER');
