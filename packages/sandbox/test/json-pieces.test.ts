@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonBuffers, jsonPieces, PIECE, weighsMore } from '../src/router/json-pieces.js';
+import { jsonBuffers, jsonPieces, PIECE, VALUES_PER_PIECE, weighsMore } from '../src/router/json-pieces.js';
 
 // A large answer is serialised in pieces (router/json-pieces.ts); its bytes must be JSON.stringify's.
 
@@ -84,6 +84,14 @@ describe('jsonPieces writes what JSON.stringify writes', () => {
     expect([...jsonPieces(undefined)]).toEqual([]);
     expect([...jsonPieces({ toJSON: () => undefined })]).toEqual([]);
     expect([...jsonPieces({ a: [1, 'b'] })]).toEqual(['{"a":[1,"b"]}']);
+  });
+
+  it('a piece holds VALUES_PER_PIECE values at most: an object of 60,000 small fields is written in 8 pieces or more', () => {
+    const o = Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`f${i}`, i]));
+    // 60,000 fields of about 14 characters: 3 or 4 pieces by characters alone.
+    const pieces = [...jsonPieces({ data: o })];
+    expect(pieces.length).toBeGreaterThanOrEqual(Math.floor(60_000 / VALUES_PER_PIECE));
+    expect(pieces.join('')).toBe(JSON.stringify({ data: o }));
   });
 
   it('pieces stay near PIECE characters, and jsonBuffers counts their bytes', async () => {
