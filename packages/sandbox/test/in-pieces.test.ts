@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FIELDS_PER_PIECE, spreadInPieces } from '../src/in-pieces.js';
+import { FIELDS_PER_PIECE, PARSE_PIECE_MIN, PARSE_PIECES, parseInPieces, spreadInPieces } from '../src/in-pieces.js';
+import { tooDeep, tooDeepInPieces } from '../src/router/depth.js';
 
 // Work over a large input in pieces (src/in-pieces.ts): the same result as the work done at once, with the
 // event loop let go of between pieces.
@@ -78,5 +79,114 @@ describe('the event loop is let go of', () => {
     const small = Object.fromEntries(Array.from({ length: FIELDS_PER_PIECE }, (_, i) => [`f${i}`, i]));
     const { turns } = await turnsWhile(() => spreadInPieces({}, small));
     expect(turns).toBe(0);
+  });
+});
+
+describe('parseInPieces parses as JSON.parse does, in pieces', () => {
+  /** `value` inside a text just over PARSE_PIECE_MIN, padded so that the first cut falls `cut` characters into it. */
+  const around = (value: unknown, cut: number) => {
+    const inner = JSON.stringify(value);
+    const at = cut % (inner.length + 1);
+    const head = '{"pad":"';
+    const padding = PARSE_PIECE_MIN - head.length - '","v":'.length - at;
+    return `${head}${'x'.repeat(padding)}","v":${inner},"tail":[${'1,'.repeat(100)}1]}`;
+  };
+
+  it('any JSON value, the first cut anywhere in it (strings with escapes, nesting, numbers)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue({ maxDepth: 5 }), fc.nat(), async (value, cut) => {
+        const text = around(value, cut);
+        expect(await parseInPieces(text)).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 60 },
+    );
+  }, 60_000);
+
+  /** JSON.parse's value, or 'refused'; the same of parseInPieces. */
+  const both = async (text: string) => {
+    let whole: unknown = 'refused';
+    let pieces: unknown = 'refused';
+    try {
+      whole = JSON.parse(text);
+    } catch {}
+    try {
+      pieces = await parseInPieces(text);
+    } catch {}
+    return { whole, pieces };
+  };
+
+  it('a byte order mark is skipped; text that is not JSON is refused (cut short after a bracket too, which the chunked parser took)', async () => {
+    const text = around({ a: [1, { b: '"\\' }] }, 3);
+    expect(await parseInPieces(`\ufeff${text}`)).toEqual(JSON.parse(text));
+    const pad = 'x'.repeat(70_000);
+    for (const bad of [
+      text.slice(0, -1),
+      `${text}x`,
+      `${text.slice(0, 70_000)}}${text.slice(70_000)}`,
+      `{"p":"${pad}","a":[`,
+      `{"p":"${pad}","a":[1]`,
+      `[{"p":"${pad}"}`,
+      `{"p":"${pad}",}`,
+      `{"p":"${pad}"}\n{"q":1}`,
+      `[${'1,'.repeat(40_000)}1`,
+      // A blank inside a literal where a piece ends: once read as `false`.
+      `{"p":"${'x'.repeat(PARSE_PIECE_MIN - 13)}","v":f alse}`,
+    ])
+      await expect(parseInPieces(bad), bad.slice(-20)).rejects.toThrow();
+  });
+
+  it('a text made invalid (or not) by one character taken out, put in or changed near the cut: refused or read as JSON.parse does', async () => {
+    const chars = [...'{}[],:"\\ 0a-.eE'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.nat(),
+        fc.integer({ min: -40, max: 40 }),
+        fc.constantFrom('delete', 'insert', 'replace'),
+        fc.constantFrom(...chars),
+        async (value, cut, offset, edit, c) => {
+          const text = around(value, cut);
+          const at = Math.max(0, Math.min(text.length - 1, PARSE_PIECE_MIN + offset));
+          const edited =
+            edit === 'delete'
+              ? text.slice(0, at) + text.slice(at + 1)
+              : edit === 'insert'
+                ? text.slice(0, at) + c + text.slice(at)
+                : text.slice(0, at) + c + text.slice(at + 1);
+          const { whole, pieces } = await both(edited);
+          expect(pieces).toEqual(whole);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  }, 60_000);
+
+  it('one object of 170,000 fields (a 2 MB body): at most PARSE_PIECES pieces, the loop turning between them', async () => {
+    const big = Object.fromEntries(Array.from({ length: 170_000 }, (_, i) => [`f${i}`, i]));
+    const text = JSON.stringify({ proxy: big });
+    const { turns, result } = await turnsWhile(() => parseInPieces(text));
+    expect(result).toEqual({ proxy: big });
+    expect(turns).toBeGreaterThanOrEqual(PARSE_PIECES - 1);
+    // yieldToLoop is two turns a piece: no more pieces than PARSE_PIECES.
+    expect(turns).toBeLessThanOrEqual(2 * PARSE_PIECES + 2);
+  });
+});
+
+describe('tooDeepInPieces finds what tooDeep finds, in pieces', () => {
+  it('the same place or none, for values deep and wide', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 70; i++) deep = i % 2 ? [deep] : { a: deep };
+    const wide = Object.fromEntries(Array.from({ length: 3 * FIELDS_PER_PIECE }, (_, i) => [`f${i}`, i % 3 ? i : { x: [i] }]));
+    for (const value of [deep, wide, { ...wide, deep }, [wide, deep], 'text', null]) {
+      expect(await tooDeepInPieces(value)).toBe(tooDeep(value));
+    }
+    expect(tooDeep({ ...wide, deep })).toMatch(/^body\.deep/);
+  });
+
+  it('the loop turns between pieces of a wide value', async () => {
+    const wide = Object.fromEntries(Array.from({ length: 4 * FIELDS_PER_PIECE }, (_, i) => [`f${i}`, i]));
+    const { turns, result } = await turnsWhile(() => tooDeepInPieces(wide));
+    expect(result).toBeUndefined();
+    expect(turns).toBeGreaterThanOrEqual(4);
   });
 });

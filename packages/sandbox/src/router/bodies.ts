@@ -5,8 +5,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import iconv from 'iconv-lite';
 import { parse as parseForm } from 'qs';
 import { HttpError } from '../errors.js';
-import { yieldToLoop } from '../in-pieces.js';
-import { BODY_DEPTH_LIMIT, tooDeep } from './depth.js';
+import { parseInPieces, yieldToLoop } from '../in-pieces.js';
+import { BODY_DEPTH_LIMIT, tooDeep, tooDeepInPieces } from './depth.js';
 import type { Leniency, RequestChecker } from './lenient.js';
 import type { OperationDef } from './spec.js';
 
@@ -153,7 +153,11 @@ function realText(req: FastifyRequest, raw: Buffer, media: BodyAsSent['media']):
  */
 const refusedAsRealJson = (text: string): boolean => !/^[ \t\n\r]*[{[]/.test(text);
 
-/** A body's text read as JSON, checked for depth and handed on (in turns of the event loop when large). */
+/**
+ * A body's text read as JSON, checked for depth and handed on. A large body is parsed in pieces and checked
+ * for depth in pieces, the event loop let go of between them, so that what waits (other requests, timers)
+ * runs before the checks and the handler.
+ */
 function parseJson(
   req: FastifyRequest,
   text: string,
@@ -165,19 +169,29 @@ function parseJson(
     done(new UnreadableBody(), undefined);
     return;
   }
-  jsonParser(req, text, (err, parsed) => {
-    if (err) return done(realBodies ? new UnreadableBody() : err, undefined);
+  const parsedAs = (parsed: unknown) => {
     (req as Req)[kBodyText] = { text, media: 'json' };
-    if (text.length < LARGE_BODY) return done(depthError(parsed), parsed);
-    // A large body: the event loop is let go of after the parse and after the depth check, so that what
-    // waits (other requests, timers) runs between them and before the checks and the handler.
-    void (async () => {
-      await yieldToLoop();
-      const deep = depthError(parsed);
-      await yieldToLoop();
-      done(deep, parsed);
-    })();
-  });
+    return parsed;
+  };
+  /** fastify's own parser, in one stretch: its answer, its error as it gives it. */
+  const whole = (then: (parsed: unknown) => void): void => {
+    jsonParser(req, text, (err, parsed) => (err ? done(realBodies ? new UnreadableBody() : err, undefined) : then(parsedAs(parsed))));
+  };
+  if (text.length < LARGE_BODY) return whole((parsed) => done(depthError(tooDeep(parsed)), parsed));
+  const checkInPieces = (parsed: unknown) => void checkDepthInPieces(parsed).then((deep) => done(deep, parsed));
+  if (suspect(text)) return whole(checkInPieces);
+  void (async () => {
+    let parsed: unknown;
+    try {
+      parsed = parsedAs(await parseInPieces(text));
+    } catch {
+      // Not JSON: the manager's answer names nothing; the other API's is fastify's parser's (it parses the
+      // text once more, in one stretch).
+      if (realBodies) return done(new UnreadableBody(), undefined);
+      return whole(checkInPieces);
+    }
+    checkInPieces(parsed);
+  })();
 }
 
 /**
@@ -189,6 +203,18 @@ function parameterCount(text: string): number | undefined {
   for (let at = text.indexOf('&'); at !== -1; at = text.indexOf('&', at + 1)) if (++count === FORM_PARAMETER_LIMIT) return undefined;
   return count;
 }
+
+/**
+ * What fastify's JSON parser (secure-json-parse 4.1.1, index.js 4-5) looks for before it checks a parsed
+ * body for a `__proto__` field or a `constructor` with a `prototype`: a key spelt so, in letters or
+ * `\u` escapes. A large body whose text holds one is parsed by fastify's parser, whole, which refuses a
+ * real one; parseInPieces would set the prototype of the object it fills instead.
+ */
+const SUSPECT_KEYS = [
+  /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/,
+  /"(?:c|\\u0063)(?:o|\\u006[Ff])(?:n|\\u006[Ee])(?:s|\\u0073)(?:t|\\u0074)(?:r|\\u0072)(?:u|\\u0075)(?:c|\\u0063)(?:t|\\u0074)(?:o|\\u006[Ff])(?:r|\\u0072)"\s*:/,
+];
+const suspect = (text: string) => SUSPECT_KEYS.some((rx) => rx.test(text));
 
 export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void {
   // The real one's body-parser reads JSON with JSON.parse: `__proto__` and `constructor` are fields like any
@@ -220,7 +246,7 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
       const parsed = text?.length ? readForm(text) : undefined;
       if (text === undefined || (text.length && parsed === undefined)) return done(new UnreadableBody(), undefined);
       (req as Req)[kBodyText] = { text, media: 'form' };
-      done(depthError(parsed), parsed);
+      done(depthError(tooDeep(parsed)), parsed);
     });
   }
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
@@ -229,9 +255,16 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
   });
 }
 
-/** A body nested deeper than the sandbox reads (depth.ts): refused before anything reads it, naming where. */
-function depthError(parsed: unknown): HttpError | null {
-  const deep = tooDeep(parsed);
+/** tooDeep in pieces, a turn of the event loop before and after: the refusal, or null. */
+async function checkDepthInPieces(parsed: unknown): Promise<HttpError | null> {
+  await yieldToLoop();
+  const deep = await tooDeepInPieces(parsed);
+  await yieldToLoop();
+  return depthError(deep);
+}
+
+/** A body nested deeper than the sandbox reads (depth.ts), as tooDeep found it: refused before anything reads it, naming where. */
+function depthError(deep: string | undefined): HttpError | null {
   return deep
     ? new HttpError(400, 'Invalid request body', { details: [{ field: deep, reason: `nests deeper than ${BODY_DEPTH_LIMIT} levels` }] })
     : null;

@@ -1,3 +1,5 @@
+import { FIELDS_PER_PIECE, yieldToLoop } from '../in-pieces.js';
+
 // How deep a request body may nest. A body is parsed by JSON.parse, which takes any depth, but the
 // handlers, validators and `structuredClone` recurse: a port's `rules` nested 3,000 deep once answered
 // 500 (the stack ran out) and could leave a stored port that `GET /api/proxies` then failed on. A
@@ -13,6 +15,30 @@ export const BODY_DEPTH_LIMIT = 64;
  * place it returns (a body of 60,000 fields once cost an entry, a path and a string for each).
  */
 export function tooDeep(value: unknown, limit = BODY_DEPTH_LIMIT, root = 'body'): string | undefined {
+  const walk = depthWalk(value, limit, root, Number.POSITIVE_INFINITY);
+  for (;;) {
+    const step = walk.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** tooDeep in pieces of `fields` fields and items looked at, the event loop let go of between them. */
+export async function tooDeepInPieces(
+  value: unknown,
+  fields = FIELDS_PER_PIECE,
+  limit = BODY_DEPTH_LIMIT,
+  root = 'body',
+): Promise<string | undefined> {
+  const walk = depthWalk(value, limit, root, fields);
+  for (;;) {
+    const step = walk.next();
+    if (step.done) return step.value;
+    await yieldToLoop();
+  }
+}
+
+/** The walk of tooDeep, pausing (yielding) after every `fields` fields and items looked at. */
+function* depthWalk(value: unknown, limit: number, root: string, fields: number): Generator<void, string | undefined> {
   interface Step {
     v: object;
     depth: number;
@@ -21,6 +47,7 @@ export function tooDeep(value: unknown, limit = BODY_DEPTH_LIMIT, root = 'body')
   }
   if (value === null || typeof value !== 'object') return undefined;
   const stack: Step[] = [{ v: value, depth: 0, step: '' }];
+  let seen = 0;
   while (stack.length) {
     const at = stack.pop() as Step;
     if (at.depth >= limit) {
@@ -32,11 +59,15 @@ export function tooDeep(value: unknown, limit = BODY_DEPTH_LIMIT, root = 'body')
     const v = at.v as Record<string, unknown>;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
+        if (++seen % fields === 0) yield;
         const x = v[i];
         if (x !== null && typeof x === 'object') stack.push({ v: x, depth: at.depth + 1, up: at, step: `[${i}]` });
       }
     } else {
-      for (const k of Object.keys(v)) {
+      const keys = Object.keys(v);
+      for (let i = 0; i < keys.length; i++) {
+        if (++seen % fields === 0) yield;
+        const k = keys[i] as string;
         const x = v[k];
         if (x !== null && typeof x === 'object') stack.push({ v: x, depth: at.depth + 1, up: at, step: `.${k}` });
       }
