@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonBuffers, jsonPieces, PIECE, VALUES_PER_PIECE, weighsMore } from '../src/router/json-pieces.js';
+import { jsonAnswer, jsonPieces, KEEP_BYTES, PIECE, VALUES_PER_PIECE, weighsMore } from '../src/router/json-pieces.js';
 
 // A large answer is serialised in pieces (router/json-pieces.ts); its bytes must be JSON.stringify's.
 
@@ -94,15 +94,44 @@ describe('jsonPieces writes what JSON.stringify writes', () => {
     expect(pieces.join('')).toBe(JSON.stringify({ data: o }));
   });
 
-  it('pieces stay near PIECE characters, and jsonBuffers counts their bytes', async () => {
+  it('pieces stay near PIECE characters, and jsonAnswer counts their bytes', async () => {
     const log = { entries: Array.from({ length: 3 }, (_, i) => ({ i, text: 'é'.repeat(3 * PIECE + i) })), total: 3 };
     const pieces = [...jsonPieces(log)];
     expect(pieces.length).toBeGreaterThanOrEqual(9);
     expect(Math.max(...pieces.map((p) => p.length))).toBeLessThanOrEqual(2 * PIECE + 64);
-    const { buffers, bytes } = await jsonBuffers(log);
+    const { chunks, bytes } = await jsonAnswer(log);
     const whole = Buffer.from(JSON.stringify(log));
     expect(bytes).toBe(whole.length);
-    expect(Buffer.concat(buffers).equals(whole)).toBe(true);
+    const read: Buffer[] = [];
+    for await (const b of chunks) read.push(b);
+    expect(Buffer.concat(read).equals(whole)).toBe(true);
+    // Under KEEP_BYTES: the pieces made once, kept.
+    const small = { text: 'é'.repeat(3 * PIECE) };
+    const kept = await jsonAnswer(small);
+    expect(Array.isArray(kept.chunks)).toBe(true);
+    expect(Buffer.concat([...(kept.chunks as Buffer[])]).equals(Buffer.from(JSON.stringify(small)))).toBe(true);
+  });
+
+  it('past KEEP_BYTES the first pass keeps nothing: the pieces are made again as they are read, the same bytes', async () => {
+    const log = { entries: Array.from({ length: 3 }, (_, i) => ({ i, text: `${'a'.repeat(KEEP_BYTES / 2)}"é\u{1F600}${i}` })) };
+    const { chunks, bytes } = await jsonAnswer(log);
+    expect(Array.isArray(chunks)).toBe(false);
+    const read: Buffer[] = [];
+    for await (const b of chunks) read.push(b);
+    const whole = Buffer.from(JSON.stringify(log));
+    expect(bytes).toBe(whole.length);
+    expect(Buffer.concat(read).equals(whole)).toBe(true);
+  });
+
+  it('an answer changed between the passes fails rather than send other bytes than its length', async () => {
+    const log = { entries: [{ text: 'a'.repeat(KEEP_BYTES + 1) }] as Array<{ text: string }> };
+    const { chunks } = await jsonAnswer(log);
+    log.entries.push({ text: 'more' });
+    await expect(
+      (async () => {
+        for await (const _ of chunks);
+      })(),
+    ).rejects.toThrow(/changed while it was sent/);
   });
 });
 

@@ -16,7 +16,7 @@ import {
   readBody,
 } from './bodies.js';
 import { type FaultRegistry, runFault } from './faults.js';
-import { jsonBuffers, PIECE, weighsMore } from './json-pieces.js';
+import { jsonAnswer, PIECE, weighsMore } from './json-pieces.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
 import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
 import { compileCached, decimalOnly, detailsFromAjv, validatorsFor } from './validators.js';
@@ -306,10 +306,11 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         if (answer?.body === undefined) return reply.send();
         if (!weighsMore(answer.body, PIECE)) return reply.send(answer.body);
         // A large answer (a log of whole bodies, a port of 60,000 fields) is serialised piece by piece, the
-        // event loop let go of between pieces, and sent as the pieces with their length (json-pieces.ts).
-        const { buffers, bytes } = await jsonBuffers(answer.body);
+        // event loop let go of between pieces, and sent as the pieces with their length; a very large one
+        // is counted first and made again as it is sent (json-pieces.ts jsonAnswer).
+        const { chunks, bytes } = await jsonAnswer(answer.body);
         reply.header('content-type', 'application/json; charset=utf-8').header('content-length', bytes);
-        return reply.send(Readable.from(buffers, { objectMode: false }));
+        return reply.send(Readable.from(chunks, { objectMode: false }));
       },
     };
     for (const url of [op.url, ...(options.aliases?.(op) ?? [])]) app.route({ ...route, url });

@@ -142,20 +142,47 @@ export function* jsonPieces(value: unknown, heavy = false): Generator<string> {
 }
 
 /**
- * The JSON text of `value` as Buffers of about PIECE characters each, made piece by piece, the event loop
- * let go of before each piece; and their length in bytes (the answer's Content-Length).
+ * Bytes of pieces the first pass keeps for the answer: an answer of up to this many bytes is serialised
+ * once; a larger one is serialised twice, once to count its bytes and once as it is sent.
  */
-export async function jsonBuffers(value: unknown): Promise<{ buffers: Buffer[]; bytes: number }> {
-  const buffers: Buffer[] = [];
+export const KEEP_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The JSON text of `value` as an answer: its length in bytes (its Content-Length) and its bytes, in
+ * pieces (jsonPieces), the event loop let go of before each piece. Up to KEEP_BYTES, the pieces are made
+ * once and kept; past it none is kept: the first pass only counts the bytes and the pieces are made again
+ * as the answer is read, so that a 48 MB log answer holds a piece or two at a time, not 48 MB of Buffers
+ * made before its first byte is sent. The value must not change between the passes (an answer is made
+ * for the request: its lists are its own, and the state's objects it holds are replaced, not changed in
+ * place, state.ts); if the second pass makes other bytes, the answer fails rather than lie about its length.
+ */
+export async function jsonAnswer(value: unknown): Promise<{ bytes: number; chunks: Iterable<Buffer> | AsyncIterable<Buffer> }> {
+  let kept: Buffer[] | undefined = [];
   let bytes = 0;
   // Let go of before each piece, the first too: the caller weighed the value just before (weighsMore,
   // true: it is not weighed again).
   await yieldToLoop();
   for (const piece of jsonPieces(value, true)) {
-    const b = Buffer.from(piece, 'utf8');
-    buffers.push(b);
-    bytes += b.length;
+    if (kept) {
+      const b = Buffer.from(piece, 'utf8');
+      kept.push(b);
+      bytes += b.length;
+      if (bytes > KEEP_BYTES) kept = undefined;
+    } else bytes += Buffer.byteLength(piece, 'utf8');
     await yieldToLoop();
   }
-  return { buffers, bytes };
+  return { bytes, chunks: kept ?? madeAgain(value, bytes) };
+}
+
+/** The pieces of `value` made again, as they are read; `bytes`: what the first pass counted. */
+async function* madeAgain(value: unknown, bytes: number): AsyncGenerator<Buffer> {
+  let sent = 0;
+  for (const piece of jsonPieces(value, true)) {
+    await yieldToLoop();
+    const b = Buffer.from(piece, 'utf8');
+    sent += b.length;
+    if (sent > bytes) break;
+    yield b;
+  }
+  if (sent !== bytes) throw new Error(`the answer changed while it was sent: ${bytes} bytes counted, ${sent} made`);
 }

@@ -218,6 +218,40 @@ describe('GET /api/logs with whole bodies kept is serialised in pieces, the even
     }),
   });
 
+  it('the 48 MB answer is sent as it is made: its first bytes arrive before most of its pieces are made (not 48 MB of Buffers made first)', async () => {
+    // Each piece of a 16 MB body is one JSON.stringify of a slice of it (json-pieces.ts): counted here, the
+    // sandbox being in this process. The answer is counted once (all its pieces), then made again as it is
+    // read; once every piece was made, and kept as a Buffer, before the first byte was sent.
+    const stringify = JSON.stringify;
+    let slices = 0;
+    JSON.stringify = function (this: unknown, ...args: Parameters<typeof JSON.stringify>) {
+      if (typeof args[0] === 'string' && args[0].length > 100_000) slices++;
+      return stringify.apply(this, args);
+    } as typeof JSON.stringify;
+    let atFirstBytes = -1;
+    let bytes = 0;
+    let length = 0;
+    try {
+      const r = await fetch(`${big.sandbox.managerUrl}/api/logs?limit=10`);
+      length = Number(r.headers.get('content-length'));
+      const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (atFirstBytes < 0) atFirstBytes = slices;
+        bytes += value.length;
+      }
+    } finally {
+      JSON.stringify = stringify;
+    }
+    expect(bytes).toBe(length);
+    expect(bytes).toBeGreaterThan(48 * 1024 * 1024);
+    // Three 16 MB bodies in slices of 256 K characters: about 190 slices a pass.
+    expect(slices).toBeGreaterThan(2 * 180);
+    expect(atFirstBytes).toBeGreaterThan(0);
+    expect(atFirstBytes).toBeLessThan(slices - 150);
+  }, 60_000);
+
   it('a request sent while it is serialised is answered before its first byte; the answer is JSON.stringify of it, Content-Length its bytes', async () => {
     const order: string[] = [];
     const running = fetch(`${big.sandbox.managerUrl}/api/logs?limit=10`).then(async (r) => {
