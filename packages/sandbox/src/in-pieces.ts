@@ -21,26 +21,64 @@ export async function yieldToLoop(): Promise<void> {
 }
 
 /**
- * `{...head, ...big}`, with the fields of `big` copied in pieces of FIELDS_PER_PIECE, the event loop let
- * go of before each; at once when `big` is no larger than a piece. The same object the spread makes:
- * its own enumerable fields in order, a field of `head` that `big` also has keeping its place with the
- * value of `big`, and a field named `__proto__` a field (as a spread defines it), not the prototype.
+ * `{...a, ...b, ...}`, each source's fields copied in pieces of FIELDS_PER_PIECE, the event loop let go of
+ * before each piece of a source larger than a piece (a small source is copied at once). The same object
+ * the spread makes: its own enumerable fields in order, a field that a later source also has keeping its
+ * place with the later value, a field named `__proto__` a field (as a spread defines it), not the
+ * prototype; a source that is null or undefined adds nothing, a text its characters, as in a spread.
  */
-export async function spreadInPieces<T extends object>(head: Record<string, unknown>, big: T): Promise<Record<string, unknown>> {
-  const keys = Object.keys(big);
-  if (keys.length <= FIELDS_PER_PIECE) return { ...head, ...big };
-  const out: Record<string, unknown> = { ...head };
-  const from = big as Record<string, unknown>;
+export async function spreadInPieces(...sources: unknown[]): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const source of sources) if (source !== null && source !== undefined) await copyInPieces(out, source as object);
+  return out;
+}
+
+/**
+ * `structuredClone(big)` of a plain object of JSON values (a port's configuration), made field by field
+ * in pieces of FIELDS_PER_PIECE fields, the event loop let go of before each piece when it is larger than
+ * one: each field's value is cloned on its own (JSON values share nothing between fields).
+ */
+export async function cloneInPieces(big: object): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  await copyInPieces(out, big, (v) => (v !== null && typeof v === 'object' ? structuredClone(v) : v));
+  return out;
+}
+
+/** The own enumerable fields of `from` set on `out` (through `map`), in pieces (see spreadInPieces). */
+async function copyInPieces(out: Record<string, unknown>, from: object, map?: (v: unknown) => unknown): Promise<void> {
+  const keys = Object.keys(from);
+  const large = keys.length > FIELDS_PER_PIECE;
+  const src = from as Record<string, unknown>;
   for (let at = 0; at < keys.length; at += FIELDS_PER_PIECE) {
-    await yieldToLoop();
+    if (large) await yieldToLoop();
     const end = Math.min(at + FIELDS_PER_PIECE, keys.length);
     for (let i = at; i < end; i++) {
       const k = keys[i] as string;
-      if (k === '__proto__') Object.defineProperty(out, k, { value: from[k], enumerable: true, writable: true, configurable: true });
-      else out[k] = from[k];
+      const v = map ? map(src[k]) : src[k];
+      if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+      else out[k] = v;
     }
   }
-  return out;
+}
+
+/**
+ * A walk (a generator that pauses by yielding) run in pieces: the event loop let go of at each pause.
+ * The walks of this package pause every FIELDS_PER_PIECE fields or items they look at.
+ */
+export async function walkInPieces<T>(walk: Generator<void, T>): Promise<T> {
+  for (;;) {
+    const step = walk.next();
+    if (step.done) return step.value;
+    await yieldToLoop();
+  }
+}
+
+/** A walk run at once, its pauses ignored. */
+export function walkAtOnce<T>(walk: Generator<void, T>): T {
+  for (;;) {
+    const step = walk.next();
+    if (step.done) return step.value;
+  }
 }
 
 /**

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FIELDS_PER_PIECE, PARSE_PIECE_MIN, PARSE_PIECES, parseInPieces, spreadInPieces } from '../src/in-pieces.js';
+import { Store } from '../src/domain/state.js';
+import type { ProxyPortConfig } from '../src/domain/types.js';
+import { cloneInPieces, FIELDS_PER_PIECE, PARSE_PIECE_MIN, PARSE_PIECES, parseInPieces, spreadInPieces } from '../src/in-pieces.js';
+import { defaultSeed } from '../src/index.js';
+import { multiplied } from '../src/manager/multiply.js';
+import { proxyCheck, proxyCheckInPieces, storeScope } from '../src/manager/proxy-check.js';
 import { tooDeep, tooDeepInPieces } from '../src/router/depth.js';
 
 // Work over a large input in pieces (src/in-pieces.ts): the same result as the work done at once, with the
@@ -188,5 +193,52 @@ describe('tooDeepInPieces finds what tooDeep finds, in pieces', () => {
     const { turns, result } = await turnsWhile(() => tooDeepInPieces(wide));
     expect(result).toBeUndefined();
     expect(turns).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('the copies and checks of a large port configuration, in pieces (an update, its running copies)', () => {
+  const big = (n: number) => ({
+    port: 26_000,
+    zone: 'static_zone',
+    ...Object.fromEntries(Array.from({ length: n }, (_, i) => [`f${i}`, i % 5 ? i : { rule: [i, `x${'y'.repeat(i % 7)}`] }])),
+    long: 'z'.repeat(400),
+  });
+
+  it('spreadInPieces of several sources is their spread: null and undefined add nothing, a text its characters', async () => {
+    const a = big(2 * FIELDS_PER_PIECE);
+    const b = { zone: 'other', added: 1 };
+    same(await spreadInPieces(a, null, b, undefined, 'hi'), { ...a, ...b, ...'hi' });
+    const { turns } = await turnsWhile(() => spreadInPieces(a, b));
+    expect(turns).toBeGreaterThanOrEqual(2);
+  });
+
+  it('cloneInPieces is structuredClone of it, sharing nothing, the loop turning between pieces', async () => {
+    const a = big(3 * FIELDS_PER_PIECE);
+    const { turns, result } = await turnsWhile(() => cloneInPieces(a));
+    same(result, structuredClone(a));
+    expect(result.f0).not.toBe(a.f0);
+    expect(turns).toBeGreaterThanOrEqual(3);
+  });
+
+  it('proxyCheckInPieces finds what proxyCheck finds, the loop turning between pieces', async () => {
+    const scope = storeScope(new Store(defaultSeed()), [22999]);
+    const a = { ...big(3 * FIELDS_PER_PIECE), port: 24000, long2: 'w'.repeat(301) };
+    const { turns, result } = await turnsWhile(() => proxyCheckInPieces(scope, a));
+    expect(result).toEqual(proxyCheck(scope, a));
+    expect(result.map((p) => p.field)).toEqual(['port', 'long', 'long2']);
+    expect(turns).toBeGreaterThanOrEqual(3);
+  });
+
+  it('multiplied: the running copies of a large configuration, made in pieces, each its own', async () => {
+    const master = { ...big(2 * FIELDS_PER_PIECE), multiply: 3, users: ['a'], whitelist_ips: ['1.1.1.1'] } as unknown as ProxyPortConfig;
+    const { turns, result } = await turnsWhile(() => multiplied(master));
+    expect(result.map((c) => c.port)).toEqual([26_000, 26_001, 26_002]);
+    const { users: _u, whitelist_ips: _w, ...rest } = master as unknown as Record<string, unknown>;
+    same(result[1] as object, { ...structuredClone(rest), port: 26_001, proxy_type: 'duplicate', master_port: 26_000 });
+    expect((result[1] as unknown as Record<string, unknown>).f0).not.toBe((result[2] as unknown as Record<string, unknown>).f0);
+    same(result[0] as object, master);
+    expect(result[0]).not.toBe(master);
+    // Three copies of 2 pieces each, and a turn between copies.
+    expect(turns).toBeGreaterThanOrEqual(6);
   });
 });

@@ -1,6 +1,7 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
+import { cloneInPieces, spreadInPieces, yieldToLoop } from '../in-pieces.js';
 
 // `multiply` and `users` as the real manager 1.570.247 runs them (lib/mixins/mgr_proxy.js, the
 // duplicates of a port; lib/mixins/web_api.js 505-560, the users). A port created with `multiply: N`
@@ -63,7 +64,7 @@ export function portCount(cfg: ProxyPortConfig): number {
  * configuration; with `multiply_users` port i runs as `users[i % n]`, with `multiply_ips` /
  * `multiply_vips` duplicate i uses `ips[i % n]` / `vips[i % n]` alone.
  */
-export function multiplied(master: ProxyPortConfig, own = false): ProxyPortConfig[] {
+export async function multiplied(master: ProxyPortConfig, own = false): Promise<ProxyPortConfig[]> {
   const m = master as Running & { ips?: unknown; vips?: unknown };
   const list = (x: unknown) => (Array.isArray(x) ? (x as unknown[]) : []);
   const users = list(m.users);
@@ -78,14 +79,21 @@ export function multiplied(master: ProxyPortConfig, own = false): ProxyPortConfi
   };
   const duplicates: ProxyPortConfig[] = [];
   const count = portCount(master);
+  // Each copy is made in pieces, the event loop let go of between them and between copies: a configuration
+  // may hold tens of thousands of fields, or 1.3 MB of rules copied 40 times (in-pieces.ts).
   if (count > 1) {
     // As the real manager lists them, a duplicate carries neither the users nor the port whitelist.
-    const { users: _users, whitelist_ips: _whitelist, ...rest } = m;
-    for (let i = 1; i < count; i++)
-      duplicates.push(nth({ ...structuredClone(rest), port: master.port + i, proxy_type: 'duplicate', master_port: master.port }, i));
+    const rest = await spreadInPieces(m);
+    delete rest.users;
+    delete rest.whitelist_ips;
+    for (let i = 1; i < count; i++) {
+      await yieldToLoop();
+      const copy = await cloneInPieces(rest);
+      duplicates.push(nth(Object.assign(copy, { port: master.port + i, proxy_type: 'duplicate', master_port: master.port }) as Running, i));
+    }
   }
   // The master runs as itself when the caller hands it over (`own`: a configuration just made), else as a copy.
-  return [nth(own ? m : { ...m }, 0), ...duplicates];
+  return [nth(own ? m : ((await spreadInPieces(m)) as Running), 0), ...duplicates];
 }
 
 /**
@@ -193,7 +201,7 @@ export async function rebuildDuplicates(
   listeners?: { open(cfg: ProxyPortConfig): Promise<unknown>; close(port: number): Promise<void> },
 ): Promise<void> {
   const old = duplicatesOf(store, oldPort);
-  const [head, ...next] = multiplied(master);
+  const [head, ...next] = await multiplied(master);
   store.putPort(head as ProxyPortConfig);
   const was = new Set(old.map((d) => d.port));
   const keep = new Set(next.map((d) => d.port));

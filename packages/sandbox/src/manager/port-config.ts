@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { deref, type OpenApiDoc } from '@zone-api/spec/model';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
+import { spreadInPieces } from '../in-pieces.js';
 
 // A port's configuration as the real local proxy manager 1.570.247 (@luminati-io/luminati-proxy) keeps
 // it: what a create stores (the body's `proxy` as given, not converted), what an update converts first,
@@ -159,17 +160,24 @@ export function storedConfig(given: Record<string, Json>, port: number, facts: P
  * create, the given number fields as numbers (`+value`, so `"abc"` is NaN, sent as null), the plan's
  * kind and the cloud's super proxy ports and antivirus server (none offline: its default address).
  */
-export function updatedConfig(old: ProxyPortConfig, given: Record<string, Json>, facts: PortFacts, types: FieldTypes): ProxyPortConfig {
+export async function updatedConfig(
+  old: ProxyPortConfig,
+  given: Record<string, Json>,
+  facts: PortFacts,
+  types: FieldTypes,
+): Promise<ProxyPortConfig> {
   const o = old as Record<string, Json>;
-  const next: Record<string, Json> = { ...given };
+  // Copied in pieces: either may hold tens of thousands of fields (in-pieces.ts).
+  const next: Record<string, Json> = await spreadInPieces(given);
   if (!next.whitelist_ips && o.whitelist_ips) next.whitelist_ips = o.whitelist_ips;
   next.zone = next.zone || o.zone;
   next.password = facts.password;
   next.gb_cost = facts.gb_cost;
   next.whitelist_ips = [...new Set(facts.whitelist.concat(next.whitelist_ips || []))];
-  for (const [k, v] of Object.entries(next)) if (types[k] === 'number' && v) next[k] = +v;
+  // The typed fields the update gives (the spec's field list, not the update's fields: those may be many).
+  for (const k of Object.keys(types)) if (types[k] === 'number' && Object.hasOwn(next, k) && next[k]) next[k] = +next[k];
   Object.assign(next, planFields(facts.plan));
-  return { ...old, ...next } as ProxyPortConfig;
+  return (await spreadInPieces(old, next)) as ProxyPortConfig;
 }
 
 /** The fields `update_proxy_fields` reads as numbers (`+value` when set; util/lpm_config.js `numeric_fields`, 1.570.247). */

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { HttpError } from '../errors.js';
 import { listenHost, portFree } from '../free-ports.js';
+import { spreadInPieces } from '../in-pieces.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 import { dropPortLogs } from './logs-stats.js';
 import {
@@ -37,7 +38,7 @@ import {
 } from './port-config.js';
 import { openListeners } from './port-listeners.js';
 import { portChecks } from './port-status.js';
-import { portErrors, proxyCheck, refusal, storeScope } from './proxy-check.js';
+import { portErrors, proxyCheckInPieces, refusal, storeScope } from './proxy-check.js';
 import { startedPorts } from './started-ports.js';
 
 // Proxy ports: create, update, delete, list, status, sessions, SSL analyzing.
@@ -177,7 +178,7 @@ export function portsHandlers(c: ManagerContext) {
         if (multiply !== undefined) given.multiply = multiply;
         if (given.bw_limit) given.bw_limit = storedBwLimit(given.bw_limit, undefined, store.clock.now());
         const master = storedConfig(given, first, facts);
-        const configs = multiplied(master, true);
+        const configs = await multiplied(master, true);
         const ports = configs.map((c) => c.port);
         for (const port of ports) {
           if (port > 65535) throw portErrors(`port ${port} is out of range`, 'port');
@@ -256,7 +257,10 @@ export function portsHandlers(c: ManagerContext) {
       const raw = body?.proxy;
       if (raw && typeof raw === 'object') dropPrototypeField(raw);
       if (raw && typeof raw === 'object' && Object.keys(raw).length) coerceUpdate(raw, types);
-      const problems = proxyCheck(storeScope(store, options.reservedPorts()), Object.assign({}, old, raw), old.port, old.multiply);
+      // The stored configuration with the update over it, copied and checked in pieces: either may hold
+      // tens of thousands of fields (in-pieces.ts).
+      const merged = await spreadInPieces(old, raw);
+      const problems = await proxyCheckInPieces(storeScope(store, options.reservedPorts()), merged, old.port, old.multiply);
       if (problems.length) throw refusal(problems);
       if (!raw)
         throw new HttpError(400, "Request body should contain 'proxy' field", {
@@ -266,19 +270,20 @@ export function portsHandlers(c: ManagerContext) {
       const limits = raw as { bw_limit?: unknown };
       if (limits.bw_limit) limits.bw_limit = storedBwLimit(limits.bw_limit, (old as { bw_limit?: unknown }).bw_limit, store.clock.now());
       const given = raw as ProxyPortConfig;
-      const unstartable = unstartableLookup({ ...old, ...given }, existsSync);
+      const unstartable = unstartableLookup(merged, existsSync);
       if (unstartable) throw portErrors(unstartable, 'reverse_lookup_values');
-      const unrelayable = unrelayableSmtp({ ...old, ...given });
+      const unrelayable = unrelayableSmtp(merged);
       if (unrelayable) throw portErrors(unrelayable, 'smtp');
       const port = given.port ?? old.port;
-      const fresh = structuredClone(given) as Record<string, unknown>;
+      // The port owns the body's `proxy` as parsed, as a create does (the record of calls keeps the body's text).
+      const fresh = given as Record<string, unknown>;
       // Restarted (proxy_remove_and_create, mgr_proxy.js 427-445): the old configuration with the update, stored
       // as a create stores it, with the old port's ban list; else updated in place (mgr_proxy.js 402-423).
       const restart = restarts(old, fresh, port);
       const facts = portFacts({ zone: fresh.zone || old.zone });
       const cfg = restart
-        ? storedConfig({ ...old, ...fresh, banlist: RESTARTED_BANLIST }, port, facts)
-        : updatedConfig(old, fresh, facts, types);
+        ? storedConfig(await spreadInPieces(old, fresh, { banlist: RESTARTED_BANLIST }), port, facts)
+        : await updatedConfig(old, fresh, facts, types);
       // A move or a new interface listens anew (refused, with the old port kept, if it cannot), and so does a
       // restart of a port with a `listen_port` (it may listen elsewhere now: traffic/listen-port.ts); other
       // changes apply to the next request, a `listen_port` updated in place too (the real port's server keeps
@@ -328,7 +333,7 @@ export function portsHandlers(c: ManagerContext) {
       const named = ctx.body?.port;
       for (const cfg of storedConfigs(store, kept())) {
         if ((named && String(cfg.port) !== String(named)) || cfg.ssl) continue;
-        const updated = updatedConfig(store.ports.get(cfg.port) ?? cfg, { ssl: true }, portFacts({ zone: cfg.zone }), types);
+        const updated = await updatedConfig(store.ports.get(cfg.port) ?? cfg, { ssl: true }, portFacts({ zone: cfg.zone }), types);
         store.putPort(updated);
         await rebuildDuplicates(store, cfg.port, updated, options.ports);
       }

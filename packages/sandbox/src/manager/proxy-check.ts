@@ -1,6 +1,7 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig, ZoneState } from '../domain/types.js';
 import { HttpError } from '../errors.js';
+import { FIELDS_PER_PIECE, walkAtOnce, walkInPieces } from '../in-pieces.js';
 import { serverError } from './port-config.js';
 
 // The real local proxy manager 1.570.247's check of a port configuration (`proxy_check`,
@@ -132,6 +133,25 @@ function bwProblems(bw: Json): ProxyProblem[] {
  * running range (`selfMultiply` ports) does not count as taken.
  */
 export function proxyCheck(scope: CheckScope, cfg: Record<string, Json>, self?: number, selfMultiply?: unknown): ProxyProblem[] {
+  return walkAtOnce(proxyCheckWalk(scope, cfg, self, selfMultiply));
+}
+
+/** proxyCheck with the fields looked at in pieces of FIELDS_PER_PIECE, the event loop let go of between them (a port may hold 60,000). */
+export function proxyCheckInPieces(
+  scope: CheckScope,
+  cfg: Record<string, Json>,
+  self?: number,
+  selfMultiply?: unknown,
+): Promise<ProxyProblem[]> {
+  return walkInPieces(proxyCheckWalk(scope, cfg, self, selfMultiply));
+}
+
+function* proxyCheckWalk(
+  scope: CheckScope,
+  cfg: Record<string, Json>,
+  self?: number,
+  selfMultiply?: unknown,
+): Generator<void, ProxyProblem[]> {
   const out: ProxyProblem[] = [];
   const { port, zone, multiply, bw_limit } = cfg;
   if (port !== undefined) {
@@ -146,8 +166,13 @@ export function proxyCheck(scope: CheckScope, cfg: Record<string, Json>, self?: 
     if (problem) out.push({ msg: problem, field: 'zone' });
   }
   if (bw_limit) out.push(...bwProblems(bw_limit));
-  for (const [field, value] of Object.entries(cfg))
+  const fields = Object.keys(cfg);
+  for (let i = 0; i < fields.length; i++) {
+    if ((i + 1) % FIELDS_PER_PIECE === 0) yield;
+    const field = fields[i] as string;
+    const value = cfg[field];
     if (typeof value === 'string' && value.length > MAX_STRING_LENGTH) out.push({ msg: 'Maximum string length exceeded', field });
+  }
   return out.slice(0, MAX_PROBLEMS);
 }
 

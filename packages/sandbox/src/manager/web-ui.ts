@@ -117,7 +117,7 @@ export function webUiHandlers(c: ManagerContext) {
       const had = cfg as { ips?: unknown; vips?: unknown };
       const same = sorted(had.ips) === sorted(ips) && sorted(had.vips) === sorted(vips);
       const next = same
-        ? updatedConfig(cfg, { ips, vips }, portFacts({ zone: cfg.zone }), options.portFieldTypes ?? {})
+        ? await updatedConfig(cfg, { ips, vips }, portFacts({ zone: cfg.zone }), options.portFieldTypes ?? {})
         : ({ ...cfg, ips, vips } as ProxyPortConfig);
       store.putPort(next);
       if (same) await rebuildDuplicates(store, cfg.port, next, options.ports);

@@ -1,4 +1,4 @@
-import { FIELDS_PER_PIECE, yieldToLoop } from '../in-pieces.js';
+import { FIELDS_PER_PIECE, walkAtOnce, walkInPieces } from '../in-pieces.js';
 
 // How deep a request body may nest. A body is parsed by JSON.parse, which takes any depth, but the
 // handlers, validators and `structuredClone` recurse: a port's `rules` nested 3,000 deep once answered
@@ -15,26 +15,17 @@ export const BODY_DEPTH_LIMIT = 64;
  * place it returns (a body of 60,000 fields once cost an entry, a path and a string for each).
  */
 export function tooDeep(value: unknown, limit = BODY_DEPTH_LIMIT, root = 'body'): string | undefined {
-  const walk = depthWalk(value, limit, root, Number.POSITIVE_INFINITY);
-  for (;;) {
-    const step = walk.next();
-    if (step.done) return step.value;
-  }
+  return walkAtOnce(depthWalk(value, limit, root, Number.POSITIVE_INFINITY));
 }
 
 /** tooDeep in pieces of `fields` fields and items looked at, the event loop let go of between them. */
-export async function tooDeepInPieces(
+export function tooDeepInPieces(
   value: unknown,
   fields = FIELDS_PER_PIECE,
   limit = BODY_DEPTH_LIMIT,
   root = 'body',
 ): Promise<string | undefined> {
-  const walk = depthWalk(value, limit, root, fields);
-  for (;;) {
-    const step = walk.next();
-    if (step.done) return step.value;
-    await yieldToLoop();
-  }
+  return walkInPieces(depthWalk(value, limit, root, fields));
 }
 
 /** The walk of tooDeep, pausing (yielding) after every `fields` fields and items looked at. */

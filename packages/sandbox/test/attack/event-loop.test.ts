@@ -117,6 +117,53 @@ describe('a body of 60,000 fields is parsed, checked and answered in pieces, the
   }, 60_000);
 });
 
+describe('an update of a port of 60,000 fields copies and checks them in pieces, the event loop let go of between them', () => {
+  const port = 26_800;
+  const seed = defaultSeed();
+  const cfg: Record<string, unknown> = { port, zone: STATIC, note: 'before' };
+  for (let i = 0; i < 60_000; i++) cfg[`f${i}`] = i;
+  seed.manager.ports.push(cfg as (typeof seed.manager.ports)[number]);
+  const big = useSandbox({ seed });
+
+  it('a request that arrives as the update is read is answered from the configuration before it', async () => {
+    // The probe is sent (whole, on a connection already open) the moment the update's body is parsed.
+    // Once the stored configuration with the update over it, its check, the updated configuration and its
+    // copy for the running port were made in one stretch (about 200 ms on a quiet machine) before any
+    // other request was read, and the probe saw the updated port.
+    const url = new URL(big.sandbox.managerUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    let got = '';
+    socket.setEncoding('utf8').on('data', (c: string) => {
+      got += c;
+    });
+    const probed = new Promise<Array<Record<string, unknown>>>((resolve, reject) =>
+      socket.once('end', () => resolve(realParse(got.slice(got.indexOf('\r\n\r\n') + 4)))).once('error', reject),
+    );
+    const text = JSON.stringify({ proxy: { note: 'after' } });
+    const parse = JSON.parse;
+    JSON.parse = function (this: unknown, ...args: Parameters<typeof JSON.parse>) {
+      const out = parse.apply(this, args);
+      if (args[0] === text) socket.write(`GET /api/proxies HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
+      return out;
+    } as typeof JSON.parse;
+    let updated: Awaited<ReturnType<typeof raw>>;
+    try {
+      updated = await raw(big.sandbox.managerUrl, 'PUT', `/api/proxies/${port}`, { text, headers: { 'content-type': 'application/json' } });
+    } finally {
+      JSON.parse = parse;
+    }
+    expect(updated.status, updated.text.slice(0, 200)).toBe(200);
+    expect(updated.json().data.note).toBe('after');
+    expect(updated.json().data.f59999).toBe(59_999);
+    const seen = (await probed).find((p) => p.port === port);
+    expect(seen?.note).toBe('before');
+    expect(seen?.f59999).toBe(59_999);
+    const after = (await raw(big.sandbox.managerUrl, 'GET', '/api/proxies')).json() as Array<Record<string, unknown>>;
+    expect(after.find((p) => p.port === port)?.note).toBe('after');
+  }, 60_000);
+});
+
 describe('a large body (parsed in pieces) is answered as the same body made small (parsed whole)', () => {
   // 100,000 characters of padding in a string field: past LARGE_BODY (64 KiB), so parsed in pieces. The
   // cases are those where the two ways of parsing could part: a key fastify's parser refuses (`__proto__`, a
