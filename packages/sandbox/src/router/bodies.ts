@@ -207,8 +207,9 @@ function parameterCount(text: string): number | undefined {
 /**
  * What fastify's JSON parser (secure-json-parse 4.1.1, index.js 4-5) looks for before it checks a parsed
  * body for a `__proto__` field or a `constructor` with a `prototype`: a key spelt so, in letters or
- * `\u` escapes. A large body whose text holds one is parsed by fastify's parser, whole, which refuses a
- * real one; parseInPieces would set the prototype of the object it fills instead.
+ * `\u` escapes. A large body whose text holds one is parsed by fastify's parser, whole, which reads it as
+ * that API reads such a body (the manager's: as fields; the account API's: refused); parseInPieces would
+ * set the prototype of the object it fills instead of keeping a `__proto__` field.
  */
 const SUSPECT_KEYS = [
   /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/,
