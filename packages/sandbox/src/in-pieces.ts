@@ -91,6 +91,19 @@ export const PARSE_PIECES = 16;
 /** The smallest piece parseInPieces makes, in characters: a text no longer is parsed in one piece. */
 export const PARSE_PIECE_MIN = 64 * 1024;
 
+/**
+ * A key `__proto__`, spelt in letters or `\u` escapes: the test fastify's JSON parser makes before it looks
+ * for such a field (secure-json-parse 4.1.1, index.js 4).
+ */
+export const PROTO_KEY =
+  /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/;
+
+/** A key of digits only, each a digit or its `\u` escape (what JavaScript orders before other keys). */
+const DIGITS_KEY = /"(?:[0-9]|\\u003[0-9])+"[ \t\n\r]*:/;
+
+/** A comma, blanks, and a closing bracket or brace. */
+const TRAILING_COMMA = /,[ \t\n\r]*[}\]]/;
+
 /** JSON's blanks: tab, line feed, carriage return, space. */
 const BLANKS = new Set([0x09, 0x0a, 0x0d, 0x20]);
 
@@ -98,12 +111,21 @@ const BLANKS = new Set([0x09, 0x0a, 0x0d, 0x20]);
  * `JSON.parse(text)` (a leading byte order mark skipped, as fastify's parser skips it), parsed in at most
  * PARSE_PIECES pieces of at least PARSE_PIECE_MIN characters by @discoveryjs/json-ext's parseChunked (each
  * piece's values by JSON.parse itself), the event loop let go of before each piece. Rejects as JSON.parse
- * throws on a text that is not JSON (with another message). The parser merges each piece's fields into
- * the object being filled by assignment: a field named `__proto__` would set that object's prototype
- * instead of being a field, so the caller must keep such texts from it (bodies.ts checks for them first).
+ * throws on a text that is not JSON (with another message). A text with a key `__proto__` or of digits
+ * only, or a comma before a closing bracket, is parsed whole by one JSON.parse (see below): the value is
+ * always JSON.parse's.
  */
 export async function parseInPieces(text: string): Promise<unknown> {
   const from = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  // Texts parseChunked 1.1.0 reads otherwise than JSON.parse, parsed whole (found by in-pieces.test.ts):
+  // - a key `__proto__`: it merges each piece's fields into the object it fills by assignment, which
+  //   sets that object's prototype instead of making a field (JSON.parse makes a field);
+  // - a key of digits only (in letters or `\u` escapes): it finds the member it goes on filling after a
+  //   piece by `for…in`, which lists such keys first, not last, and filled the wrong member, or failed;
+  // - a comma before a closing bracket or brace (`[1,]`, no JSON): after a piece, it drops the comma that
+  //   starts what it reads next without looking at what follows, and took `{"a":{"b":1},}`.
+  // Either may be inside a string too: such a text is parsed whole as well, at no other cost.
+  if (PROTO_KEY.test(text) || DIGITS_KEY.test(text) || TRAILING_COMMA.test(text)) return JSON.parse(from ? text.slice(from) : text);
   const size = Math.max(PARSE_PIECE_MIN, Math.ceil((text.length - from) / PARSE_PIECES));
   // The value is taken when the parser finishes it (at the depth it started): a text that ends with a
   // list or object still open right after a bracket or brace (`{"a":[1]`) is no JSON, yet parseChunked

@@ -120,6 +120,19 @@ describe('parseInPieces parses as JSON.parse does, in pieces', () => {
     return { whole, pieces };
   };
 
+  it('an object with keys of digits only (listed first by JavaScript), cut inside one of its members: read as JSON.parse reads it', async () => {
+    // The chunked parser found the member to go on filling by for…in, and filled `a` with `y`.
+    const pad = 'x'.repeat(PARSE_PIECE_MIN);
+    for (const text of [
+      `{"a":{},"0":{"x":1,"p":"${pad}","y":2}}`,
+      `{"a":[],"7":["${pad}",{"y":2}]}`,
+      `{"a":{},"\\u0030":{"x":1,"p":"${pad}","y":2}}`,
+    ]) {
+      expect(await parseInPieces(text)).toEqual(JSON.parse(text));
+      expect(await parseInPieces(`\ufeff${text}`)).toEqual(JSON.parse(text));
+    }
+  });
+
   it('a byte order mark is skipped; text that is not JSON is refused (cut short after a bracket too, which the chunked parser took)', async () => {
     const text = around({ a: [1, { b: '"\\' }] }, 3);
     expect(await parseInPieces(`\ufeff${text}`)).toEqual(JSON.parse(text));
@@ -136,6 +149,9 @@ describe('parseInPieces parses as JSON.parse does, in pieces', () => {
       `[${'1,'.repeat(40_000)}1`,
       // A blank inside a literal where a piece ends: once read as `false`.
       `{"p":"${'x'.repeat(PARSE_PIECE_MIN - 13)}","v":f alse}`,
+      // A comma before a closing brace after a piece: once taken.
+      `{"p":"${'x'.repeat(PARSE_PIECE_MIN - 20)}","a":{"b":{"c":1}},}`,
+      `{"p":"${'x'.repeat(PARSE_PIECE_MIN - 20)}","a":{"b":{"c":1} , }}`,
     ])
       await expect(parseInPieces(bad), bad.slice(-20)).rejects.toThrow();
   });
