@@ -177,10 +177,16 @@ function parseJson(
   const whole = (then: (parsed: unknown) => void): void => {
     jsonParser(req, text, (err, parsed) => (err ? done(realBodies ? new UnreadableBody() : err, undefined) : then(parsedAs(parsed))));
   };
-  if (text.length < LARGE_BODY) return whole((parsed) => done(depthError(tooDeep(parsed)), parsed));
+  if (text.length < LARGE_BODY) {
+    whole((parsed) => done(depthError(tooDeep(parsed)), parsed));
+    return;
+  }
   const checkInPieces = (parsed: unknown) => void checkDepthInPieces(parsed).then((deep) => done(deep, parsed));
   // The manager's parser reads such keys as JSON.parse does, and so does parseInPieces; the account API's refuses them.
-  if (!realBodies && suspect(text)) return whole(checkInPieces);
+  if (!realBodies && suspect(text)) {
+    whole(checkInPieces);
+    return;
+  }
   void (async () => {
     let parsed: unknown;
     try {
