@@ -1,3 +1,4 @@
+import { loadBundle, schemaValidator } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 import { call, type Reply, SHIFT, usePair } from './pair.js';
 
@@ -94,5 +95,20 @@ describe("the settings' cloud_url_address", () => {
     const [realPut, sbxPut] = await s.both(() => ['PUT', '/api/settings', {}]);
     expect(address(realPut)).toBe(address(real));
     expect(address(sbxPut)).toBe(address(sbx));
+  });
+});
+
+describe('a port check with more than 100 problems', () => {
+  it('every problem is named, by both, in the same order, and the spec declares the answer', async () => {
+    const port = 26230;
+    await s.createBoth(port);
+    const long = 'x'.repeat(301);
+    const proxy = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`f${i}`, long]));
+    const [real, sbx] = await s.both((at) => ['PUT', `/api/proxies/${at(port)}`, { proxy }]);
+    expect(real.status).toBe(400);
+    expect((real.body as { errors: unknown[] }).errors).toHaveLength(150);
+    expect((real.body as { errors: unknown[] }).errors[149]).toEqual({ msg: 'Maximum string length exceeded', field: 'f149' });
+    expect(sbx).toEqual(real);
+    expect(schemaValidator(loadBundle('manager')).validate('#/components/schemas/ProxyErrors', real.body)).toBeNull();
   });
 });

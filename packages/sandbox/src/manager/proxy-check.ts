@@ -33,8 +33,12 @@ export const portErrors = (msg: string, field?: string) => refusal([field ? { ms
 
 /** The longest text a configuration field may hold (lib/consts.js 18, `MAX_STRING_LENGTH`). */
 export const MAX_STRING_LENGTH = 300;
-/** The most problems the sandbox names in one answer: the spec's bound (`ProxyErrors.errors`, `maxItems`); the real manager names them all. */
-export const MAX_PROBLEMS = 100;
+/**
+ * The most problems the sandbox names in one answer: the spec's bound (`ProxyErrors.errors`, `maxItems`),
+ * above what a body within the limit and the stored configuration can bring, so that every problem is
+ * named, as the real manager names them all (mgr_proxy.js 454-596).
+ */
+export const MAX_PROBLEMS = 20_000;
 /** The bounds of a bandwidth limit's `bytes` and `days` (mgr_proxy.js 545-553). */
 const BW_BOUNDS: Array<[string, number]> = [
   ['bytes', Number.MAX_SAFE_INTEGER],
