@@ -302,7 +302,7 @@ describe('settings', () => {
 });
 
 describe('the whitelist routes', () => {
-  const NEED = 'You need to pass an IP to add';
+  const NEED = 'You need to pass an IP to add\n';
   const TEXT = { 'content-type': 'text/plain' };
   const noIp: Array<Parameters<typeof raw>[3]> = [
     {},
@@ -323,7 +323,7 @@ describe('the whitelist routes', () => {
     }
     for (const ip of [7, true, ['192.0.2.9'], { ip: '192.0.2.9' }, 'any', 'nope']) {
       const r = await send('POST', '/api/add_whitelist_ip', { body: { ip } });
-      expect([r.status, r.text], JSON.stringify(ip)).toEqual([422, 'Wrong format']);
+      expect([r.status, r.text], JSON.stringify(ip)).toEqual([422, 'Wrong format\n']);
     }
     expect(admin()).toEqual(before);
     // A form body with `ip` is read as the real manager reads it (its urlencoded parser).
@@ -340,7 +340,7 @@ describe('the whitelist routes', () => {
       expect([r.status, r.text], JSON.stringify(options)).toEqual([400, NEED]);
     }
     const bad = await send('POST', '/api/add_wip', { body: { ip: 7 }, headers: { Authorization: token } });
-    expect([bad.status, bad.text]).toEqual([422, 'Wrong format']);
+    expect([bad.status, bad.text]).toEqual([422, 'Wrong format\n']);
   });
 
   it('--strict refuses a body without `ip` with the validation answer, naming the field', async () => {

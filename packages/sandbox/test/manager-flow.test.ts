@@ -268,7 +268,7 @@ describe('settings, token and whitelists', () => {
     expect((await manager.getSettings()).data?.whitelist_ips).toContain('203.0.113.50');
     const wrong = await t.managerWithToken(second).addWhitelistIp({ body: { ip: 'nonsense' } });
     expect(wrong.response.status).toBe(422);
-    expect(wrong.error).toMatchObject({ kind: 'text', error: 'Wrong format' });
+    expect(wrong.error).toMatchObject({ kind: 'text', error: 'Wrong format\n' });
 
     for (let i = 0; i < 3; i++) expect((await manager.getNewToken()).response.status).toBe(200);
     const limited = await manager.getNewToken();

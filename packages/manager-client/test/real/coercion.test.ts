@@ -662,6 +662,12 @@ describe('the admin whitelist', () => {
     await s.same(() => ['POST', '/api/add_wip', { ip: '10.1.1.1' }], { status: 403, body: 'Token required' });
   });
 
+  it('answers a missing or unreadable IP with its texts as sent, each ending in a line break (web_api.js 1060-1062, 1129-1134)', async () => {
+    const need = 'You need to pass an IP to add\n';
+    await s.same(() => ['POST', '/api/add_whitelist_ip', {}], { status: 400, media: 'text/html', body: need });
+    await s.same(() => ['POST', '/api/add_whitelist_ip', { ip: 'nope' }], { status: 422, media: 'text/html', body: 'Wrong format\n' });
+  });
+
   it('a subnet is stored as its network address', async () => {
     await s.same(() => ['POST', '/api/add_whitelist_ip', { ip: '10.9.1.5/16' }], { status: 200, body: 'OK' });
     const [real, sbx] = await s.both(() => ['GET', '/api/settings']);

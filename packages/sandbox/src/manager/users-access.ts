@@ -33,8 +33,8 @@ export function defaultWhitelistChanged(c: ManagerContext, prev: string[]): void
  */
 function ipOf(body: unknown): string {
   const ip = (body as { ip?: unknown } | null | undefined)?.ip;
-  if (!ip) throw new HttpError(400, 'You need to pass an IP to add', { text: true });
-  if (typeof ip !== 'string' || ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format', { text: true });
+  if (!ip) throw new HttpError(400, 'You need to pass an IP to add\n', { text: true });
+  if (typeof ip !== 'string' || ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format\n', { text: true });
   return ip;
 }
 
