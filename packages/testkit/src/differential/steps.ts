@@ -1,7 +1,7 @@
 import { REAL_MANAGER_BRAND } from '@zone-api/sandbox';
 import { type OpenApiDoc, type Operation, operations } from '@zone-api/spec/model';
 import fc from 'fast-check';
-import { type Json, objectOf, PORT_SLOTS, typesOf, UNKNOWN_PORT, type Valued, v } from './values.js';
+import { type Json, objectOf, PORT_SLOTS, ruleList, typesOf, UNKNOWN_PORT, type Valued, v } from './values.js';
 
 // What the differential suite plays: sequences of manager calls and of requests through the ports
 // they create, generated from the operation model (every operation the bundle lists, its parameters
@@ -185,8 +185,47 @@ export function generatedOperations(doc: OpenApiDoc): Operation[] {
 }
 
 /**
+ * A port created with rules (values.ts) and requests through it, whose answers (a status, a body, a
+ * URL the rules' triggers test) fire some of them and not others. When a rule sends the request on
+ * to another port (`retry_port`), that port is created first and the rule names it (or the ruled port
+ * itself). The create is drawn from the operation that creates ports, with no other field.
+ */
+function ruledTraffic(create: Operation, brand?: string): fc.Arbitrary<Step[]> {
+  const prefix = create.facts.brandPrefix;
+  const path = prefix ? create.path.replace(`/${prefix}_`, `/${brand ?? REAL_MANAGER_BRAND}_`) : create.path;
+  const createOf = (proxy: Json, classes: string[]): CallStep => ({
+    kind: 'call',
+    operationId: create.operationId,
+    method: create.method.toUpperCase(),
+    path,
+    query: [],
+    body: { encoding: 'json', value: { proxy } },
+    classes: classes.length ? classes : ['valid'],
+  });
+  return fc
+    .record({
+      ports: fc.shuffledSubarray([...PORT_SLOTS], { minLength: 2, maxLength: 2 }),
+      rules: ruleList(),
+      traffic: fc.array(trafficStep(), { minLength: 1, maxLength: 3 }),
+    })
+    .map(({ ports: [at, other], rules, traffic }) => {
+      const onward = (to: Json) => (Number(to) === at ? to : typeof to === 'string' ? String(other) : other);
+      const list = (rules.value as Json[]).map((r: Json) =>
+        r?.action?.retry_port === undefined ? r : { ...r, action: { ...r.action, retry_port: onward(r.action.retry_port) } },
+      );
+      const routes = list.some((r: Json) => r?.action?.retry_port !== undefined && Number(r.action.retry_port) !== at);
+      return [
+        ...(routes ? [createOf({ port: other }, [])] : []),
+        createOf({ port: at, rules: list }, ['scenario:ruled-traffic', ...rules.classes.map((c) => `body.proxy:rules:${c}`)]),
+        ...traffic.map((t) => ({ ...t, port: at as number })),
+      ];
+    });
+}
+
+/**
  * Sequences of calls and traffic. Creating a port is drawn more often than any other call, so that
- * the calls on ports and the traffic meet ports that exist.
+ * the calls on ports and the traffic meet ports that exist; one sequence in two starts with a port
+ * that has rules and traffic through it (ruledTraffic), then goes on as the others.
  */
 export function sequences(doc: OpenApiDoc, maxSteps: number, brand?: string): fc.Arbitrary<Step[]> {
   const ops = generatedOperations(doc);
@@ -196,5 +235,11 @@ export function sequences(doc: OpenApiDoc, maxSteps: number, brand?: string): fc
     ...ops.map((o) => ({ weight: creates(o) ? Math.ceil(ops.length / 3) : 1, arbitrary: callOf(doc, o, brand) as fc.Arbitrary<Step> })),
     { weight: Math.ceil(ops.length / 4), arbitrary: trafficStep() as fc.Arbitrary<Step> },
   );
-  return fc.array(step, { minLength: 1, maxLength: maxSteps });
+  const drawn = fc.array(step, { minLength: 1, maxLength: maxSteps });
+  const create = ops.find(creates);
+  if (!create) return drawn;
+  const ruled = fc
+    .tuple(ruledTraffic(create, brand), fc.array(step, { maxLength: maxSteps }))
+    .map(([first, then]) => [...first, ...then].slice(0, Math.max(maxSteps, first.length)));
+  return fc.oneof({ weight: 1, arbitrary: drawn }, { weight: 1, arbitrary: ruled });
 }

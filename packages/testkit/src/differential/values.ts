@@ -96,6 +96,70 @@ function ipValue(): fc.Arbitrary<Valued> {
   );
 }
 
+/**
+ * A port's `rules`. The spec leaves a rule's shape undocumented (`ProxyPort.rules.items` is `{}`), so
+ * a rule is drawn as the real manager's web interface saves one (@luminati-io/luminati-proxy 1.570.247
+ * util/rules_util.js 19-110): a `trigger_type` with the field it names (a regular expression on the
+ * status, the body or the URL, a request time), an `action_type` with its `action`. The values are
+ * chosen for the traffic steps' target (`/status/N` answers N, every body reads `target answers GET
+ * <path>`), so that each trigger both fires and does not; a request time of a minute never passes on
+ * loopback, so time triggers are decided. Besides: an invalid regular expression, a rule turned off, an
+ * action that is no object, an action the manager does not know, a rule that is no object.
+ */
+const RULE_TRIGGERS: Array<fc.Arbitrary<Valued>> = [
+  fc.constantFrom('404', '5..', '^2', '403|404').map((status) => v({ trigger_type: 'status', status }, 'trigger-status')),
+  fc.constantFrom('target', 'status/5', 'no such text').map((body) => v({ trigger_type: 'body', body }, 'trigger-body')),
+  fc.constantFrom('/status/', '/t/', 'no-such-path').map((url) => v({ trigger_type: 'url', url }, 'trigger-url')),
+  fc.constant(v({ trigger_type: 'status', status: '404', url: '/status/' }, 'trigger-status+url')),
+  fc.constant(v({ trigger_type: 'max_req_time', max_req_time: 60_000 }, 'trigger-max_req_time')),
+  fc.constant(v({ trigger_type: 'min_req_time', min_req_time: 60_000 }, 'trigger-min_req_time')),
+  fc.constantFrom('status', 'body', 'url').map((f) => v({ trigger_type: f, [f]: '(' }, 'invalid-regex')),
+];
+const RULE_ACTIONS: Array<fc.Arbitrary<Valued>> = [
+  fc
+    .constantFrom('ban_ip', 'ban_ip_domain', 'ban_ip_global')
+    .chain((a) => fc.constantFrom(0, 600_000).map((ms) => v({ action_type: a, action: { [a]: ms } }, `action-${a}`))),
+  fc.constantFrom<Json>(true, 2, '1').map((retry) => v({ action_type: 'retry', action: { retry } }, 'action-retry')),
+  fc.constant(v({ action_type: 'retry', action: { retry: true, retries: 2 } }, 'action-retry')),
+  fc.constant(v({ action_type: 'retry_same', action: { retry: true, retry_same: true } }, 'action-retry_same')),
+  fc
+    .constantFrom<Json>(...PORT_SLOTS, String(PORT_SLOTS[1]))
+    .map((to) => v({ action_type: 'retry_port', action: { retry_port: to } }, 'action-retry_port')),
+  fc.constant(v({ action_type: 'refresh_ip', action: { refresh_ip: true } }, 'action-refresh_ip')),
+  fc.constant(v({ action_type: 'null_response', action: { null_response: true } }, 'action-null_response')),
+  fc.constant(v({ action_type: 'timeout_response', action: { timeout_response: true } }, 'action-timeout_response')),
+];
+function ruleValue(): fc.Arbitrary<Valued> {
+  const rule = fc
+    .tuple(fc.oneof(...RULE_TRIGGERS), fc.oneof(...RULE_ACTIONS))
+    .map(([t, a]) => v({ ...t.value, ...a.value }, ...t.classes, ...a.classes));
+  return fc.oneof(
+    { weight: 12, arbitrary: rule },
+    { weight: 1, arbitrary: rule.map((r) => v({ ...r.value, active: false }, ...r.classes, 'inactive')) },
+    { weight: 1, arbitrary: rule.map((r) => v({ ...r.value, action: r.value.action_type }, 'action-not-an-object')) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(...RULE_TRIGGERS)
+        .map((t) => v({ ...t.value, action_type: 'no_such_action', action: { no_such_action: true } }, 'action-unknown')),
+    },
+    { weight: 1, arbitrary: fc.constantFrom<Json>('x1', 7).map((x) => v(x, 'rule-not-an-object')) },
+  );
+}
+
+/** One or two rules, as a port's `rules`. */
+export function ruleList(): fc.Arbitrary<Valued> {
+  return fc.array(ruleValue(), { minLength: 1, maxLength: 2 }).map((xs) =>
+    v(
+      xs.map((x) => x.value),
+      ...xs.flatMap((x) => x.classes),
+    ),
+  );
+}
+
+/** Fields a body of the schema carries half the time, as often as those with examples: the ones traffic steps exercise. */
+const DRAWN_OFTEN = new Set(['rules']);
+
 /** A value for one property: valid most of the time, else broken in one way its schema names. */
 function fieldValue(doc: OpenApiDoc, name: string, schema: Json, depth: number): fc.Arbitrary<Valued> {
   const s = deref(doc, schema).node ?? {};
@@ -104,6 +168,12 @@ function fieldValue(doc: OpenApiDoc, name: string, schema: Json, depth: number):
   if (name === 'port' && (type === 'integer' || type === 'number')) return portValue();
   if (name === 'listen_port') return listenPortValue();
   if (isIpName(name) && type === 'string') return ipValue();
+  if (name === 'rules' && type === 'array')
+    return fc.oneof(
+      { weight: 6, arbitrary: ruleList() },
+      { weight: 1, arbitrary: fc.constant(v([], 'empty-list')) },
+      { weight: 1, arbitrary: fc.constant(v({ trigger_type: 'url', url: '/t/' }, 'scalar-for-array')) },
+    );
   if (isIpName(name) && type === 'array')
     return fc.oneof(
       {
@@ -182,8 +252,8 @@ export function objectOf(doc: OpenApiDoc, schema: Json, depth: number, at: strin
   const { props, required } = propertiesOf(doc, schema);
   const optional = Object.keys(props).filter((k) => !required.includes(k));
   // Fields the spec gives examples for are the ones clients send (a port's `zone`, `proxy_type`): each
-  // comes half the time; of the rest, up to two.
-  const typical = optional.filter((k) => props[k]?.examples?.length || 'example' in (props[k] ?? {}));
+  // comes half the time, and so do the fields traffic exercises (DRAWN_OFTEN); of the rest, up to two.
+  const typical = optional.filter((k) => props[k]?.examples?.length || 'example' in (props[k] ?? {}) || DRAWN_OFTEN.has(k));
   const rest = optional.filter((k) => !typical.includes(k));
   const prefix = at ? `${at}.` : '';
   const field = (k: string) =>
