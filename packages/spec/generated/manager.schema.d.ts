@@ -2068,8 +2068,11 @@ export interface components {
         HarHeader: {
             /** @description Header name. */
             name: string;
-            /** @description Header value. */
-            value: string;
+            /**
+             * @description Header value. Observed on the real manager 1.570.247: the `content-length` of the answer a port's
+             *     `timeout_response` rule gives in the upstream's place is logged as a number.
+             */
+            value: string | number;
             /** @description A comment. */
             comment?: string;
         };
