@@ -223,7 +223,7 @@ describe('the copies and checks of a large port configuration, in pieces (an upd
   it('spreadInPieces of several sources is their spread: null and undefined add nothing, a text its characters', async () => {
     const a = big(2 * FIELDS_PER_PIECE);
     const b = { zone: 'other', added: 1 };
-    same(await spreadInPieces(a, null, b, undefined, 'hi'), { ...a, ...b, ...'hi' });
+    same(await spreadInPieces(a, null, b, undefined, 'hi'), { ...a, ...b, 0: 'h', 1: 'i' });
     const { turns } = await turnsWhile(() => spreadInPieces(a, b));
     expect(turns).toBeGreaterThanOrEqual(2);
   });
@@ -232,7 +232,9 @@ describe('the copies and checks of a large port configuration, in pieces (an upd
     const a = big(3 * FIELDS_PER_PIECE);
     const { turns, result } = await turnsWhile(() => cloneInPieces(a));
     same(result, structuredClone(a));
-    expect(result.f0).not.toBe(a.f0);
+    const field = (o: object) => (o as Record<string, unknown>).f0;
+    expect(field(result)).toEqual(field(a));
+    expect(field(result)).not.toBe(field(a));
     expect(turns).toBeGreaterThanOrEqual(3);
   });
 
