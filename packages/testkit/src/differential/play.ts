@@ -119,7 +119,7 @@ async function answerOf(res: Response | undefined, ctx: NormaliseContext, seen?:
     }
   }
   if (/^\s*<(!doctype|html)/i.test(text)) return { status: res.status, media, kind: 'html page' };
-  return { status: res.status, media, kind: 'text', text: normaliseText(text.trim().slice(0, 300), ctx) };
+  return { status: res.status, media, kind: 'text', text: normaliseText(text.slice(0, 300), ctx) };
 }
 
 const TIMEOUT_MS = 10_000;
