@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { freePort, type RulesTarget, startRulesTarget, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RES, type Rec, useTrafficSandbox } from './helpers.js';
@@ -259,5 +260,63 @@ describe('rules applied to a port’s traffic', () => {
     ]);
     const lost = tunnelThrough(proxy, authority, { line, timeoutMs: 1500, headers: { 'x-lpm-route': 'nowhere' } });
     await expect(lost).rejects.toThrow('no answer to the CONNECT');
+  });
+  it("a tunnelled CONNECT's own 502 runs the port's status rules: a retry sends it once more, a null_response answers 501 NULL, another rule is listed in the 502's entry", async () => {
+    // A stand-in external proxy that hangs up on every CONNECT to the target, counting them.
+    const authority = new URL(targetUrl).host;
+    let sent = 0;
+    const hang = createNetServer((c) =>
+      c.once('data', (d: Buffer) => {
+        if (d.toString().startsWith(`CONNECT ${authority} `)) sent++;
+        c.destroy();
+      }),
+    );
+    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
+    const ext_proxies = [`127.0.0.1:${(hang.address() as AddressInfo).port}`];
+    const on502 = { trigger_type: 'status', status: '502' };
+    const ban = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
+    const logOf = async (proxy: string) => {
+      await t.sandbox.settled();
+      const q = { port_from: portOf(proxy), port_to: portOf(proxy) };
+      return ((await t.manager.getLogs({ params: { query: q } })).data as Rec).log.entries.map((e: Rec) => [
+        e.request.method,
+        e.response.status,
+        e.details.rules,
+      ]);
+    };
+    try {
+      // retry: sent twice whatever `retries` says, the same 502 answered, nothing logged.
+      const retrying = await portWith([{ ...on502, action: { retry: true, retries: 2 }, action_type: 'retry' }], undefined, {
+        ext_proxies,
+      });
+      const again = await tunnelThrough(retrying, authority);
+      expect([again.status, again.statusMessage, again.headers['x-lpm-error'], sent]).toEqual([
+        502,
+        'Proxy Manager - Bad Gateway',
+        'socket hang up',
+        2,
+      ]);
+      expect(await logOf(retrying)).toEqual([]);
+      // null_response: 501 NULL (a plain request's is 200), sent once, nothing logged.
+      sent = 0;
+      const nulled = await portWith([{ ...on502, action: { null_response: true }, action_type: 'null_response' }], undefined, {
+        ext_proxies,
+      });
+      const nothing = await tunnelThrough(nulled, authority);
+      expect([nothing.status, nothing.statusMessage, nothing.headers['x-lpm-error'], sent]).toEqual([501, 'NULL', undefined, 1]);
+      expect(await logOf(nulled)).toEqual([]);
+      // Another rule: the 502 answered and logged with it.
+      sent = 0;
+      const banning = await portWith([ban], undefined, { ext_proxies });
+      expect((await tunnelThrough(banning, authority)).status).toBe(502);
+      expect(sent).toBe(1);
+      expect(await logOf(banning)).toEqual([['CONNECT', 502, [{ ...ban, type: 'after_hdr' }]]]);
+      // No rule: logged with none.
+      const bare = await portWith([], undefined, { ext_proxies });
+      expect((await tunnelThrough(bare, authority)).status).toBe(502);
+      expect(await logOf(bare)).toEqual([['CONNECT', 502, []]]);
+    } finally {
+      hang.close();
+    }
   });
 });

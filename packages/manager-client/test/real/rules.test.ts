@@ -326,6 +326,59 @@ describe('rules on both, side by side', () => {
     }
   });
 
+  it("a tunnelled CONNECT's own 502 (an external proxy that hangs up) runs the port's status rules: a retry sends it once more and logs nothing, a null_response answers 501 NULL unlogged, another rule is listed in the 502's entry", async () => {
+    // Counts the CONNECTs of this case that reach the stand-in external proxy (not the status checks'), then hangs up.
+    const authority = new URL(pair.targetUrl).host;
+    let sent = 0;
+    const hang = createNetServer((c) =>
+      c.once('data', (d: Buffer) => {
+        if (d.toString().startsWith(`CONNECT ${authority} `)) sent++;
+        c.destroy();
+      }),
+    );
+    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
+    const ext_proxies = [`127.0.0.1:${(hang.address() as AddressInfo).port}`];
+    const on502 = { action_type: 'retry', trigger_type: 'status', status: '502' };
+    const failed = { status: 502, statusMessage: 'Proxy Manager - Bad Gateway', error: 'socket hang up' };
+    const ban = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
+    const cases: Array<[number, Record<string, unknown>, Record<string, unknown>, number, unknown[]]> = [
+      // Sent twice whatever `retries` says, the same 502 answered, nothing logged.
+      [25641, { ...on502, action: { retry: true, retries: 2 } }, failed, 2, []],
+      [
+        25642,
+        { ...on502, action: { null_response: true }, action_type: 'null_response' },
+        { status: 501, statusMessage: 'NULL', error: undefined },
+        1,
+        [],
+      ],
+      [25643, ban, failed, 1, [{ status: 502, rules: [{ ...ban, type: 'after_hdr' }] }]],
+    ];
+    try {
+      for (const [port, rule, answer, times, logged] of cases) {
+        await pair.createBoth(port, { ext_proxies, rules: [rule] });
+        const seen = {} as Record<Side, Record<string, unknown>>;
+        for (const side of SIDES) {
+          sent = 0;
+          const opened = await tunnelThrough(`http://127.0.0.1:${portOf(side, port)}`, authority);
+          seen[side] = { status: opened.status, statusMessage: opened.statusMessage, error: opened.headers['x-lpm-error'], sent };
+        }
+        expect(seen.real, String(port)).toEqual({ ...answer, sent: times });
+        expect(seen.sandbox, String(port)).toEqual(seen.real);
+        const log = await portLog(port, logged.length);
+        expect(log.real, String(port)).toEqual(logged);
+        expect(log.sandbox, String(port)).toEqual(log.real);
+      }
+      // Once a later case's entry is there, an entry of a case that logs nothing would be too: read again.
+      for (const [port, , , , logged] of cases) {
+        const log = await portLog(port, logged.length);
+        expect(log.real, String(port)).toEqual(logged);
+        expect(log.sandbox, String(port)).toEqual(log.real);
+      }
+    } finally {
+      hang.close();
+    }
+  });
+
   it('a rule on the body: the body tested, handed on whole, the peer banned', async () => {
     const port = 25630;
     const rule = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'body', body: 'captcha' };

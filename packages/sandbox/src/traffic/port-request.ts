@@ -20,7 +20,7 @@ import {
   portFailedHeaders,
   UpstreamFailure,
 } from './port-failure.js';
-import { answerByRule, storeEffects, withRules } from './rules.js';
+import { answerByRule, portRules, RuleRun, storeEffects, withRules } from './rules.js';
 import { connectHead, connectVia, relay, smtpSockets, type UpstreamTunnel } from './tunnel.js';
 import type { Gate, ProxyHop } from './upstream.js';
 
@@ -293,6 +293,9 @@ function routedExchange(first: PortRequest, at: PortRequest, authority: string):
   return x;
 }
 
+/** No rule decided. */
+const PASS_RULES = { kind: 'pass' } as const;
+
 /**
  * A CONNECT through a port without SSL analyzing: a CONNECT to the upstream, whose answer the client
  * gets (the peer's header with it), then the tunnel relayed, logged when it closes as the real manager
@@ -331,27 +334,61 @@ export async function servePortTunnel(
     ctx = next;
   }
   let sent: { answer: UpstreamTunnel; peer: string | null; session: string };
-  try {
-    sent = await throughUpstream(
-      ctx,
-      { host: hostname, authority },
-      (session) =>
-        ctx.network
-          ? ctx.network.openTunnel({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
-          : connectVia(ctx.upstream, authority, authorization(ctx, session)),
-      (u) => (u.status === 200 ? peerOf(u.headers) : null),
-      (u) => u.socket?.destroy(),
-      false,
-    );
-  } catch (err) {
-    if (!(err instanceof UpstreamFailure) || smtpSockets.has(socket)) throw err;
-    // The port's own 502 (UpstreamFailure): logged as the CONNECT it was, answered with its head alone.
-    const x = routedExchange(first, ctx, authority);
-    x.received = 0;
-    x.outBw = 0;
-    logFailure(ctx, x, err.message, ctx.session);
-    socket.end(connectHead(502, PORT_FAILED, portFailedHeaders(err.message)));
-    return;
+  /** The port's rules on its own 502 (below); none ran until it failed once. */
+  let run: RuleRun | undefined;
+  for (;;) {
+    try {
+      sent = await throughUpstream(
+        ctx,
+        { host: hostname, authority },
+        (session) =>
+          ctx.network
+            ? ctx.network.openTunnel({ ...ctx.login(session), clientIp: ctx.upstream.host, hostname, port: targetPort, ua: ctx.ua })
+            : connectVia(ctx.upstream, authority, authorization(ctx, session)),
+        (u) => (u.status === 200 ? peerOf(u.headers) : null),
+        (u) => u.socket?.destroy(),
+        false,
+      );
+      break;
+    } catch (err) {
+      if (!(err instanceof UpstreamFailure) || smtpSockets.has(socket)) throw err;
+      // The port's own 502 runs the port's status rules, a CONNECT's as a plain request's (lib/server.js
+      // 862-867, lib/rules.js 110-128; observed on the real manager 1.570.247): a retry sends the CONNECT
+      // once more (the same 502 then answered and not logged), a null_response answers `501 NULL`
+      // (lib/router.js 16-24), not logged; any other rule that matches is listed in the 502's entry.
+      const again = run !== undefined;
+      const rules = portRules(ctx.cfg.rules);
+      if (!again && rules.length) run = new RuleRun(rules, storeEffects(ctx.store, ctx.port, ctx.now), ctx.port);
+      const out =
+        !again && run ? run.afterHead({ url: authority, status: 502, timePassed: ctx.now() - ctx.started, peer: null }) : PASS_RULES;
+      if (out.kind === 'answer') {
+        // A null response to a CONNECT is `501 NULL` (lib/router.js 16-18).
+        const status = out.statusText === 'NULL' ? 501 : out.status;
+        socket.end(connectHead(status, out.statusText, out.headers) + out.body);
+        return;
+      }
+      if (out.kind === 'retry') {
+        ctx = out.same ? ctx : { ...ctx, session: ctx.nextSession?.() ?? `${ctx.session}_r${run?.retried ?? 1}` };
+        continue;
+      }
+      if (out.kind === 'port') {
+        const next = ctx.reroute?.(String(out.port));
+        // A port the manager does not run: the CONNECT is left unanswered, as a plain request is (rules.ts withRules).
+        if (!next) return;
+        ctx = out.same ? { ...next, session: ctx.session } : next;
+        continue;
+      }
+      if (!again) {
+        // Logged as the CONNECT it was, with the rules that ran on it, answered with its head alone.
+        const x = routedExchange(first, ctx, authority);
+        x.received = 0;
+        x.outBw = 0;
+        if (run?.executed.size) x.rules = run.logged();
+        logFailure(ctx, x, err.message, ctx.session);
+      }
+      socket.end(connectHead(502, PORT_FAILED, portFailedHeaders(err.message)));
+      return;
+    }
   }
   const { answer: up, peer, session } = sent;
   // Logged as the real manager logs a tunnel it does not open: its authority as the URL, the
@@ -362,6 +399,8 @@ export async function servePortTunnel(
   x.session = session;
   x.username = upstreamUser(ctx, session);
   x.answered = ctx.now() - x.started;
+  // A CONNECT a rule sent again after the port's own 502 is logged with the rule, as a plain request is.
+  if (run?.executed.size) x.rules = run.logged();
   const passed = passHeaders(up.headers);
   x.status = up.status === 200 && targetPort === 443 ? 'unknown' : up.status;
   x.statusText = up.statusText;
