@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { createManagerClient } from '@zone-api/manager-client';
-import { basicAuth, freePort, peerOf, tunnelThrough, viaProxy } from '@zone-api/testkit';
+import { basicAuth, freePort, peerOf, rawAnswer, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { Server as PlainProxy } from 'proxy-chain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, type Sandbox, startSandbox } from '../src/index.js';
@@ -225,17 +225,3 @@ describe('a port with proxy_connection_type https speaks TLS to its upstream', (
     );
   }, 30_000);
 });
-
-/** What a proxy port answers to `text` sent raw on a new connection, read until it closes (5 s at most). */
-function rawAnswer(port: number, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1', () => s.write(text));
-    let got = '';
-    s.on('data', (d: Buffer) => {
-      got += d.toString('latin1');
-    });
-    s.once('close', () => resolve(got));
-    s.once('error', () => undefined);
-    s.setTimeout(5000, () => s.destroy());
-  });
-}

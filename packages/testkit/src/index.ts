@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ApiName, bundlePath, deref, esc, type OpenApiDoc, resolvePointer } from '@zone-api/spec/model';
@@ -188,6 +188,23 @@ export function viaProxy(
     const idle = o.idleMs;
     if (idle) req.setTimeout(idle, () => req.destroy(new Error(`no answer in ${idle} ms`)));
     req.end(o.body);
+  });
+}
+
+/**
+ * What a server (a proxy port) answers to `text` sent raw on a new loopback connection, read as latin1
+ * until the connection closes; 5 s of silence end it (what came by then is the answer).
+ */
+export function rawAnswer(port: number, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1', () => s.write(text));
+    let got = '';
+    s.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+    });
+    s.once('close', () => resolve(got));
+    s.once('error', () => undefined);
+    s.setTimeout(5000, () => s.destroy());
   });
 }
 

@@ -1,5 +1,5 @@
-import { connect, createServer, type Server } from 'node:net';
-import { tunnelThrough, viaProxy } from '@zone-api/testkit';
+import { createServer, type Server } from 'node:net';
+import { rawAnswer, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { withoutOpenSslThread } from '@zone-api/testkit/differential';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHIFT, usePair } from './pair.js';
@@ -29,20 +29,6 @@ const sides = (port: number) => [
   { side: 'real manager', port, manager: pair.manager.url },
   { side: 'sandbox', port: port + SHIFT, manager: pair.sandbox.managerUrl },
 ];
-
-/** What a port answers to `text` sent raw on a new connection, read until it closes (5 s at most). */
-function rawAnswer(port: number, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1', () => s.write(text));
-    let got = '';
-    s.on('data', (d: Buffer) => {
-      got += d.toString('latin1');
-    });
-    s.once('close', () => resolve(got));
-    s.once('error', () => undefined);
-    s.setTimeout(5000, () => s.destroy());
-  });
-}
 
 type Entry = {
   request: { method: string; url: string };
