@@ -311,6 +311,31 @@ describe('rules applied to a port’s traffic', () => {
       expect((await tunnelThrough(banning, authority)).status).toBe(502);
       expect(sent).toBe(1);
       expect(await logOf(banning)).toEqual([['CONNECT', 502, [{ ...ban, type: 'after_hdr' }]]]);
+      // A retry whose second CONNECT is answered: the tunnel opened, logged with the rule, both passes in its timeline.
+      const opening = createNetServer((c) =>
+        c.once('data', (d: Buffer) => {
+          if (!d.toString().startsWith(`CONNECT ${authority} `) || ++sent % 2 === 1) return void c.destroy();
+          c.write('HTTP/1.1 200 Connection established\r\n\r\n');
+          c.on('data', (more: Buffer) => c.end(more));
+        }),
+      );
+      await new Promise<void>((resolve) => opening.listen(0, '127.0.0.1', resolve));
+      sent = 0;
+      const retry = { ...on502, action: { retry: true }, action_type: 'retry' };
+      const reopened = await portWith([retry], undefined, { ext_proxies: [`127.0.0.1:${(opening.address() as AddressInfo).port}`] });
+      try {
+        const opened = await tunnelThrough(reopened, authority);
+        expect([opened.status, opened.echoed, sent]).toEqual([200, 'ping through the tunnel\n', 2]);
+      } finally {
+        opening.close();
+      }
+      expect(await logOf(reopened)).toEqual([['CONNECT', 200, [{ ...retry, type: 'after_hdr' }]]]);
+      const at = portOf(reopened);
+      const entry = ((await t.manager.getLogs({ params: { query: { port_from: at, port_to: at } } })).data as Rec).log.entries[0];
+      expect(passes(entry)).toEqual([
+        [at, `${at}_0`],
+        [at, `${at}_1`],
+      ]);
       // No rule: logged with none.
       const bare = await portWith([], undefined, { ext_proxies });
       expect((await tunnelThrough(bare, authority)).status).toBe(502);

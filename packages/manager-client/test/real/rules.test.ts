@@ -379,6 +379,60 @@ describe('rules on both, side by side', () => {
     }
   });
 
+  it("a tunnelled CONNECT's own 502 sent again by a retry, answered the second time: the tunnel opened and logged with the rule", async () => {
+    // A stand-in external proxy that hangs up on the first CONNECT to the target and opens the second as an echo.
+    const authority = new URL(pair.targetUrl).host;
+    let sent = 0;
+    const hang = createNetServer((c) =>
+      c.once('data', (d: Buffer) => {
+        if (!d.toString().startsWith(`CONNECT ${authority} `)) return void c.destroy();
+        sent++;
+        if (sent % 2 === 1) return void c.destroy();
+        c.write('HTTP/1.1 200 Connection established\r\n\r\n');
+        c.on('data', (more: Buffer) => c.end(more));
+      }),
+    );
+    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
+    const ext_proxies = [`127.0.0.1:${(hang.address() as AddressInfo).port}`];
+    const retry = { action: { retry: true }, action_type: 'retry', trigger_type: 'status', status: '502' };
+    const port = 25644;
+    try {
+      await pair.createBoth(port, { ext_proxies, rules: [retry] });
+      const seen = {} as Record<Side, Record<string, unknown>>;
+      for (const side of SIDES) {
+        sent = 0;
+        const opened = await tunnelThrough(`http://127.0.0.1:${portOf(side, port)}`, authority);
+        seen[side] = { status: opened.status, echoed: opened.echoed, sent };
+      }
+      expect(seen.real).toEqual({ status: 200, echoed: 'ping through the tunnel\n', sent: 2 });
+      expect(seen.sandbox).toEqual(seen.real);
+      const log = await portLog(port, 1);
+      expect(log.real).toEqual([{ status: 200, rules: [{ ...retry, type: 'after_hdr' }] }]);
+      expect(log.sandbox).toEqual(log.real);
+      // Each side's entry: a step of the timeline for each time the CONNECT was sent, the second with a new session.
+      const detail = {} as Record<Side, unknown>;
+      for (const side of SIDES) {
+        const p = portOf(side, port);
+        const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=50`);
+        const logs = (await r.json()) as { log: { entries: Array<{ details: Record<string, unknown> }> } };
+        detail[side] = logs.log.entries.map((e) => ({
+          timeline: (e.details.timeline as Array<{ port: number; session: string }>).map((t) => [t.port, t.session]),
+        }));
+      }
+      expect(detail.real).toEqual([
+        {
+          timeline: [
+            [port, `${port}_0`],
+            [port, `${port}_1`],
+          ],
+        },
+      ]);
+      expect(asReal(detail.sandbox)).toEqual(detail.real);
+    } finally {
+      hang.close();
+    }
+  });
+
   it('a rule on the body: the body tested, handed on whole, the peer banned', async () => {
     const port = 25630;
     const rule = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'body', body: 'captcha' };
