@@ -1,5 +1,6 @@
 import { createAjv } from '@zone-api/spec/model';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { FIELDS_PER_PIECE, yieldToLoop } from '../in-pieces.js';
 import type { OpenApiDoc } from './spec.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema nodes are walked generically
@@ -46,6 +47,18 @@ interface Compiled {
   closures: Set<string>;
   /** `<closure path> <field>` of the fields `closed` leaves out as client-observed: accepted (and kept) without `--strict`. */
   observed: Set<string>;
+  /**
+   * Every field name the schemas that apply to the body itself (not to its fields) name, when the only
+   * closure there is the root's and nothing there reads the fields it does not name (see rootNamesOf):
+   * a field of the body not in it is ignored whatever the rest of the body is. Undefined otherwise.
+   */
+  rootNames: Set<string> | undefined;
+}
+
+/** What setAsideInPieces took out of a body: the body's field names in order and those set aside. */
+interface SetAside {
+  keys: string[];
+  aside: Set<string>;
 }
 
 /** JSON pointer segment unescaping. */
@@ -112,9 +125,18 @@ export class RequestChecker {
    */
   check(pointer: string, data: unknown, prefix: string, strict: boolean): CheckResult {
     const c = this.compile(pointer);
-    if (c.closed(data)) return { ok: true, ignored: [], normalized: [] };
+    const setAside = !strict && data && typeof data === 'object' ? this.setAside.get(data) : undefined;
+    if (setAside) this.setAside.delete(data as object);
+    if (c.closed(data))
+      return {
+        ok: true,
+        ignored: setAside ? setAside.keys.filter((k) => setAside.aside.has(k)).map((k) => fieldName(prefix, '', k)) : [],
+        normalized: [],
+      };
     if (strict) return { ok: false, errors: c.closed.errors };
     const closedErrors = c.closed.errors ?? [];
+    // The fields of the body itself that the closed schema found unknown, when some were set aside.
+    const rootProps = setAside ? new Set<string>() : undefined;
     this.normalized = [];
     // The alias keyword records into this array while `lenient` runs (Ajv validates synchronously).
     const ok = c.lenient(data) as boolean;
@@ -132,6 +154,10 @@ export class RequestChecker {
       if (!c.closures.has(closure)) continue;
       const prop = (e.params as { unevaluatedProperty: string }).unevaluatedProperty;
       if (c.observed.has(`${closure} ${prop}`)) continue;
+      if (rootProps && e.instancePath === '') {
+        if (Object.hasOwn(data as object, prop)) rootProps.add(prop);
+        continue;
+      }
       let at = objects.get(e.instancePath);
       if (!at) {
         const parent = e.instancePath
@@ -150,8 +176,51 @@ export class RequestChecker {
         }
       }
     }
+    if (rootProps && setAside) {
+      // Ajv lists the unknown fields of the body itself after those of its parts (`unevaluatedProperties`
+      // runs last) and in the body's order: those it found and those set aside, in the order of the body as sent.
+      for (const k of setAside.keys)
+        if (setAside.aside.has(k) || rootProps.has(k)) {
+          ignored.add(fieldName(prefix, '', k));
+          if (rootProps.has(k)) removals.push([data, k]);
+        }
+    }
     for (const [parent, prop] of removals) delete parent[prop];
     return { ok: true, ignored: [...ignored], normalized };
+  }
+
+  /** The bodies setAsideInPieces made, and what it set aside of each. */
+  private readonly setAside = new WeakMap<object, SetAside>();
+
+  /**
+   * Without `--strict`, a large body's fields that the schema at `pointer` cannot name (see
+   * `Compiled.rootNames`) set aside in pieces of FIELDS_PER_PIECE, the event loop let go of between them:
+   * the answer is the body without them (its other fields in their order, the same values), which `check`
+   * then validates (Ajv sees a small body) and reports as if it had checked the whole one: the fields set
+   * aside are ignored and listed where Ajv would list them, among the body's own ignored fields in their
+   * order. Undefined where nothing can be set aside so (the body is then checked whole).
+   */
+  async setAsideInPieces(pointer: string, data: unknown): Promise<Record<string, unknown> | undefined> {
+    if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined;
+    const names = this.compile(pointer).rootNames;
+    if (!names) return undefined;
+    const keys = Object.keys(data);
+    if (keys.length <= FIELDS_PER_PIECE) return undefined;
+    const src = data as Record<string, unknown>;
+    const kept: Record<string, unknown> = {};
+    const aside = new Set<string>();
+    for (let at = 0; at < keys.length; at += FIELDS_PER_PIECE) {
+      await yieldToLoop();
+      const end = Math.min(at + FIELDS_PER_PIECE, keys.length);
+      for (let i = at; i < end; i++) {
+        const k = keys[i] as string;
+        if (!names.has(k)) aside.add(k);
+        else if (k === '__proto__') Object.defineProperty(kept, k, { value: src[k], enumerable: true, writable: true, configurable: true });
+        else kept[k] = src[k];
+      }
+    }
+    this.setAside.set(kept, { keys, aside });
+    return kept;
   }
 
   private compile(pointer: string): Compiled {
@@ -163,7 +232,13 @@ export class RequestChecker {
       const closed = this.transform(root, 'closed', '#', pointer, closures, [pointer]);
       const observed = this.observedFields;
       const lenient = this.transform(root, 'lenient', '#', pointer, new Set(), [pointer]);
-      c = { closed: this.closedAjv.compile(closed), lenient: this.lenientAjv.compile(lenient), closures, observed };
+      c = {
+        closed: this.closedAjv.compile(closed),
+        lenient: this.lenientAjv.compile(lenient),
+        closures,
+        observed,
+        rootNames: rootNamesOf(lenient, closures),
+      };
       this.compiled.set(pointer, c);
     }
     return c;
@@ -258,6 +333,62 @@ function discriminate(branches: Json[]): void {
     if (b.not === undefined) Object.assign(b, not);
     else b.allOf = [...(b.allOf ?? []), not];
   });
+}
+
+/** Whether a schema path (`#/allOf/0/then`) applies its schema to the value of the root (not to a field or an item of it). */
+function appliesToRoot(path: string): boolean {
+  const segments = path.split('/').slice(1);
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i] as string;
+    if (['allOf', 'anyOf', 'oneOf', 'dependentSchemas'].includes(seg)) i++;
+    else if (!['not', 'if', 'then', 'else'].includes(seg)) return false;
+  }
+  return true;
+}
+
+/**
+ * The field names that the schemas applying to a body itself (the root and its `allOf`/`anyOf`/`oneOf`,
+ * `not`, `if`/`then`/`else`, `dependentSchemas`, in the lenient schema) name in `properties`, `required`,
+ * `dependentRequired` and `dependentSchemas`: any other field of the body is unknown to every one of them,
+ * and so is ignored whatever the rest of the body is, and its presence changes no check. Undefined (no
+ * field may be set aside) unless the root is the one closure that applies to the body itself, and none of
+ * those schemas reads fields it does not name (`additionalProperties`, `patternProperties`,
+ * `unevaluatedProperties`, `propertyNames`), counts them (`minProperties`, `maxProperties`), compares the
+ * whole object (`const`, `enum`) or refers to a schema not inlined (`$ref`).
+ */
+function rootNamesOf(lenient: Json, closures: Set<string>): Set<string> | undefined {
+  if (!closures.has('#')) return undefined;
+  for (const path of closures) if (path !== '#' && appliesToRoot(path)) return undefined;
+  const names = new Set<string>();
+  const refuse = [
+    'additionalProperties',
+    'patternProperties',
+    'unevaluatedProperties',
+    'propertyNames',
+    'minProperties',
+    'maxProperties',
+    'const',
+    'enum',
+    '$ref',
+  ];
+  const visit = (node: Json): boolean => {
+    if (!node || typeof node !== 'object') return true;
+    if (refuse.some((k) => k in node)) return false;
+    for (const k of Object.keys(node.properties ?? {})) names.add(k);
+    for (const k of Array.isArray(node.required) ? node.required : []) names.add(String(k));
+    for (const [k, v] of Object.entries<Json>(node.dependentRequired ?? {})) {
+      names.add(k);
+      for (const n of Array.isArray(v) ? v : []) names.add(String(n));
+    }
+    for (const k of Object.keys(node.dependentSchemas ?? {})) names.add(k);
+    const subs = [
+      ...COMPOSITIONS.flatMap((k) => (Array.isArray(node[k]) ? node[k] : [])),
+      ...['not', 'if', 'then', 'else'].map((k) => node[k]),
+      ...Object.values<Json>(node.dependentSchemas ?? {}),
+    ];
+    return subs.every(visit);
+  };
+  return visit(lenient) ? names : undefined;
 }
 
 /** `body.zone.type`, `query.plan.colour`, `body.ips[0]` from a prefix and an instance path. */
