@@ -128,6 +128,18 @@ export async function hostilePart() {
       await new Promise((r) => setTimeout(r, 3000));
       return '-';
     });
+    // RSS: an endless target read for ten seconds through a port, then ten 50 MB uploads through a port,
+    // each also against the RSS just before it. They run first, right after the idle row, so that
+    // their reading is the start of the sandbox plus what they hold themselves: run after the other rows
+    // (a 60,000-field body, a multiply of a 1.3 MB config, 270 MB of uploads), the heap those leave grown
+    // (V8 keeps it) was read as theirs too (+44 to +65 MB over three quiet runs, one of them over 64 MB).
+    read.bytes = 0;
+    const rssBeforeEndless = await t.ask('rss', 'rss');
+    const endlessStatus = await viaProxy(port, endlessUrl, { readMs: 10_000 });
+    const endlessBytes = read.bytes;
+    const rssEndless = await t.ask('rss', 'rss');
+    for (let i = 0; i < 10; i++) await viaProxy(port, sinkUrl, { method: 'POST', mb: 50 });
+    const rssUploads = await t.ask('rss', 'rss');
     const proxy = { zone: 'static_zone' };
     for (let i = 0; i < 60_000; i++) proxy[`f${i}`] = i;
     // The lenient body: once cold (the first such request of the process), then warm, with the sandbox
@@ -204,16 +216,6 @@ export async function hostilePart() {
       return `${r.status}`;
     });
 
-    // RSS: an endless target read for ten seconds through a port, then ten 50 MB uploads through a port,
-    // each also against the RSS just before it (the rows above leave their own growth: the start is
-    // before the 60,000-field body, the multiply of a 1.3 MB config and the uploads).
-    read.bytes = 0;
-    const rssBeforeEndless = await t.ask('rss', 'rss');
-    const endlessStatus = await viaProxy(port, endlessUrl, { readMs: 10_000 });
-    const endlessBytes = read.bytes;
-    const rssEndless = await t.ask('rss', 'rss');
-    for (let i = 0; i < 10; i++) await viaProxy(port, sinkUrl, { method: 'POST', mb: 50 });
-    const rssUploads = await t.ask('rss', 'rss');
     // After the RSS rows (the log keeps what it holds): the HAR keeping whole bodies (har_limit 0: up to 16 MB
     // each, 64 MB in all), then read back: one GET /api/logs?limit=10 once answered 524 MB.
     await fetch(`${t.managerUrl}/api/settings`, {
