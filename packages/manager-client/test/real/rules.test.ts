@@ -83,6 +83,37 @@ async function portLog(port: number, count: number): Promise<Record<Side, unknow
   return { real: await read('real'), sandbox: await read('sandbox') };
 }
 
+/** A case of a port's own 502: its port, its rule, the answer, how often it was sent, its log, and (plain requests) whether the stand-in answers the second. */
+type Own502Case = [number, Record<string, unknown>, Record<string, unknown>, number, unknown[], boolean?];
+
+/**
+ * Plays each case on both sides: its port created with `proxy` and the case's rule, `play` on each side,
+ * `realIs` on the real answer, the sandbox's the same, then the port's log. Once all have run, every
+ * port's log is read again: an entry of a case that logs nothing would be there by then.
+ */
+async function playOwn502Cases(
+  cases: Own502Case[],
+  proxy: Record<string, unknown>,
+  play: (side: Side, c: Own502Case) => Promise<Record<string, unknown>>,
+  realIs: (seen: Record<string, unknown>, c: Own502Case) => void,
+): Promise<void> {
+  const sameLog = async (port: number, logged: unknown[]) => {
+    const log = await portLog(port, logged.length);
+    expect(log.real, String(port)).toEqual(logged);
+    expect(log.sandbox, String(port)).toEqual(log.real);
+  };
+  for (const c of cases) {
+    const [port, rule, , , logged] = c;
+    await pair.createBoth(port, { ...proxy, rules: [rule] });
+    const seen = {} as Record<Side, Record<string, unknown>>;
+    for (const side of SIDES) seen[side] = await play(side, c);
+    realIs(seen.real, c);
+    expect(seen.sandbox, String(port)).toEqual(seen.real);
+    await sameLog(port, logged);
+  }
+  for (const [port, , , , logged] of cases) await sameLog(port, logged);
+}
+
 const bans = async (port: number): Promise<Record<Side, Reply>> => {
   const [real, sandbox] = await pair.both((at) => ['GET', `/api/banlist/${at(port)}?full=1`]);
   return { real, sandbox };
@@ -286,7 +317,7 @@ describe('rules on both, side by side', () => {
     };
     const ban = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
     const retry = { ...on502, action: { retry: true, retries: 2 } };
-    const cases: Array<[number, Record<string, unknown>, Record<string, unknown>, number, unknown[], boolean?]> = [
+    const cases: Own502Case[] = [
       // Sent twice whatever `retries` says (on an answer, retries: 2 sends it three times: lib/rules.js 220-230), and not logged.
       [25645, retry, failed, 2, []],
       // The second answers: handed on, and logged with the rule.
@@ -301,26 +332,16 @@ describe('rules on both, side by side', () => {
       [25647, ban, failed, 1, [{ status: 502, rules: [{ ...ban, type: 'after_hdr' }] }]],
     ];
     try {
-      for (const [port, rule, answer, times, logged, second] of cases) {
-        answerSecond = second === true;
-        await pair.createBoth(port, { ext_proxies, rules: [rule] });
-        const seen = {} as Record<Side, Record<string, unknown>>;
-        for (const side of SIDES) {
+      await playOwn502Cases(
+        cases,
+        { ext_proxies },
+        async (side, [port, , , , , second]) => {
+          answerSecond = second === true;
           sent = 0;
-          seen[side] = { ...(await rawThrough(portOf(side, port), `${pair.targetUrl}/${side}/own-${port}`)), sent };
-        }
-        expect(seen.real, String(port)).toMatchObject({ ...answer, sent: times });
-        expect(seen.sandbox, String(port)).toEqual(seen.real);
-        const log = await portLog(port, logged.length);
-        expect(log.real, String(port)).toEqual(logged);
-        expect(log.sandbox, String(port)).toEqual(log.real);
-      }
-      // Once a later case's entry is there, an entry of a case that logs nothing would be too: read again.
-      for (const [port, , , , logged] of cases) {
-        const log = await portLog(port, logged.length);
-        expect(log.real, String(port)).toEqual(logged);
-        expect(log.sandbox, String(port)).toEqual(log.real);
-      }
+          return { ...(await rawThrough(portOf(side, port), `${pair.targetUrl}/${side}/own-${port}`)), sent };
+        },
+        (real, [port, , answer, times]) => expect(real, String(port)).toMatchObject({ ...answer, sent: times }),
+      );
     } finally {
       hang.close();
     }
@@ -341,7 +362,7 @@ describe('rules on both, side by side', () => {
     const on502 = { action_type: 'retry', trigger_type: 'status', status: '502' };
     const failed = { status: 502, statusMessage: 'Proxy Manager - Bad Gateway', error: 'socket hang up' };
     const ban = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
-    const cases: Array<[number, Record<string, unknown>, Record<string, unknown>, number, unknown[]]> = [
+    const cases: Own502Case[] = [
       // Sent twice whatever `retries` says, the same 502 answered, nothing logged.
       [25641, { ...on502, action: { retry: true, retries: 2 } }, failed, 2, []],
       [
@@ -354,26 +375,16 @@ describe('rules on both, side by side', () => {
       [25643, ban, failed, 1, [{ status: 502, rules: [{ ...ban, type: 'after_hdr' }] }]],
     ];
     try {
-      for (const [port, rule, answer, times, logged] of cases) {
-        await pair.createBoth(port, { ext_proxies, rules: [rule] });
-        const seen = {} as Record<Side, Record<string, unknown>>;
-        for (const side of SIDES) {
+      await playOwn502Cases(
+        cases,
+        { ext_proxies },
+        async (side, [port]) => {
           sent = 0;
           const opened = await tunnelThrough(`http://127.0.0.1:${portOf(side, port)}`, authority);
-          seen[side] = { status: opened.status, statusMessage: opened.statusMessage, error: opened.headers['x-lpm-error'], sent };
-        }
-        expect(seen.real, String(port)).toEqual({ ...answer, sent: times });
-        expect(seen.sandbox, String(port)).toEqual(seen.real);
-        const log = await portLog(port, logged.length);
-        expect(log.real, String(port)).toEqual(logged);
-        expect(log.sandbox, String(port)).toEqual(log.real);
-      }
-      // Once a later case's entry is there, an entry of a case that logs nothing would be too: read again.
-      for (const [port, , , , logged] of cases) {
-        const log = await portLog(port, logged.length);
-        expect(log.real, String(port)).toEqual(logged);
-        expect(log.sandbox, String(port)).toEqual(log.real);
-      }
+          return { status: opened.status, statusMessage: opened.statusMessage, error: opened.headers['x-lpm-error'], sent };
+        },
+        (real, [port, , answer, times]) => expect(real, String(port)).toEqual({ ...answer, sent: times }),
+      );
     } finally {
       hang.close();
     }
