@@ -1612,7 +1612,7 @@ export interface components {
          *     requests and as a body field on other requests.
          * @example static_zone
          */
-        Zone: components["schemas"]["ZoneName"];
+        ZoneParam: components["schemas"]["ZoneName"];
         /**
          * @description `1` selects the detailed form of the statistics. Omit it for the summary form. The fields of the
          *     detailed form are not documented.
@@ -1737,7 +1737,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
                 /**
                  * @description `1` selects the detailed form of the statistics. Omit it for the summary form. The fields of the
                  *     detailed form are not documented.
@@ -1843,7 +1843,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
                 /**
                  * @description Start of the period, a date or a date and time such as `2024-05-01T00:00:00` (observed; not in
                  *     the documentation). The default period is not documented.
@@ -2193,7 +2193,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
                 /**
                  * @description Only IPs of this country (two-letter code).
                  * @example us
@@ -2242,7 +2242,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
             };
             header?: never;
             path?: never;
@@ -2281,7 +2281,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
                 /**
                  * @description Flag: `1` returns a count of IPs per country instead of the IP records. The documentation
                  *     calls it a flag without giving its value; other accepted values are not documented.
@@ -2508,7 +2508,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
             };
             header?: never;
             path?: never;
@@ -2602,7 +2602,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
             };
             header?: never;
             path?: never;
@@ -2642,7 +2642,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
             };
             header?: never;
             path?: never;
@@ -2681,7 +2681,7 @@ export interface operations {
                  *     requests and as a body field on other requests.
                  * @example static_zone
                  */
-                zone?: components["parameters"]["Zone"];
+                zone?: components["parameters"]["ZoneParam"];
             };
             header?: never;
             path?: never;

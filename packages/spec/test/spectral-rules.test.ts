@@ -168,6 +168,24 @@ describe.concurrent('custom spectral rules', () => {
     expect(hits.find((h) => h.path.length === 3)?.message).toContain('x-idempotent');
   });
 
+  it('zone-unique-component-names: a parameter and a schema both named Zone', async () => {
+    const zoneParam = { name: 'zone', in: 'query', description: 'd', schema: { type: 'string', maxLength: 2 } };
+    const op = { ...goodOp('getThing'), parameters: [{ $ref: '#/components/parameters/Thing' }] };
+    const doc = spec(
+      { '/api/thing': { get: op } },
+      {
+        schemas: { Thing: { type: 'object', properties: { id: { type: 'string', maxLength: 3 } } } },
+        parameters: { Thing: zoneParam },
+        // An example named after its schema is the convention, not a collision.
+        examples: { Thing: { value: { id: 'a' } } },
+      },
+    );
+    const hits = (await lint(doc)).filter((r) => r.code === 'zone-unique-component-names');
+    expect(hits).toHaveLength(1);
+    expect(hits[0]?.path).toEqual(['components', 'parameters', 'Thing']);
+    expect(hits[0]?.message).toContain('schemas and parameters');
+  });
+
   it('zone-parameter-description', async () => {
     const op = { ...goodOp('getThing'), parameters: [{ name: 'q', in: 'query', schema: { type: 'string', maxLength: 2 } }] };
     expect(await codes(spec({ '/api/thing': { get: op } }))).toContain('zone-parameter-description');
