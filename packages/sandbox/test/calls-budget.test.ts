@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallLog, type CallToRecord, REDACTED, redact } from '../src/calls.js';
+import { CallLog, type CallToRecord, REDACTED, redact } from '../src/control/calls.js';
 
 // The record of calls' two bounds, in one process: calls beyond `limit` go, and bodies beyond the byte
 // budget go, the oldest first, the call staying with `body_dropped`. The two must agree on what is kept

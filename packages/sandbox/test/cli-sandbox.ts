@@ -8,7 +8,7 @@ import type { StateData } from '../src/index.js';
 import { bearer, Conformance, docs, raw } from './helpers.js';
 
 /** The sandbox's bin, built by `pnpm build`. */
-export const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+export const cli = fileURLToPath(new URL('../dist/host/cli.js', import.meta.url));
 
 /**
  * The sandbox as its bin in a child process, started before the file's tests from `seed()` and killed

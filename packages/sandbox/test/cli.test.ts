@@ -10,8 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { validateSeed } from '../src/index.js';
 import { docs } from './helpers.js';
 
-// The bin as a user runs it (`pnpm sandbox`): the compiled dist/cli.js, so `pnpm build` comes first.
-const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+// The bin as a user runs it (`pnpm sandbox`): the compiled dist/host/cli.js, so `pnpm build` comes first.
+const cli = fileURLToPath(new URL('../dist/host/cli.js', import.meta.url));
 
 // The bin listens on the proxy network's and the seed's proxy ports by default: fixed ports that
 // parallel tests would fight over. These runs turn traffic off unless a test asks for it.

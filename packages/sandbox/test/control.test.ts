@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_TOKEN_HEADER, hostAllowed } from '../src/control.js';
+import { CONTROL_TOKEN_HEADER, hostAllowed } from '../src/control/control.js';
 import { type Sandbox, startSandbox } from '../src/index.js';
 import { bearer, raw, useSandbox } from './helpers.js';
 
@@ -104,7 +104,7 @@ describe('beyond loopback (bound to 0.0.0.0; the test only talks to 127.0.0.1)',
   });
 
   it('the bin warns in its banner, prints the addresses as bound and the token once', async () => {
-    const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+    const cli = fileURLToPath(new URL('../dist/host/cli.js', import.meta.url));
     const child = spawn(process.execPath, [cli, '--no-traffic', '--host', '0.0.0.0', '--account-port', '0', '--manager-port', '0'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -2,13 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/domain/state.js';
 import type { ProxyPortConfig } from '../src/domain/types.js';
-import { cloneInPieces, FIELDS_PER_PIECE, PARSE_PIECE_MIN, PARSE_PIECES, parseInPieces, spreadInPieces } from '../src/in-pieces.js';
 import { defaultSeed } from '../src/index.js';
 import { multiplied } from '../src/manager/multiply.js';
 import { proxyCheck, proxyCheckInPieces, storeScope } from '../src/manager/proxy-check.js';
 import { tooDeep, tooDeepInPieces } from '../src/router/depth.js';
+import { cloneInPieces, FIELDS_PER_PIECE, PARSE_PIECE_MIN, PARSE_PIECES, parseInPieces, spreadInPieces } from '../src/shared/in-pieces.js';
 
-// Work over a large input in pieces (src/in-pieces.ts): the same result as the work done at once, with the
+// Work over a large input in pieces (src/shared/in-pieces.ts): the same result as the work done at once, with the
 // event loop let go of between pieces.
 
 /** Turns of the event loop while `run` runs: an immediate re-armed at each turn counts them (one a turn). */

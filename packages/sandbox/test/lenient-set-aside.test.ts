@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FIELDS_PER_PIECE } from '../src/in-pieces.js';
 import { RequestChecker } from '../src/router/lenient.js';
 import type { OpenApiDoc } from '../src/router/spec.js';
+import { FIELDS_PER_PIECE } from '../src/shared/in-pieces.js';
 import { docs, STATIC } from './helpers.js';
 
 // A large lenient body's fields that no schema of it names are set aside in pieces before the check

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { seed } from '../src/control/seed-builder.js';
 import { bill } from '../src/domain/billing.js';
 import { costOf, GIP_REFRESH_COST, money, PRICE_PER_GB, pricePerGb } from '../src/domain/money.js';
 import { defaultSeed } from '../src/domain/seed.js';
 import { Store } from '../src/domain/state.js';
-import { seed } from '../src/seed-builder.js';
 
 // Money has one home (src/domain/money.ts): prices by plan, the refresh cost, one rounding rule.
 

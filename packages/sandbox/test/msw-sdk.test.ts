@@ -9,8 +9,8 @@ import { HttpResponse, http, passthrough } from 'msw';
 import { setupServer } from 'msw/node';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { interceptUndici, mswDispatcher, sandboxHandlers, type UndiciDispatcher } from '../src/in-process/msw.js';
 import { type Sandbox, startSandbox } from '../src/index.js';
-import { interceptUndici, mswDispatcher, sandboxHandlers, type UndiciDispatcher } from '../src/msw.js';
 
 // The provider's JS SDK (`@brightdata/sdk` 0.2.0), unmodified, answered in process by the sandbox
 // through MSW: its zone calls go to `undici.request` with undici's global dispatcher (the SDK's

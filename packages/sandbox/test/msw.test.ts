@@ -1,8 +1,8 @@
 import https from 'node:https';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxHandlers } from '../src/in-process/msw.js';
 import { type Sandbox, startSandbox } from '../src/index.js';
-import { sandboxHandlers } from '../src/msw.js';
 
 // The MSW adapter: code that calls the provider's own host (global fetch, node:https as axios uses it)
 // and the local manager's well-known address is answered by the sandbox in process, with the

@@ -12,7 +12,7 @@ import { listenOnLoopback, type Rec } from './helpers.js';
 // Sandboxes side by side, as parallel CI workers run them: every listener on a free port, the seed's
 // proxy ports moved to free ones, and a taken port an error that names the option to pass.
 
-const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const cli = fileURLToPath(new URL('../dist/host/cli.js', import.meta.url));
 
 // Every CLI child is tracked from its spawn and ended after its test, passed, failed or timed out.
 const children = useChildren();

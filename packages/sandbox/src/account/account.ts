@@ -1,5 +1,5 @@
 import { money } from '../domain/money.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../shared/errors.js';
 import { LACKS_PERMISSIONS } from './auth.js';
 import type { AccountContext, AccountHandlers } from './context.js';
 

@@ -1,8 +1,8 @@
 import type { ZoneCredential } from '@zone-api/spec/model';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../domain/state.js';
-import { HttpError } from '../errors.js';
 import type { OperationDef } from '../router/spec.js';
+import { HttpError } from '../shared/errors.js';
 
 /** Who is calling, after authentication. */
 export interface AccountAuth {

@@ -1,8 +1,8 @@
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
-import { badRequest, HttpError } from '../errors.js';
 import type { AccountTable } from '../router/handlers.js';
 import type { Ctx } from '../router/http.js';
+import { badRequest, HttpError } from '../shared/errors.js';
 import type { AccountAuth } from './auth.js';
 
 // What the account API's handler modules share: the store and the rules that name the Zone a call is

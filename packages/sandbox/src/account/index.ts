@@ -1,7 +1,7 @@
 import type { Store } from '../domain/state.js';
-import { HttpError } from '../errors.js';
 import { combineHandlers, routerTable } from '../router/handlers.js';
 import type { Handler } from '../router/http.js';
+import { HttpError } from '../shared/errors.js';
 import { accountStatusHandlers } from './account.js';
 import type { AccountAuth } from './auth.js';
 import { UNAUTHORIZED } from './auth.js';

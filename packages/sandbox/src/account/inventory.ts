@@ -1,8 +1,8 @@
 import type { components } from '@zone-api/spec/account';
 import { currentPlan, type IpFilter, ipRange, ipRecord, planShared } from '../domain/ips.js';
 import type { ZoneState } from '../domain/types.js';
-import { badRequest, onField } from '../errors.js';
 import type { AccountOperations, OperationCtx } from '../router/handlers.js';
+import { badRequest, onField } from '../shared/errors.js';
 import type { AccountAuth } from './auth.js';
 import type { AccountContext, AccountHandlers } from './context.js';
 

@@ -1,7 +1,7 @@
 import { costOf, money } from '../domain/money.js';
 import { dayString } from '../domain/state.js';
 import type { ReqLog, ZoneState } from '../domain/types.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
 
 // Statistics: bandwidth per day, costs, request logs and their stats.

@@ -3,7 +3,7 @@ import { currentPlan, planShared } from '../domain/ips.js';
 import { pricePerGb } from '../domain/money.js';
 import { isWhitelistEntry } from '../domain/net.js';
 import type { StoredPlan, ZoneState } from '../domain/types.js';
-import { badRequest, HttpError } from '../errors.js';
+import { badRequest, HttpError } from '../shared/errors.js';
 import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
 
 // Zone administration: create, read and delete Zones, their passwords, permissions, status, uptime

@@ -1,4 +1,4 @@
-import { PROVIDER_TEST_URL } from '../brand.js';
+import { PROVIDER_TEST_URL } from '../shared/brand.js';
 import { harEntry } from './har.js';
 import { lcg, SEED } from './seed-ids.js';
 import type { HarEntry, StateData } from './types.js';

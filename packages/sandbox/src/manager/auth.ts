@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
-import { HttpError } from '../errors.js';
 import type { OperationDef } from '../router/spec.js';
+import { HttpError } from '../shared/errors.js';
 
 /**
  * The manager's access rules, as the spec states them, once the body is read (the real manager's body

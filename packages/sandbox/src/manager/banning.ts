@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../shared/errors.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 
 // Banning: IPs banned from a port's exit peers (per domain, with an expiry), or from several ports.

@@ -1,10 +1,10 @@
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { HttpError } from '../errors.js';
 import type { ManagerTable } from '../router/handlers.js';
 import type { Ctx } from '../router/http.js';
 import type { OpenApiDoc } from '../router/spec.js';
+import { HttpError } from '../shared/errors.js';
 import type { FieldTypes, PortFacts } from './port-config.js';
 
 // What the manager's handler modules share: the store, the options, the general log, and the rules

@@ -1,10 +1,10 @@
 import { RE2JS } from 're2js';
-import { HAR_CREATOR } from '../brand.js';
 import { loggedUrl, rootDomain, successful } from '../domain/har.js';
 import { searchAll } from '../domain/search.js';
 import type { Store } from '../domain/state.js';
 import type { HarEntry, KeptStats, RecentStat } from '../domain/types.js';
-import { HttpError, onField } from '../errors.js';
+import { HAR_CREATOR } from '../shared/brand.js';
+import { HttpError, onField } from '../shared/errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Logs and stats: the HAR log of requests, recent stats, the general log.

@@ -1,8 +1,8 @@
-import { PROVIDER_DOMAIN } from '../brand.js';
 import { GIP_REFRESH_COST } from '../domain/money.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { ProxyPortConfig, ZoneState } from '../domain/types.js';
-import { spreadInPieces } from '../in-pieces.js';
+import { PROVIDER_DOMAIN } from '../shared/brand.js';
+import { spreadInPieces } from '../shared/in-pieces.js';
 import type { ManagerContext } from './context.js';
 import { PORTS_LIMIT } from './multiply.js';
 

@@ -1,7 +1,7 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { HttpError } from '../errors.js';
-import { cloneInPieces, spreadInPieces, yieldToLoop } from '../in-pieces.js';
+import { HttpError } from '../shared/errors.js';
+import { cloneInPieces, spreadInPieces, yieldToLoop } from '../shared/in-pieces.js';
 
 // `multiply` and `users` as the real manager 1.570.247 runs them (lib/mixins/mgr_proxy.js, the
 // duplicates of a port; lib/mixins/web_api.js 505-560, the users). A port created with `multiply: N`

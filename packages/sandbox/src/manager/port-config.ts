@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { deref, type OpenApiDoc } from '@zone-api/spec/model';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { HttpError } from '../errors.js';
-import { spreadInPieces } from '../in-pieces.js';
+import { HttpError } from '../shared/errors.js';
+import { spreadInPieces } from '../shared/in-pieces.js';
 
 // A port's configuration as the real local proxy manager 1.570.247 (@luminati-io/luminati-proxy) keeps
 // it: what a create stores (the body's `proxy` as given, not converted), what an update converts first,

@@ -1,5 +1,5 @@
 import type { ProxyPortConfig } from '../domain/types.js';
-import { listenHost } from '../free-ports.js';
+import { listenHost } from '../host/free-ports.js';
 import type { ManagerOptions } from './context.js';
 import { type FieldTypes, runningConfig } from './port-config.js';
 import { portErrors } from './proxy-check.js';

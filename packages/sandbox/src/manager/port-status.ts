@@ -1,5 +1,5 @@
-import { managerUserAgent } from '../brand.js';
 import type { ProxyPortConfig } from '../domain/types.js';
+import { managerUserAgent } from '../shared/brand.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 import { proxyCheck, runningCheckConfig, storeScope } from './proxy-check.js';
 

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { HttpError } from '../errors.js';
-import { listenHost, portFree } from '../free-ports.js';
-import { spreadInPieces } from '../in-pieces.js';
+import { listenHost, portFree } from '../host/free-ports.js';
+import { HttpError } from '../shared/errors.js';
+import { spreadInPieces } from '../shared/in-pieces.js';
 import type { ManagerContext, ManagerCtx, ManagerHandlers } from './context.js';
 import { dropPortLogs } from './logs-stats.js';
 import {

@@ -1,7 +1,7 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig, ZoneState } from '../domain/types.js';
-import { HttpError } from '../errors.js';
-import { FIELDS_PER_PIECE, walkAtOnce, walkInPieces } from '../in-pieces.js';
+import { HttpError } from '../shared/errors.js';
+import { FIELDS_PER_PIECE, walkAtOnce, walkInPieces } from '../shared/in-pieces.js';
 import { serverError } from './port-config.js';
 
 // The real local proxy manager 1.570.247's check of a port configuration (`proxy_check`,

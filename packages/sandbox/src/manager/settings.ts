@@ -1,8 +1,8 @@
-import { cloudUrlAddress, PROVIDER_MAIL_DOMAIN } from '../brand.js';
 import { HAR_LIMITS } from '../domain/har.js';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
-import { badRequest, HttpError } from '../errors.js';
 import { leniencyHeaders } from '../router/lenient.js';
+import { cloudUrlAddress, PROVIDER_MAIL_DOMAIN } from '../shared/brand.js';
+import { badRequest, HttpError } from '../shared/errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 import { MANAGER_BUILT_INS, managerOptions } from './manager-options.js';
 import { settingsZoneChanged } from './multiply.js';

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../shared/errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 
 // Users and access: the API token, the whitelists of the ports and of the admin UI, the users.

@@ -1,5 +1,5 @@
 import { ipRecord } from '../domain/ips.js';
-import { badRequest, onField } from '../errors.js';
+import { badRequest, onField } from '../shared/errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 import { planPerms, zoneRefreshCost } from './manager-options.js';
 

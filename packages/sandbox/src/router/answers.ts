@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../shared/errors.js';
 import { UnreadableBody } from './bodies.js';
 import type { ApiName, OperationDef } from './spec.js';
 import { detailsFromAjv, PART_PREFIX } from './validators.js';

@@ -1,4 +1,4 @@
-import { FIELDS_PER_PIECE, walkAtOnce, walkInPieces } from '../in-pieces.js';
+import { FIELDS_PER_PIECE, walkAtOnce, walkInPieces } from '../shared/in-pieces.js';
 
 // How deep a request body may nest. A body is parsed by JSON.parse, which takes any depth, but the
 // handlers, validators and `structuredClone` recurse: a port's `rules` nested 3,000 deep once answered

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../shared/errors.js';
 import { answerErrors, defaultStatus, textType } from './answers.js';
 import {
   addBodyParsers,

@@ -1,4 +1,4 @@
-import { yieldToLoop } from '../in-pieces.js';
+import { yieldToLoop } from '../shared/in-pieces.js';
 
 // A large JSON answer serialised in pieces, the event loop let go of between them (issue 20: one
 // JSON.stringify of a 48 MB log answer, and the socket's write of that one string, held the event loop

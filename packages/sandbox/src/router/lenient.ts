@@ -1,6 +1,6 @@
 import { createAjv } from '@zone-api/spec/model';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { FIELDS_PER_PIECE, yieldToLoop } from '../in-pieces.js';
+import { FIELDS_PER_PIECE, yieldToLoop } from '../shared/in-pieces.js';
 import type { OpenApiDoc } from './spec.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema nodes are walked generically

@@ -1,6 +1,6 @@
 import { createAjv } from '@zone-api/spec/model';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { type ErrorDetail, MAX_DETAILS } from '../errors.js';
+import { type ErrorDetail, MAX_DETAILS } from '../shared/errors.js';
 import type { OpenApiDoc, OperationDef } from './spec.js';
 
 // The request validators of a bundle (ajv, compiled once per bundle and shared), and ajv's errors as

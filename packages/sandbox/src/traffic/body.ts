@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { RequestError } from 'proxy-chain';
-import { PORT_ERROR_HEADER } from '../brand.js';
+import { PORT_ERROR_HEADER } from '../shared/brand.js';
 
 // A client's request body, streamed to where it goes instead of read whole (a body over 64 MB once
 // ended the process, and every body was held in memory until sent). As the real manager (1.570.247,

@@ -1,5 +1,5 @@
 import type { Store } from '../domain/state.js';
-import { loopbackFor } from '../free-ports.js';
+import { loopbackFor } from '../host/free-ports.js';
 import { SandboxCa } from './ca.js';
 import { Inflight } from './inflight.js';
 import { DEFAULT_NETWORK_PORT, type ProxyNetwork, startNetwork } from './network.js';

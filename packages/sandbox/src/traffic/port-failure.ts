@@ -1,7 +1,7 @@
 import { type ServerResponse, validateHeaderValue } from 'node:http';
 import { RequestError } from 'proxy-chain';
-import { PORT_ERROR_HEADER } from '../brand.js';
 import type { Exchange } from '../domain/har.js';
+import { PORT_ERROR_HEADER } from '../shared/brand.js';
 import type { PortRequest } from './port-request.js';
 
 // A port's own failures, answered and logged as the real manager answers and logs them: its 502s

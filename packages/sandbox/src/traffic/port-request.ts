@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
-import { PEER_IP_HEADERS, PORT_ROUTE_HEADER } from '../brand.js';
 import { type Exchange, harKeep } from '../domain/har.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
+import { PEER_IP_HEADERS, PORT_ROUTE_HEADER } from '../shared/brand.js';
 import { StreamedBody } from './body.js';
 import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
 import { harText } from './har-body.js';

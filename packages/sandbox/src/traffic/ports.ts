@@ -1,11 +1,11 @@
 import { isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
-import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../brand.js';
 import { type Exchange, successful } from '../domain/har.js';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { listenHost, loopbackFor } from '../free-ports.js';
+import { listenHost, loopbackFor } from '../host/free-ports.js';
+import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../shared/brand.js';
 import type { SandboxCa } from './ca.js';
 import { acceptConnections, closedForInactivity } from './connections.js';
 import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { NETWORK_REALM, PROVIDER_TEST_HOST } from '../brand.js';
+import { NETWORK_REALM, PROVIDER_TEST_HOST } from '../shared/brand.js';
 import type { Forwarded, ForwardOptions } from './forward.js';
 
 // The provider's test host as the proxy network answers it, offline. Egress does not apply to such a

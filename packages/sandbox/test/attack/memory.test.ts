@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { freePort, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALL_BODY_BUDGET } from '../../src/calls.js';
+import { CALL_BODY_BUDGET } from '../../src/control/calls.js';
 import { defaultSeed, startSandbox } from '../../src/index.js';
 import { DECODED_CAP } from '../../src/traffic/har-body.js';
 import { bearer, C, listenOnLoopback, RES, RES_PW, useTrafficSandbox } from '../helpers.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Clock } from '../../src/domain/clock.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { compileSearch, SEARCH_LIMITS, searchAll } from '../../src/domain/search.js';
-import { HttpError, onField } from '../../src/errors.js';
+import { HttpError, onField } from '../../src/shared/errors.js';
 
 // The sandbox's clock (src/domain/clock.ts) and the HAR log's bounded search (src/domain/search.ts).
 

@@ -1,11 +1,11 @@
 import { loadBundle } from '@zone-api/spec/model';
 import { describe, expect, it } from 'vitest';
-import { PROVIDER_TEST_URL } from '../../src/brand.js';
 import { successful } from '../../src/domain/har.js';
 import { defaultSeed } from '../../src/domain/seed.js';
 import { SEED } from '../../src/domain/seed-ids.js';
 import { managerSeed } from '../../src/domain/seed-manager.js';
 import type { HarEntry } from '../../src/domain/types.js';
+import { PROVIDER_TEST_URL } from '../../src/shared/brand.js';
 
 // The manager's part of the built-in seed (src/domain/seed-manager.ts) as the README describes it:
 // ports 24000 and 24001 on Zones of the account, the ban the spec's unbanIp example lifts, one user, a

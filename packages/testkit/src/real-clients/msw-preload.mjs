@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const sandboxDir = fileURLToPath(new URL('../../../sandbox/', import.meta.url));
 const load = (file) => import(pathToFileURL(`${sandboxDir}${file}`).href);
 const { startSandbox } = await load('dist/index.js');
-const { sandboxHandlers } = await load('dist/msw.js');
+const { sandboxHandlers } = await load('dist/in-process/msw.js');
 // msw as the sandbox package resolves it (its optional peer, installed for its tests).
 const { setupServer } = await import(pathToFileURL(createRequire(`${sandboxDir}package.json`).resolve('msw/node')).href);
 

@@ -3,11 +3,11 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Store } from '../domain/state.js';
+import type { StateData } from '../domain/types.js';
+import type { Fault, FaultRegistry, FaultSpec } from '../router/faults.js';
+import { badRequest, HttpError } from '../shared/errors.js';
 import type { CallFilter, CallLog } from './calls.js';
-import type { Store } from './domain/state.js';
-import type { StateData } from './domain/types.js';
-import { badRequest, HttpError } from './errors.js';
-import type { Fault, FaultRegistry, FaultSpec } from './router/faults.js';
 
 // The sandbox's own endpoints under /__sandbox/ (state, reset, faults) and the guards of both ports:
 // a sandbox is a test tool, and what it holds (every token and password) must not leak to a web page

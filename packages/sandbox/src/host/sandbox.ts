@@ -1,26 +1,20 @@
 import type { AddressInfo } from 'node:net';
 import { zoneCredential } from '@zone-api/spec/model';
 import type { FastifyInstance } from 'fastify';
-import { type AccountAuth, authenticateAccount, fillFromCredential } from './account/auth.js';
-import { accountHandlers } from './account/index.js';
-import { accountHandle, clockOf } from './account-handle.js';
-import { Accounts } from './accounts.js';
-import { bundleOf, credentialsOf, readSeed } from './boot.js';
-import { REAL_MANAGER_BRAND } from './brand.js';
-import { CallLog } from './calls.js';
-import { controlRoutes, faultControl, hostAllowed, isLoopbackHost, newControlToken } from './control.js';
-import { lockDataFile } from './domain/lock.js';
-import { Store } from './domain/state.js';
-import type { StateData } from './domain/types.js';
-import { freePort, loopbackFor, portInUse, renumberPorts } from './free-ports.js';
-import { answerInProcess } from './in-process.js';
-import { authenticateManager, managerErrorBody, managerHandlers } from './manager/index.js';
-import { portFieldTypes } from './manager/port-config.js';
-import { withOverrides } from './overrides.js';
-import { type OwnManager, startOwnManager } from './own-manager.js';
-import { accountAliases } from './router/aliases.js';
-import { FaultRegistry } from './router/faults.js';
-import { type AnsweredCall, buildApi, type Handler } from './router/http.js';
+import { type AccountAuth, authenticateAccount, fillFromCredential } from '../account/auth.js';
+import { accountHandlers } from '../account/index.js';
+import { CallLog } from '../control/calls.js';
+import { controlRoutes, faultControl, hostAllowed, isLoopbackHost, newControlToken } from '../control/control.js';
+import { withOverrides } from '../control/overrides.js';
+import { lockDataFile } from '../domain/lock.js';
+import { Store } from '../domain/state.js';
+import type { StateData } from '../domain/types.js';
+import { answerInProcess } from '../in-process/in-process.js';
+import { authenticateManager, managerErrorBody, managerHandlers } from '../manager/index.js';
+import { portFieldTypes } from '../manager/port-config.js';
+import { accountAliases } from '../router/aliases.js';
+import { FaultRegistry } from '../router/faults.js';
+import { type AnsweredCall, buildApi, type Handler } from '../router/http.js';
 import {
   type AccountOperationId,
   type ApiName,
@@ -28,10 +22,16 @@ import {
   type OpenApiDoc,
   type OperationDef,
   routesOf,
-} from './router/spec.js';
+} from '../router/spec.js';
+import { REAL_MANAGER_BRAND } from '../shared/brand.js';
+import { accountHandle, clockOf } from '../tenancy/account-handle.js';
+import { Accounts } from '../tenancy/accounts.js';
+import { type OwnManager, startOwnManager } from '../tenancy/own-manager.js';
+import { type PortTraffic, startTraffic } from '../traffic/index.js';
+import { bundleOf, credentialsOf, readSeed } from './boot.js';
+import { freePort, loopbackFor, portInUse, renumberPorts } from './free-ports.js';
 import type { AccountSeed, CreateAccountOptions, Sandbox, SandboxAccount, SandboxOptions } from './sandbox-types.js';
 import { savingTo, startingState } from './saving.js';
-import { type PortTraffic, startTraffic } from './traffic/index.js';
 
 export const DEFAULT_ACCOUNT_PORT = 8787;
 export const DEFAULT_MANAGER_PORT = 22999;

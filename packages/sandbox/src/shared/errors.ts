@@ -1,4 +1,4 @@
-import { DomainError } from './domain/errors.js';
+import { DomainError } from '../domain/errors.js';
 
 /** One problem of a request, as in the specs' `ErrorDetail`: where (`body.zone.name`, `query.plan`) and why. */
 export interface ErrorDetail {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import type { StateData } from './domain/types.js';
+import type { StateData } from '../domain/types.js';
 
 // Free ports for sandboxes that run side by side: a port the system gives on request (`0`), the
 // seed's proxy ports moved to such ports, and errors that say which option frees a taken port.

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { LEGACY_BRAND } from './brand.js';
-import { isLoopbackHost } from './control.js';
-import { defaultSeed, SEED } from './domain/seed.js';
+import { isLoopbackHost } from '../control/control.js';
+import { defaultSeed, SEED } from '../domain/seed.js';
+import { LEGACY_BRAND } from '../shared/brand.js';
+import { DEFAULT_NETWORK_PORT } from '../traffic/index.js';
 import { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, startSandbox } from './sandbox.js';
-import { DEFAULT_NETWORK_PORT } from './traffic/index.js';
 
 const HELP = `zone-api-sandbox: the account API and the proxy manager API, stateful, on loopback
 

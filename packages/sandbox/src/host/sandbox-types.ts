@@ -1,10 +1,10 @@
+import type { Call, CallFilter } from '../control/calls.js';
+import type { FaultControl } from '../control/control.js';
+import type { Overrides } from '../control/overrides.js';
+import type { StateData } from '../domain/types.js';
+import type { Handler } from '../router/http.js';
+import type { AccountOperationId, ApiName, ManagerOperationId, OpenApiDoc } from '../router/spec.js';
 import type { SandboxCredentials } from './boot.js';
-import type { Call, CallFilter } from './calls.js';
-import type { FaultControl } from './control.js';
-import type { StateData } from './domain/types.js';
-import type { Overrides } from './overrides.js';
-import type { Handler } from './router/http.js';
-import type { AccountOperationId, ApiName, ManagerOperationId, OpenApiDoc } from './router/spec.js';
 
 // What startSandbox() takes (its options) and gives (the sandbox, its accounts, their managers): the
 // package's public surface, documented here once; sandbox.ts builds it.

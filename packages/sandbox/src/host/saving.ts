@@ -1,9 +1,9 @@
-import { DataFile, readState, removeStaleTemps } from './domain/persist.js';
-import { validateSeed } from './domain/seed-check.js';
-import type { Store } from './domain/state.js';
-import type { StateData } from './domain/types.js';
-import { HttpError } from './errors.js';
-import type { ApiName, OpenApiDoc } from './router/spec.js';
+import { DataFile, readState, removeStaleTemps } from '../domain/persist.js';
+import { validateSeed } from '../domain/seed-check.js';
+import type { Store } from '../domain/state.js';
+import type { StateData } from '../domain/types.js';
+import type { ApiName, OpenApiDoc } from '../router/spec.js';
+import { HttpError } from '../shared/errors.js';
 
 // A sandbox's state kept in its data file (startSandbox({ dataFile })): what it starts from, and each
 // change written before its answer, undone when the write fails. The file's format, journal and

@@ -1,10 +1,9 @@
 import type { OperationTypes as AccountOperations } from '@zone-api/spec/account';
 import type { OperationTypes as ManagerOperations } from '@zone-api/spec/manager';
 import { type Operation, operations, schemaValidator } from '@zone-api/spec/model';
-import type { AccountAuth } from './account/auth.js';
-import { HttpError } from './errors.js';
-import { defaultStatus } from './router/answers.js';
-import type { Answer, Ctx, Handler } from './router/http.js';
+import type { AccountAuth } from '../account/auth.js';
+import { defaultStatus } from '../router/answers.js';
+import type { Answer, Ctx, Handler } from '../router/http.js';
 import {
   type AccountOperationId,
   type ApiName,
@@ -12,7 +11,8 @@ import {
   type OpenApiDoc,
   type OperationDef,
   routesOf,
-} from './router/spec.js';
+} from '../router/spec.js';
+import { HttpError } from '../shared/errors.js';
 
 // Overrides of single operations for a test (`startSandbox({ overrides: { account: { getBalance } } })`):
 // typed by operationId from the spec (the answer's body is one of the operation's declared bodies), and

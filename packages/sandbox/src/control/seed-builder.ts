@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { pricePerGb } from './domain/money.js';
-import { defaultSeed, type SEED } from './domain/seed.js';
-import type { ProxyPortConfig, StateData, StoredPlan, TokenCredential, ZoneState } from './domain/types.js';
+import { pricePerGb } from '../domain/money.js';
+import { defaultSeed, type SEED } from '../domain/seed.js';
+import type { ProxyPortConfig, StateData, StoredPlan, TokenCredential, ZoneState } from '../domain/types.js';
 
 // Fixtures without editing a large state object: a typed builder over a seed (the built-in one by
 // default) whose Zone names are tracked in its type, so that a port, a whitelist or a rename naming a

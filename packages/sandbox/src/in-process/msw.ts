@@ -1,6 +1,6 @@
 import { bypass, type HttpHandler, HttpResponse, http } from 'msw';
-import { PROVIDER_API_ORIGINS } from './brand.js';
-import type { Sandbox } from './sandbox-types.js';
+import type { Sandbox } from '../host/sandbox-types.js';
+import { PROVIDER_API_ORIGINS } from '../shared/brand.js';
 
 // The sandbox through MSW (`setupServer` in Node, `setupWorker` in a browser): code that calls the
 // provider's own host names (a client with a built-in URL, a team's wrapper with a fixed one, the

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { AccountAuth } from './account/auth.js';
-import { accountHandlers } from './account/index.js';
-import { defaultSeed, SEED } from './domain/seed.js';
-import { validateSeed } from './domain/seed-check.js';
-import { Store } from './domain/state.js';
-import type { StateData } from './domain/types.js';
-import type { Handler } from './router/http.js';
-import type { ApiName, OpenApiDoc } from './router/spec.js';
-import { isSeedBuilder } from './seed-builder.js';
+import type { AccountAuth } from '../account/auth.js';
+import { accountHandlers } from '../account/index.js';
+import { isSeedBuilder } from '../control/seed-builder.js';
+import { defaultSeed, SEED } from '../domain/seed.js';
+import { validateSeed } from '../domain/seed-check.js';
+import { Store } from '../domain/state.js';
+import type { StateData } from '../domain/types.js';
+import type { Handler } from '../router/http.js';
+import type { ApiName, OpenApiDoc } from '../router/spec.js';
 
 // More customers on one sandbox (sandbox.createAccount()): each its own state (Zones, usage, logs),
 // clock and credentials, made in milliseconds, so that each test of a suite has an account of its own

@@ -1,12 +1,12 @@
+import type { CallLog } from '../control/calls.js';
+import type { FaultControl } from '../control/control.js';
+import type { Store } from '../domain/state.js';
+import { credentialsOf } from '../host/boot.js';
+import type { SandboxAccount } from '../host/sandbox-types.js';
+import type { FaultRegistry } from '../router/faults.js';
+import type { AccountOperationId } from '../router/spec.js';
 import type { AccountEntry } from './accounts.js';
-import { credentialsOf } from './boot.js';
-import type { CallLog } from './calls.js';
-import type { FaultControl } from './control.js';
-import type { Store } from './domain/state.js';
 import type { OwnManager } from './own-manager.js';
-import type { FaultRegistry } from './router/faults.js';
-import type { AccountOperationId } from './router/spec.js';
-import type { SandboxAccount } from './sandbox-types.js';
 
 // What a test holds of a sandbox or of one of its accounts: its clock, and for a created account its
 // credentials, faults, calls, state and own manager, each limited to that account.

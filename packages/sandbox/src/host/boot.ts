@@ -1,11 +1,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import { bundlePath, loadBundle } from '@zone-api/spec/model';
-import { defaultSeed } from './domain/seed.js';
-import { validateSeed } from './domain/seed-check.js';
-import type { Store } from './domain/state.js';
-import type { StateData } from './domain/types.js';
-import type { ApiName, OpenApiDoc } from './router/spec.js';
-import { isSeedBuilder } from './seed-builder.js';
+import { isSeedBuilder } from '../control/seed-builder.js';
+import { defaultSeed } from '../domain/seed.js';
+import { validateSeed } from '../domain/seed-check.js';
+import type { Store } from '../domain/state.js';
+import type { StateData } from '../domain/types.js';
+import type { ApiName, OpenApiDoc } from '../router/spec.js';
 
 // What startSandbox() reads before it builds anything: the bundles, the seed (built in, a file or an
 // object, checked), and the credentials it reports from the state.

@@ -1,11 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import type { Store } from '../domain/state.js';
+import { renumberPorts } from '../host/free-ports.js';
+import { SandboxCa } from '../traffic/ca.js';
+import { PortTraffic, type Traffic } from '../traffic/index.js';
+import { Inflight } from '../traffic/inflight.js';
 import type { AccountEntry } from './accounts.js';
-import type { Store } from './domain/state.js';
-import { renumberPorts } from './free-ports.js';
-import { SandboxCa } from './traffic/ca.js';
-import { PortTraffic, type Traffic } from './traffic/index.js';
-import { Inflight } from './traffic/inflight.js';
 
 // A created account's own manager (createAccount(seed, { manager: true })): its manager API on a free
 // port, and its seed's proxy ports on free ones, forwarding to the sandbox's network with its own Zone

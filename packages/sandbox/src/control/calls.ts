@@ -1,6 +1,6 @@
-import { type BodyAsSent, readAsSent } from './router/bodies.js';
-import { BODY_DEPTH_LIMIT } from './router/depth.js';
-import type { ApiName } from './router/spec.js';
+import { type BodyAsSent, readAsSent } from '../router/bodies.js';
+import { BODY_DEPTH_LIMIT } from '../router/depth.js';
+import type { ApiName } from '../router/spec.js';
 
 // The calls a sandbox received, per API, account and operation, so that a test asserts what its code
 // sent (WireMock's verify, MSW's request events). Credentials never enter the record: no header is
