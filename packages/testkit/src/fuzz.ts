@@ -112,7 +112,7 @@ function wrongType(doc: OpenApiDoc, schema: Json, r: Rng): Json {
 }
 
 /** The operations as the fuzzer uses them: the operation model's, with its merged parameters and JSON body. */
-function fuzzTargets(doc: OpenApiDoc) {
+export function fuzzTargets(doc: OpenApiDoc) {
   return operations(doc).map((o) => {
     const json = o.requestBody?.content['application/json'];
     return {
@@ -124,9 +124,9 @@ function fuzzTargets(doc: OpenApiDoc) {
     };
   });
 }
-type FuzzTarget = ReturnType<typeof fuzzTargets>[number];
+export type FuzzTarget = ReturnType<typeof fuzzTargets>[number];
 
-function paramValue(doc: OpenApiDoc, p: Json, r: Rng, opts: FuzzOptions): Json {
+export function paramValue(doc: OpenApiDoc, p: Json, r: Rng, opts: FuzzOptions): Json {
   const given = opts.pathValues?.[p.name];
   if (p.in === 'path' && given?.length) return r.pick(given);
   if ('example' in p) return p.example;
@@ -137,7 +137,7 @@ function paramValue(doc: OpenApiDoc, p: Json, r: Rng, opts: FuzzOptions): Json {
   return sample(doc, p.schema ?? {}, r);
 }
 
-function buildUrl(path: string, pathValues: Record<string, Json>, query: Record<string, Json>): string {
+export function buildUrl(path: string, pathValues: Record<string, Json>, query: Record<string, Json>): string {
   const filled = path.replace(/\{([^}]+)\}/g, (_, name) => encodeURIComponent(String(pathValues[name] ?? 'x')));
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {

@@ -1,16 +1,19 @@
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { HttpError } from '../shared/errors.js';
+import { clip, ERROR_LIMITS, HttpError, joinProblems } from '../shared/errors.js';
 import { UnreadableBody } from './bodies.js';
 import type { ApiName, OperationDef } from './spec.js';
 import { detailsFromAjv, PART_PREFIX } from './validators.js';
 
 // How an answer goes out as the operation declares it: its default status, text or JSON errors.
 
-/** An error as one line of text: the message, then each field at fault with the reason. */
+/** An error as one line of text within the spec's bound: the message, then each field at fault with the reason. */
 export function errorText(err: HttpError): string {
   if (!err.details?.length) return err.message;
-  return `${err.message}: ${err.details.map((d) => `${d.field} ${d.reason}`).join('; ')}`;
+  return joinProblems(
+    err.message,
+    err.details.map((d) => `${d.field} ${d.reason}`),
+  );
 }
 
 /** The status an answer without an explicit one gets: the operation's first declared 2xx. */
@@ -87,6 +90,6 @@ export function answerErrors(
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: `No operation at ${request.method} ${request.url.split('?')[0]}` });
+    reply.code(404).send({ error: clip(`No operation at ${request.method} ${request.url.split('?')[0]}`, ERROR_LIMITS.message) });
   });
 }

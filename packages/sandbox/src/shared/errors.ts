@@ -12,6 +12,48 @@ export interface ErrorDetail {
  */
 export const MAX_DETAILS = 50;
 
+/**
+ * The longest texts an error may carry, as the specs bound them: a message (`Error.error`, the
+ * manager's `ProxyError.msg` and text answers, 1,024), a field (`ErrorDetail.field`, `ProxyError.field`,
+ * 256) and a reason (`ErrorDetail.reason`, 1,024). Every error text is cut to them here, whatever the
+ * request held (a 100,000-character name, a list of a thousand bad IPs).
+ */
+export const ERROR_LIMITS = { message: 1024, field: 256, reason: 1024 } as const;
+
+/**
+ * `text` cut to `max` characters (code points, as JSON Schema counts them), saying how long it was;
+ * never splitting a surrogate pair.
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const long = `… (${text.length} characters)`;
+  const note = long.length < max ? long : '';
+  let end = max - note.length;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return text.slice(0, end) + note;
+}
+
+/**
+ * `head: problem; problem; …` within `max` characters: the problems that do not fit are counted
+ * (`; and 3 more`), the first is cut rather than left out.
+ */
+export function joinProblems(head: string, problems: readonly string[], max: number = ERROR_LIMITS.message): string {
+  let out = head;
+  for (let i = 0; i < problems.length; i++) {
+    const sep = i === 0 ? ': ' : '; ';
+    const left = problems.length - i - 1;
+    const tail = left ? `; and ${left} more` : '';
+    const next = `${out}${sep}${problems[i]}`;
+    if (next.length + tail.length > max) {
+      if (i === 0) return clip(next, max - tail.length) + tail;
+      return clip(`${out}; and ${problems.length - i} more`, max);
+    }
+    out = next;
+  }
+  return clip(out, max);
+}
+
 export interface HttpErrorOptions {
   /** The problems; past MAX_DETAILS, the first MAX_DETAILS of them. */
   details?: ErrorDetail[];
@@ -22,7 +64,10 @@ export interface HttpErrorOptions {
   body?: unknown;
 }
 
-/** A refusal a handler throws before it changes any state: it becomes the response as it is. */
+/**
+ * A refusal a handler throws before it changes any state: it becomes the response as it is. Its texts
+ * are cut to ERROR_LIMITS here, the one place every refusal passes.
+ */
 export class HttpError extends Error {
   readonly details?: ErrorDetail[];
   readonly text: boolean;
@@ -33,8 +78,10 @@ export class HttpError extends Error {
     message: string,
     options: HttpErrorOptions = {},
   ) {
-    super(message);
-    this.details = options.details?.slice(0, MAX_DETAILS);
+    super(clip(message, ERROR_LIMITS.message));
+    this.details = options.details
+      ?.slice(0, MAX_DETAILS)
+      .map((d) => ({ field: clip(d.field, ERROR_LIMITS.field), reason: clip(d.reason, ERROR_LIMITS.reason) }));
     this.text = options.text === true;
     this.headers = options.headers;
     this.body = options.body;
