@@ -127,6 +127,8 @@ describe('fuzzing with the spec-derived requests of testkit', () => {
   // The manager with `strict`: by default it answers malformed input as the real one does, 500s included.
   it.each(['account', 'manager'] as const)(
     `%s: ${FUZZ_REQUESTS} requests, no 5xx, broken ones refused, every answer as the spec declares it`,
+    // A bound that grows with the requests: some carry 100,000-item lists, and the machine may be loaded.
+    { timeout: Math.max(120_000, FUZZ_REQUESTS * 100) },
     async (api) => {
       const sbx = api === 'account' ? t.sandbox : strictT.sandbox;
       const base = api === 'account' ? sbx.accountUrl : sbx.managerUrl;
