@@ -45,7 +45,7 @@ export default defineConfig({
         test: {
           name: 'sandbox',
           include: ['packages/sandbox/test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'packages/sandbox/test/samples/**'],
+          exclude: [...configDefaults.exclude, 'packages/sandbox/test/samples/**', 'packages/sandbox/test/real-manager/**'],
         },
       },
       // Every operation's code samples (x-codeSamples of the bundles) run against the sandbox: TypeScript
@@ -90,7 +90,7 @@ export default defineConfig({
               // One file at a time: each starts the real manager, whose own ports are fixed numbers.
               test: {
                 name: 'real-manager',
-                include: ['packages/manager-client/test/real/**/*.test.ts'],
+                include: ['packages/sandbox/test/real-manager/**/*.test.ts'],
                 testTimeout: 60_000,
                 fileParallelism: false,
                 // The real manager writes a log entry, its statistics and a worker's bans a moment after it

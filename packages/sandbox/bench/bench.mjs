@@ -297,7 +297,7 @@ if (!values['no-fuzz'] && !onlyTraffic) {
   const code = await new Promise((resolve) => {
     const child = spawn(
       `${repo}node_modules/.bin/vitest`,
-      ['run', '--project', 'sandbox', 'packages/sandbox/test/validation.test.ts', '-t', 'fuzz'],
+      ['run', '--project', 'sandbox', 'packages/sandbox/test/router/validation.test.ts', '-t', 'fuzz'],
       {
         cwd: repo,
         stdio: ['ignore', 'inherit', 'inherit'],

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DataFile, foldedOf, journalOf, readState, removeStaleTemps } from '../../src/domain/persist.js';
 import { fakeState, fileHandleProto, freshDir, records, stateFile } from './data-files.js';
 
-// The data file's unit behaviour (persist.ts) beside test/persistence.test.ts (whole sandboxes) and the
+// The data file's unit behaviour (persist.ts) beside test/host/persistence.test.ts (whole sandboxes) and the
 // crash suites: removeStaleTemps, when it fsyncs, how a failed compaction leaves the folder,
 // and how save() gathers and queues its callers.
 
