@@ -94,7 +94,7 @@ export type CallResult<Op extends AnyRecord, Init> = (
       error: (Exclude<Readable<ErrorResponse<ResponseObjectMap<Op>, Media>>, string> & ErrorMessage) | ResponseError;
       response: Response;
     }
-) & { readonly [OPERATION]?: Op };
+) & { readonly [OPERATION]?: { responses: Op['responses'] } };
 
 /** Carries an operation's type on its results, for `errorAt` (a type only: never set). */
 declare const OPERATION: unique symbol;
