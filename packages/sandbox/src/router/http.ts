@@ -142,7 +142,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     // A path parameter of any length reaches its operation, which answers it as declared (a 400 naming
     // the parameter, a 404): fastify's own bound (100 characters) answered an undeclared 414. Node's
     // bound on the request line (16 kB) still holds.
-    maxParamLength: 16 * 1024,
+    routerOptions: { maxParamLength: 16 * 1024 },
   });
 
   const realBodies = options.realBodies === true && !strict;
