@@ -2167,9 +2167,9 @@ export interface components {
         HarResponse: {
             /**
              * @description Response status code (0 when there was no response); the manager writes `unknown` for a tunnel
-             *     to port 443 that it does not open (observed).
+             *     to port 443 that it does not open, and the text of `x-lpm-fake-status` for a fake answer (observed).
              */
-            status: number | "unknown";
+            status: number | "unknown" | string;
             /** @description Response status text. */
             statusText: string;
             /** @description HTTP version. */
@@ -2592,10 +2592,16 @@ export interface components {
          *     manager passes it on to the provider; no field is required.
          */
         ErrorReport: {
-            /** @description The kind of error. */
-            type?: string;
-            /** @description The error's message. */
-            message?: string;
+            /**
+             * @description The kind of error: a string. The real manager passes any JSON value on unchecked as the report's
+             *     id (`{"type":7}` is answered `OK`, observed; web_api.js 1428-1429).
+             */
+            type?: string | unknown;
+            /**
+             * @description The error's message: a string. The real manager passes any JSON value on unchecked (observed;
+             *     web_api.js 1428-1429).
+             */
+            message?: string | unknown;
             /**
              * @description The stack trace: a string, or `null` when the error had none (the web interface sends it so for an
              *     answer it could not read, observed). The real manager passes any JSON value on unchecked (a number,

@@ -267,7 +267,8 @@ export interface RulesTarget {
  * `captcha` (a body trigger), and `hello <url>` else, and counts what each path was asked. `wait=MS`
  * in the query holds the answer back that long (at most 10 s), for a slow target; `ct=TYPE` (URL-encoded)
  * is the answer's `content-type` (`text/plain` otherwise); `hdr=NAME` adds ` NAME=<value>` of the
- * request's header NAME to `hello <url>`, to show what a proxy sent on.
+ * request's header NAME to `hello <url>`, to show what a proxy sent on, and `names=PREFIX` ` names=<a,b>`, the
+ * names of the request's headers that start with PREFIX.
  */
 export async function startRulesTarget(): Promise<RulesTarget> {
   const asked = new Map<string, number>();
@@ -281,7 +282,16 @@ export async function startRulesTarget(): Promise<RulesTarget> {
       res.setHeader('content-type', decodeURIComponent(/[?&]ct=([^&]+)/.exec(req.url ?? '')?.[1] ?? 'text/plain'));
       // `hdr=name`: the value of the request's header `name` follows, to show what a proxy sent on.
       const hdr = /[?&]hdr=([^&]+)/.exec(req.url ?? '')?.[1];
-      const shown = hdr ? ` ${hdr}=${String(req.headers[hdr.toLowerCase()] ?? '')}` : '';
+      // `names=prefix`: the names of the request's headers that start with `prefix`, sorted, follow.
+      const names = /[?&]names=([^&]+)/.exec(req.url ?? '')?.[1];
+      const shown =
+        (hdr ? ` ${hdr}=${String(req.headers[hdr.toLowerCase()] ?? '')}` : '') +
+        (names
+          ? ` names=${Object.keys(req.headers)
+              .filter((k) => k.startsWith(names.toLowerCase()))
+              .sort()
+              .join(',')}`
+          : '');
       res.end(/[?&]captcha/.test(req.url ?? '') ? 'please solve the captcha' : `hello ${req.url}${shown}`);
     };
     const wait = Math.min(10_000, Number(/[?&]wait=(\d+)/.exec(req.url ?? '')?.[1] ?? 0));

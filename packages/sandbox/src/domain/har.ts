@@ -36,8 +36,8 @@ export interface Exchange {
   requestBody: Buffer;
   /** The request body's bytes, all of them (requestBody's length when not given). */
   requestSize?: number;
-  /** `unknown` for a tunnel to port 443 (status and body, as the real manager logs it). */
-  status: number | 'unknown';
+  /** `unknown` for a tunnel to port 443 (status and body, as the real manager logs it); a fake answer's status as its client wrote it, a text (control-headers.ts). */
+  status: number | string;
   statusText: string;
   responseHeaders: Record<string, string>;
   /** The answer's first bytes, as many as the log keeps of it (harKeep). */

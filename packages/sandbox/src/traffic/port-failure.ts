@@ -54,6 +54,11 @@ export class UpstreamFailure extends Error {
   rules: Record<string, unknown>[] = [];
   /** Not logged: the 502 of a request a rule sent again after the port's own 502 (observed, rules.ts withRules). */
   unlogged = false;
+  /**
+   * A rule failed the request before it was sent: the real manager had not yet built the upstream login
+   * (lib/server.js 827-830, 743-754), so its log entry names no username.
+   */
+  beforeSend = false;
 }
 
 /** Logs a request the port failed (UpstreamFailure) as the real manager logs it: 502, no status text, its own headers, no body. */

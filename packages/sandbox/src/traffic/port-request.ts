@@ -7,6 +7,7 @@ import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { PEER_IP_HEADERS, PORT_ROUTE_HEADER } from '../shared/brand.js';
 import { StreamedBody } from './body.js';
+import { fakeAnswer, type RequestControl } from './control-headers.js';
 import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
 import { harText } from './har-body.js';
 import type { ProxyNetwork } from './network.js';
@@ -57,6 +58,8 @@ export interface PortRequest {
    * status check's `STATUS CHECK` skips the port's rules (lib/rules.js 60, 111, 132). None: `RESPONSE`.
    */
   context?: string;
+  /** What the request's control headers asked for (`x-lpm-session`, `x-lpm-country`, `x-lpm-fake`, …: control-headers.ts). */
+  control?: RequestControl;
   /**
    * The same request on another port of the manager, named as the real manager's table of running
    * servers is keyed (the port's number as text; lib/worker.js 255-264): that port's configuration,
@@ -136,6 +139,15 @@ export function peerOf(headers: Record<string, string | string[] | undefined> | 
   return null;
 }
 
+/** The port's own exit IP a fake answer names when the request names none (lib/mixins/server_send.js 216-221: the session's `ip`). */
+const fakePortIp = (cfg: ProxyPortConfig): string | undefined => (typeof cfg.ip === 'string' && cfg.ip ? cfg.ip : undefined);
+
+/** The port's whitelist as the real manager holds it: the settings' fixed and default whitelists, then the port's own (lib/mixins/mgr_proxy.js 176-177). */
+const fakeWhitelist = (ctx: PortRequest): string[] => {
+  const s = ctx.store.manager.settings;
+  return [...new Set([...s.fixed_whitelist_ips, ...s.whitelist_ips, ...(ctx.cfg.whitelist_ips ?? [])])];
+};
+
 /** `headers` with the port's own `headers` set over them (lib/server.js 966-975 `add_headers`). */
 function withPortHeaders(headers: IncomingMessage['headers'], ctx: PortRequest): IncomingMessage['headers'] {
   for (const h of ctx.cfg.headers ?? []) {
@@ -188,6 +200,9 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
         (session) => {
           // On another port, that port's headers too, over the first one's (lib/server.js 816 on each port's pass).
           const sent = attempt.port === ctx.port ? headers : withPortHeaders({ ...headers }, attempt);
+          // A fake answer in place of the upstream's (lib/router.js 13-15, lib/server.js 995-996), which the port's rules read as any.
+          const fake = attempt.control?.fake;
+          if (fake) return fakeAnswer(fake, { session, portIp: fakePortIp(attempt.cfg), whitelist: fakeWhitelist(attempt) });
           return attempt.network && url.protocol === 'http:'
             ? attempt.network.request(
                 {
@@ -230,6 +245,8 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
     x.requestBody = body.kept;
     x.requestSize = body.bytes;
     x.rules = ruled.failed.rules;
+    // Failed once sent: the entry names the upstream login the request went with (lib/server.js 426-431).
+    if (!ruled.failed.beforeSend) x.username = upstreamUser(ctx, ctx.session);
     if (!ruled.failed.unlogged) logFailure(ctx, x, ruled.failed.message, ctx.session);
     answerPortFailed(response, portFailedHeaders(ruled.failed.message));
     return;
@@ -255,7 +272,7 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
     return;
   }
   const { answer: res, peer, session } = ruled.sent;
-  x.status = res.status;
+  x.status = 'loggedStatus' in res ? (res.loggedStatus as number | string) : res.status;
   x.statusText = res.statusText;
   x.responseHeaders = res.headers;
   x.peer = peer;

@@ -8,6 +8,7 @@ import { listenHost, loopbackFor } from '../host/free-ports.js';
 import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../shared/brand.js';
 import type { SandboxCa } from './ca.js';
 import { acceptConnections, closedForInactivity } from './connections.js';
+import { type RequestControl, takeControlHeaders } from './control-headers.js';
 import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
 import { passHeaders } from './forward.js';
 import type { Inflight } from './inflight.js';
@@ -53,6 +54,8 @@ export class PortTraffic {
   private readonly gates = new Map<number, Gate>();
   private rotation = 0;
   private extTurn = 0;
+  /** Ports whose shared session is in use: a request's own session (`x-lpm-session`) ends it (lib/session.js 150-159). */
+  private readonly sessionInUse = new Set<number>();
 
   constructor(private readonly o: PortTrafficOptions) {}
 
@@ -141,15 +144,25 @@ export class PortTraffic {
   }
 
   /** The session of a port's next request: its own, a new one per request, per client host, or the refreshed counter's. */
-  private session(cfg: ProxyPortConfig, clientIp: string): string {
+  private session(cfg: ProxyPortConfig, clientIp: string, own?: string): string {
     const c = cfg;
+    if (own) {
+      // A request's own session (`x-lpm-session`, lib/session.js 150-159 and 181-187) is used as given, and
+      // the port's shared session, if it had one, is let go: its next request takes a new one. A sticky
+      // port keeps its sessions per client.
+      if (this.sessionInUse.delete(cfg.port)) this.o.store.nextSession(cfg.port);
+      return own;
+    }
     if (typeof c.session === 'string' && c.session) return c.session;
     // Named after the number the port listens on (lib/session.js 53 and 204: the server's `port`, its
-    // `listen_port`), a sticky one after its `port` (lib/session.js 196-197).
+    // `listen_port`), a sticky one after its `port` and the client's address, dots as `_` (lib/session.js
+    // 191-197: `<port>_<ip>` and the counter).
     const at = this.listenedAt(cfg);
     if (c.rotate_session) return `${at}_r${++this.rotation}`;
     const n = this.o.store.manager.sessions[String(cfg.port)] ?? 0;
-    return c.sticky_ip ? `${cfg.port}_${n}_${clientIp.replace(/[^0-9a-f]/gi, '')}` : `${at}_${n}`;
+    if (c.sticky_ip) return `${cfg.port}_${clientIp.replace(/^::ffff:/, '').replace(/[.:]/g, '_')}_${n}`;
+    this.sessionInUse.add(cfg.port);
+    return `${at}_${n}`;
   }
 
   /** The number a port listens on: its `listen_port` where that is where it listens (listen-port.ts). */
@@ -230,12 +243,10 @@ export class PortTraffic {
     const loop = this.loopOf(cfg);
     if (loop)
       throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; start the sandbox with another upstream (--proxy)`);
-    // The real manager's own headers: read into the request's context, neither passed on nor logged (lib/context.js 13-15, 134-139).
-    const hola = request.headers['x-hola-context'];
-    const context = Array.isArray(hola) ? hola[0] : hola;
-    delete request.headers['x-hola-context'];
-    delete request.headers['x-hola-agent'];
-    const ctx = this.requestOn(port, cfg, { request, clientIp, isHttp, context, started: this.o.now() });
+    // The real manager's own headers: read into the request's context, neither passed on nor logged (control-headers.ts).
+    const control = takeControlHeaders(request.headers);
+    const context = control.context;
+    const ctx = this.requestOn(port, cfg, { request, clientIp, isHttp, context, control, started: this.o.now() });
     const track = <T>(work: Promise<T>) => this.o.inflight?.track(work) ?? work;
     if (!isHttp && cfg.ssl === true) return analyzeSsl(ctx, hostname, targetPort, await this.o.ca(), this.o.inflight);
     if (!isHttp) return { customTag: tunnel((socket, head) => track(servePortTunnel(ctx, request, socket, head, hostname, targetPort))) };
@@ -250,24 +261,37 @@ export class PortTraffic {
   private requestOn(
     port: number,
     cfg: ProxyPortConfig,
-    r: { request: PrepareRequestFunctionOpts['request']; clientIp: string; isHttp: boolean; context: string | undefined; started: number },
+    r: {
+      request: PrepareRequestFunctionOpts['request'];
+      clientIp: string;
+      isHttp: boolean;
+      context: string | undefined;
+      control: RequestControl;
+      started: number;
+    },
   ): PortRequest {
-    const { request, clientIp, isHttp, context, started } = r;
+    const { request, clientIp, isHttp, context, control, started } = r;
     const store = this.o.store;
     const s = store.manager.settings;
     const upstream = this.upstreamOf(cfg);
     const zoneName = cfg.zone ?? s.zone;
     const zone = store.zones.get(zoneName);
     const password = cfg.password ?? zone?.passwords[0] ?? s.password ?? '';
-    const userFor = (session: string) => portUsername(cfg, portCustomer(cfg, s.customer), zoneName, session, UPSTREAM_BRAND);
+    const userFor = (session: string) =>
+      portUsername(cfg, portCustomer(cfg, s.customer), zoneName, session, UPSTREAM_BRAND, {
+        perms: zone?.perms ?? [],
+        request: control.user,
+      });
     return {
       store,
       cfg,
       port,
       listensAt: this.listenedAt(cfg),
       clientIp,
-      session: this.session(cfg, clientIp),
-      nextSession: () => this.session(cfg, clientIp),
+      session: this.session(cfg, clientIp, control.session),
+      // A request's own session is read again on each retry (lib/context.js 124-140: the saved headers).
+      nextSession: () => this.session(cfg, clientIp, control.session),
+      control,
       ua: String(request.headers['user-agent'] ?? ''),
       upstream,
       login: (session) => ({ username: userFor(session), password }),

@@ -425,6 +425,21 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
       sent = await send(attempt);
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
+      if (failed) {
+        // A rule failed it before it was sent: the 502 runs the answer rules as an answer would (lib/server.js
+        // 862-867), a retry as often as it says, each time failing again; the last is logged with the rules
+        // (observed, 1.570.247: rules.test.ts, issue 34's differential finding).
+        const out =
+          run.retried < MAX_RULE_RETRIES ? run.afterHead({ url, status: 502, timePassed: ctx.now() - ctx.started, peer: null }) : PASS;
+        if (out.kind === 'answer') return { byRule: out, unlogged: true, ...trail() };
+        if (out.kind === 'pass') throw Object.assign(err, { rules: run.logged(), beforeSend: true });
+        if (out.kind === 'port') {
+          const next = onPort(out, attempt.session);
+          if (!next) return { held: true };
+          attempt = next;
+        } else attempt = again(out, attempt.session);
+        continue;
+      }
       // The port's own 502 runs the port's rules too, with no peer (lib/server.js 862-867). Observed (1.570.247):
       // a rule's answer (null_response) is not logged; a retry sends the request once more, whatever its
       // retries (an answer then is handed on and logged, the same 502 is answered and not logged).

@@ -1,3 +1,4 @@
+import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 
 // The provider's proxy username: `<brand>-customer-<CUSTOMER>-zone-<ZONE>[-<key>-<value>…]`, as a
@@ -16,7 +17,22 @@ export interface ProxyUser {
  * Options the network knows. Others are accepted and ignored, as the provider's network accepts them
  * (the real manager sends `debug-full`, for one); `strict` refuses them.
  */
-export const USER_OPTIONS = ['country', 'state', 'city', 'zip', 'asn', 'os', 'session', 'ip', 'gip', 'dns', 'mobile', 'vip', 'route_err'];
+export const USER_OPTIONS = [
+  'country',
+  'state',
+  'city',
+  'zip',
+  'asn',
+  'os',
+  'session',
+  'ip',
+  'gip',
+  'dns',
+  'mobile',
+  'vip',
+  'route_err',
+  'debug',
+];
 
 /** The parsed username, or a reason it is not one (for the 407 the network answers). */
 export function parseUsername(username: string, strict = false): ProxyUser | { error: string } {
@@ -42,8 +58,11 @@ export function parseUsername(username: string, strict = false): ProxyUser | { e
   return { brand, customer, zone, options };
 }
 
-/** The options a port's configuration puts into its upstream username, in the real manager's order. */
-const PORT_OPTIONS = ['country', 'state', 'city', 'zip', 'asn', 'os', 'ip', 'vip', 'dns', 'mobile'] as const;
+/**
+ * The options a port's configuration puts into its upstream username, in the real manager's order
+ * (lib/username.js 30-32 `fields`, the order `_calc` writes them in: lib/username.js 96-111).
+ */
+const PORT_OPTIONS = ['country', 'state', 'city', 'zip', 'session', 'asn', 'dns', 'ip', 'mobile', 'vip', 'debug', 'os'] as const;
 
 /**
  * The customer a port names upstream: its own `customer` when it has one (lib/mixins/mgr_proxy.js 646,
@@ -56,19 +75,53 @@ export function portCustomer(cfg: ProxyPortConfig, customer: string): string {
   return own ? String(own).toLowerCase().replace(/ /g, '_') : customer;
 }
 
+/** A city as the real manager writes it into a username: diacritics dropped, lower case, letters and digits only (lib/username.js 37-38). */
+const cityValue = (v: string) =>
+  v
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
+
 /**
- * The username a proxy port sends upstream for one request. An empty Zone (the settings' `zone` set to
- * `""`) is left out, as the real manager leaves out every empty value (lib/username.js 98-100): the
- * network then refuses the username.
+ * The username a proxy port sends upstream for one request, as the real manager builds it
+ * (lib/context.js 188-231, lib/username.js 115-161): the port's options, those a request's control headers
+ * name over them (`x-lpm-country`, …: control-headers.ts), then its rules: an `ip` leaves the session out,
+ * `state` and `zip` need the Zone's permission of that name (lib/mixins/mgr_proxy.js 52-53), `os` turns
+ * `mobile` off (`mobile-false` when both are set), `dns: local` is left out. An empty Zone (the settings'
+ * `zone` set to `""`) is left out, as the real manager leaves out every empty value (lib/username.js
+ * 98-100): the network then refuses the username.
  */
-export function portUsername(cfg: ProxyPortConfig, customer: string, zone: string, session: string | undefined, brand: string): string {
+export function portUsername(
+  cfg: ProxyPortConfig,
+  customer: string,
+  zone: string,
+  session: string | undefined,
+  brand: string,
+  o: { perms?: readonly string[]; request?: Partial<Record<string, string>> } = {},
+): string {
   let out = `${brand}-customer-${customer}${zone ? `-zone-${zone}` : ''}`;
-  const c = cfg as Record<string, unknown>;
+  // The port's `debug` as it runs (its default `none` too: lib/context.js 225), sent as every other option.
+  const c: Record<string, unknown> = {
+    ...(cfg as Record<string, unknown>),
+    debug: (cfg as { debug?: unknown }).debug ?? PORT_DEFAULTS.debug,
+    ...(o.request ?? {}),
+    session,
+  };
+  if (c.ip) delete c.session;
+  if (!c.mobile) delete c.mobile;
+  if (c.mobile && c.os) c.mobile = false;
+  else if (c.os) delete c.mobile;
+  const perms = o.perms;
+  // Without the Zone's permissions at hand (a caller that has none), state and zip are kept.
+  if (perms && !perms.includes('state')) delete c.state;
+  if (perms && !perms.includes('zip')) delete c.zip;
+  if (c.dns === 'local') delete c.dns;
   for (const key of PORT_OPTIONS) {
     const v = c[key];
-    if (v === undefined || v === null || v === '' || v === false || v === '*') continue;
-    out += `-${key}-${v === true ? 'true' : String(v).toLowerCase()}`;
+    if (v === undefined || v === null || v === '' || v === '*') continue;
+    const text = key === 'city' ? cityValue(String(v)) : String(v).toLowerCase().replace(/ /g, '_');
+    out += `-${key}-${text}`;
   }
-  if (session) out += `-session-${session}`;
   return out;
 }

@@ -563,6 +563,33 @@ describe('rules on both, side by side', () => {
     }
   });
 
+  it('a rule that fails the request before it is sent, with a retry rule on the answer: sent again as the retry says, the last failure logged (issue 34, differential)', async () => {
+    // lib/rules.js 59-109: "x1" (a rule with no condition and no action) throws where its action is read;
+    // lib/server.js 862-867: the 502 runs the answer rules, whose retry sends the request again
+    // (lib/rules.js 187-257); the last attempt, which may not retry, is logged with both rules.
+    const onTime = { trigger_type: 'max_req_time', max_req_time: 60_000, action_type: 'retry', action: { retry: true } };
+    const on502 = { trigger_type: 'status', status: '502', action_type: 'retry', action: { retry: true, retries: 2 } };
+    const cases: Array<[number, unknown[], number]> = [
+      [25700, ['x1', onTime], 1],
+      [25701, ['x1', on502], 1],
+    ];
+    for (const [port, rules, logged] of cases) {
+      await pair.createBoth(port, { rules });
+      const seen = {} as Record<Side, Record<string, unknown>>;
+      for (const side of SIDES) seen[side] = await rawThrough(portOf(side, port), `${pair.targetUrl}/${side}/x1-retry-${port}`);
+      expect(seen.real, String(port)).toMatchObject({
+        status: 502,
+        error: "Cannot read properties of undefined (reading 'malware')",
+        text: '',
+      });
+      expect(seen.sandbox, String(port)).toEqual(seen.real);
+      for (const side of SIDES) expect(pair.asked.get(`/${side}/x1-retry-${port}`), side).toBeUndefined();
+      const log = await portLog(port, logged);
+      expect(log.real.length, String(port)).toBe(logged);
+      expect(log.sandbox, String(port)).toEqual(log.real);
+    }
+  });
+
   it('retry_port: sent again through the other port, whose answer it is and whose log has it, with both ports’ headers; the first port keeps its session', async () => {
     await createWith(25661, () => ({ headers: [{ name: 'x-second', value: 'two' }] }));
     await createWith(25660, (at) => ({ rules: [onTo(at(25661))], headers: [{ name: 'x-first', value: 'one' }] }));

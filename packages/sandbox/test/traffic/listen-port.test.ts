@@ -74,7 +74,10 @@ describe("a port's listen_port", () => {
     await t.sandbox.settled();
     const logs = (await api('GET', '/api/logs?search=listen-port-served')).json;
     expect(logs.log.entries).toHaveLength(1);
-    expect(logs.log.entries[0].details).toMatchObject({ port: at, username: expect.stringMatching(new RegExp(`-session-${at}_\\d+$`)) });
+    expect(logs.log.entries[0].details).toMatchObject({
+      port: at,
+      username: expect.stringMatching(new RegExp(`-session-${at}_\\d+-debug-none$`)),
+    });
     const stats = (await api('GET', '/api/recent_stats')).json;
     expect(stats.ports[String(at)]).toMatchObject({ reqs: 1 });
     expect(stats.ports).not.toHaveProperty(String(port));

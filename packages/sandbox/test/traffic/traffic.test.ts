@@ -164,10 +164,11 @@ describe('the proxy network', () => {
     });
     expect((await refused('not-a-provider-username', DC_PW)).status).toBe(407);
     expect((await refused(user(DC, '-session-a*b'), DC_PW)).status).toBe(407);
-    // An option the network does not know is ignored, as the provider's is (the real manager sends
-    // `-debug-full`); --strict refuses it.
-    expect((await refused(user(DC, '-debug-full-session-ok'), DC_PW)).status).toBe(200);
-    expect(parseUsername(user(DC, '-debug-full'), true)).toEqual({ error: expect.stringMatching(/option debug .*--strict/) });
+    // An option the network does not know is ignored, as the provider's is; --strict refuses it. `debug` it
+    // knows: the real manager's ports send it on every request (`-debug-none`, control-headers.test.ts).
+    expect((await refused(user(DC, '-foo-bar-session-ok'), DC_PW)).status).toBe(200);
+    expect(parseUsername(user(DC, '-foo-bar'), true)).toEqual({ error: expect.stringMatching(/option foo .*--strict/) });
+    expect(parseUsername(user(DC, '-debug-none'), true)).toMatchObject({ zone: DC, options: { debug: 'none' } });
     expect(parseUsername(user(DC, '-country-us-debug-full'))).toMatchObject({ zone: DC, options: { country: 'us', debug: 'full' } });
     // static_zone's whitelist does not hold loopback.
     expect((await refused(user(STATIC), 'z8x7c6v5b4n3')).code).toBe('client_ip_forbidden');
@@ -263,7 +264,7 @@ describe('proxy ports that carry traffic', () => {
         success: 1,
         remote_address: '127.0.0.1',
         super_proxy: `127.0.0.1:${network.port}`,
-        username: expect.stringMatching(new RegExp(`^brd-customer-${C}-zone-${RES}-session-${port}_\\d+$`)),
+        username: expect.stringMatching(new RegExp(`^brd-customer-${C}-zone-${RES}-session-${port}_\\d+-debug-none$`)),
         timeline: [expect.objectContaining({ port, session: expect.stringMatching(new RegExp(`^${port}_`)) })],
         rules: [],
       },
