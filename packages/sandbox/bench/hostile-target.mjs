@@ -12,7 +12,7 @@ for (let i = 0; i < 1000; i++) {
   e.request.url = `https://example.com/${String(i).padStart(4, '0')}/${'ab'.repeat(490)}`;
   seed.manager.har.push(e);
 }
-const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed });
+const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, freeProxyPorts: false, seed });
 const lag = monitorEventLoopDelay({ resolution: 5 });
 lag.enable();
 process.send({ accountUrl: sandbox.accountUrl, managerUrl: sandbox.managerUrl, networkUrl: sandbox.networkUrl });
@@ -35,7 +35,14 @@ async function loopSandbox() {
   const a = await freePort();
   const s = defaultSeed();
   s.manager.ports = [];
-  looped = await startSandbox({ accountPort: 0, managerPort: 0, proxyPorts: true, seed: s, upstream: { host: '127.0.0.1', port: a } });
+  looped = await startSandbox({
+    accountPort: 0,
+    managerPort: 0,
+    proxyPorts: true,
+    freeProxyPorts: false,
+    seed: s,
+    upstream: { host: '127.0.0.1', port: a },
+  });
   let b = await freePort();
   while (b === a) b = await freePort();
   const ports = [a, b];

@@ -41,7 +41,7 @@ if (kind === 'origin') {
 } else if (kind === 'sandbox-traffic') {
   const seed = defaultSeed();
   seed.manager.ports = [];
-  const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed });
+  const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, freeProxyPorts: false, seed });
   const created = await fetch(`${sandbox.managerUrl}/api/proxies`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -21,7 +21,7 @@ export { Conformance };
 export function useTrafficSandbox(options: SandboxOptions = {}) {
   const seed = defaultSeed();
   seed.manager.ports = [];
-  return useSandbox({ networkPort: 0, proxyPorts: true, seed, ...options });
+  return useSandbox({ networkPort: 0, proxyPorts: true, freeProxyPorts: false, seed, ...options });
 }
 
 /** Starts `server` (an HTTP, HTTPS or TCP server of a test's own) on a free loopback port: the port. */

@@ -28,7 +28,8 @@ export interface SandboxOptions {
   /**
    * With `proxyPorts`: the proxy ports of the seed (or the data file) listen on free ports instead of
    * their numbers; the state holds the new numbers, and `ports.proxy` maps each seed number to its
-   * port. Default off: they listen on their own numbers (24000, …), as the CLI does without `--free-ports`.
+   * port. Default on, so that sandboxes with traffic run side by side; `false`: they listen on their
+   * own numbers (24000, …), as the CLI does without `--free-ports`.
    */
   freeProxyPorts?: boolean;
   /**
@@ -148,7 +149,7 @@ export interface SandboxPorts {
   manager: number;
   /** The proxy network's port, when it runs. */
   network?: number;
-  /** Each proxy port of the seed (or data file) -> the port it listens on (the same number unless `freeProxyPorts`). */
+  /** Each proxy port of the seed (or data file) -> the port it listens on (the same number with `freeProxyPorts: false`). */
   proxy: Record<string, number>;
 }
 

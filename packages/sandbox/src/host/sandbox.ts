@@ -269,7 +269,7 @@ async function startLocked(
       listening.push(await listen(account, options.accountPort ?? 0, 'account API', 'accountPort', '--account-port'));
       listening.push(await listen(manager, options.managerPort ?? 0, 'manager API', 'managerPort', '--manager-port'));
     }
-    if (traffic.ports && options.freeProxyPorts) {
+    if (traffic.ports && options.freeProxyPorts !== false) {
       // Each port of the state listens on a port the system picks; the state takes the new numbers.
       for (const cfg of [...store.ports.values()]) moved.set(cfg.port, await traffic.ports.open({ ...cfg, port: 0 }));
       // Seed ports absent from a data file get one too, for a reset.
@@ -283,7 +283,7 @@ async function startLocked(
       throw new Error(
         `Proxy ports cannot listen: ${failed.map((f) => `${f.port} (${f.error})`).join(', ')}${
           failed.some((f) => f.error === 'EADDRINUSE')
-            ? ": pass freeProxyPorts: true (CLI: --free-ports) to move the seed's ports to free ones, or a seed with other ports"
+            ? ": leave freeProxyPorts on (CLI: --free-ports) to move the seed's ports to free ones, or a seed with other ports"
             : ''
         }`,
       );

@@ -42,7 +42,7 @@ describe('close() is bounded', () => {
   it('after an abandoned latency fault, a drop fault, keep-alive, a tunnel and an upload in flight: resolves, every socket closed', async () => {
     const seed = defaultSeed();
     seed.manager.ports = [];
-    const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed });
+    const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, freeProxyPorts: false, seed });
     const closed: Promise<void>[] = [];
     const track = (socket: Socket) => {
       closed.push(new Promise((resolve) => socket.once('close', () => resolve())));

@@ -92,7 +92,7 @@ describe('a save that fails', () => {
   it('leaves the listeners as the state it went back to: a created port closes, a deleted one listens again', async () => {
     const dir = join(work, 'disk');
     mkdirSync(dir);
-    const s = await startSandbox({ ...free, dataFile: join(dir, 'state.json'), networkPort: 0, proxyPorts: true });
+    const s = await startSandbox({ ...free, dataFile: join(dir, 'state.json'), networkPort: 0, proxyPorts: true, freeProxyPorts: false });
     try {
       const [kept, lost] = [await freePort(), await freePort()];
       const m = s.managerUrl;

@@ -118,7 +118,14 @@ describe('a proxy loop is refused with a proxy error', () => {
   const sandboxWithUpstream = async (port: number) => {
     const seed = defaultSeed();
     seed.manager.ports = [];
-    return startSandbox({ accountPort: 0, managerPort: 0, proxyPorts: true, seed, upstream: { host: '127.0.0.1', port } });
+    return startSandbox({
+      accountPort: 0,
+      managerPort: 0,
+      proxyPorts: true,
+      freeProxyPorts: false,
+      seed,
+      upstream: { host: '127.0.0.1', port },
+    });
   };
   const create = async (managerUrl: string, port: number) =>
     (

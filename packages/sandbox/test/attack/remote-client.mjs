@@ -13,7 +13,15 @@ const egressAllow = (process.env.EGRESS_ALLOW ?? '').split(',').filter(Boolean);
 const target = createServer((_req, res) => res.end('a loopback-only service'));
 await new Promise((resolve) => target.listen(0, '127.0.0.1', resolve));
 const targetUrl = `http://127.0.0.1:${target.address().port}/secret`;
-const sandbox = await startSandbox({ host: '0.0.0.0', accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, egressAllow });
+const sandbox = await startSandbox({
+  host: '0.0.0.0',
+  accountPort: 0,
+  managerPort: 0,
+  networkPort: 0,
+  proxyPorts: true,
+  freeProxyPorts: false,
+  egressAllow,
+});
 const auth = `Basic ${Buffer.from(`lum-customer-${sandbox.credentials.customer}-zone-res_zone:${sandbox.credentials.zones.res_zone[0]}`).toString('base64')}`;
 
 /** A request through the proxy at `port` (on `via`) from `from`, to `url` (absolute form, or CONNECT to an authority). */

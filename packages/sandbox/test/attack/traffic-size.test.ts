@@ -205,7 +205,15 @@ describe('--data after more traffic than a string can hold', () => {
     const file = join(dir, 'state.json');
     const seed = defaultSeed();
     seed.manager.ports = [];
-    const options = { accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed, dataFile: file } as const;
+    const options = {
+      accountPort: 0,
+      managerPort: 0,
+      networkPort: 0,
+      proxyPorts: true,
+      freeProxyPorts: false,
+      seed,
+      dataFile: file,
+    } as const;
     const first = await startSandbox(options);
     sandboxes.push(first);
     const port = await freePort();

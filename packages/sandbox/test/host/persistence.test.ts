@@ -164,7 +164,7 @@ describe('what is on disk is what memory holds, after every kind of change', () 
     const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}/x`;
     const seed = defaultSeed();
     seed.manager.ports = [];
-    const s = await startSandbox({ ...free, dataFile: file, seed, networkPort: 0, proxyPorts: true });
+    const s = await startSandbox({ ...free, dataFile: file, seed, networkPort: 0, proxyPorts: true, freeProxyPorts: false });
     try {
       const { account, manager } = clients(s);
       /** The disk holds what memory holds (traffic saves after answering: wait for it, bounded). */

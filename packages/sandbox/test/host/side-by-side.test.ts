@@ -120,8 +120,29 @@ describe('startSandbox() on free ports', () => {
     }
   }, 60_000);
 
+  it("two sandboxes with traffic and the built-in seed's ports, no port option: both carry requests", async () => {
+    // The seed's ports (24000, …) are the same numbers in both: by default each moves them to free ones.
+    const [a, b] = await Promise.all([
+      startSandbox({ networkPort: 0, proxyPorts: true }),
+      startSandbox({ networkPort: 0, proxyPorts: true }),
+    ]);
+    try {
+      const ports = [a, b].map((s) => s.ports.proxy['24001'] as number);
+      expect(ports[0]).not.toBe(ports[1]);
+      expect(ports).not.toContain(24001);
+      for (const [i, s] of [a, b].entries()) {
+        const through = await viaProxy(`http://127.0.0.1:${ports[i]}`, `${s.managerUrl}/api/version`);
+        expect(through.status).toBe(200);
+      }
+      await Promise.all([a.settled(), b.settled()]);
+      for (const [i, s] of [a, b].entries()) expect(s.state().manager.har.at(-1)?.details).toMatchObject({ port: ports[i] });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
+
   it('freeProxyPorts moves the seed ports, their bans and their log; a reset keeps the new numbers', async () => {
-    const s = await startSandbox({ networkPort: 0, proxyPorts: true, freeProxyPorts: true });
+    const s = await startSandbox({ networkPort: 0, proxyPorts: true });
     try {
       const moved = s.ports.proxy['24000'] as number;
       expect(moved).not.toBe(24000);
@@ -188,15 +209,15 @@ describe('a port in use', () => {
     );
   });
 
-  it('a seed port in use is an error naming freeProxyPorts; with it the same seed starts', async () => {
+  it('a seed port in use: by default the seed starts on free ports; with freeProxyPorts: false an error naming it', async () => {
     const { port } = await hold();
     const seed = defaultSeed();
     seed.manager.ports = [{ port, zone: 'static_zone' }];
     seed.manager.bans = [];
-    await expect(startSandbox({ seed, networkPort: 0, proxyPorts: true })).rejects.toThrow(
-      new RegExp(`Proxy ports cannot listen: ${port} \\(EADDRINUSE\\): pass freeProxyPorts: true \\(CLI: --free-ports\\)`),
+    await expect(startSandbox({ seed, networkPort: 0, proxyPorts: true, freeProxyPorts: false })).rejects.toThrow(
+      new RegExp(`Proxy ports cannot listen: ${port} \\(EADDRINUSE\\): leave freeProxyPorts on \\(CLI: --free-ports\\)`),
     );
-    const s = await startSandbox({ seed, networkPort: 0, proxyPorts: true, freeProxyPorts: true });
+    const s = await startSandbox({ seed, networkPort: 0, proxyPorts: true });
     try {
       expect(s.ports.proxy[String(port)]).not.toBe(port);
       expect(s.listeningPorts()).toEqual([s.ports.proxy[String(port)]]);
@@ -218,7 +239,7 @@ describe('a port in use', () => {
     const seed = defaultSeed();
     seed.manager.ports = [{ port: pair.first, zone: 'static_zone' }];
     seed.manager.bans = [];
-    const s = await startSandbox({ seed, networkPort: 0, proxyPorts: true });
+    const s = await startSandbox({ seed, networkPort: 0, proxyPorts: true, freeProxyPorts: false });
     try {
       const res = await fetch(`${s.managerUrl}/api/proxies`, {
         method: 'POST',

@@ -39,7 +39,7 @@ beforeAll(async () => {
   targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
   const seed = defaultSeed();
   seed.manager.ports = [];
-  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed });
+  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, freeProxyPorts: false, seed });
   manager = await startRealManager({
     wwwPort: await freePort(),
     ...ACCOUNT,

@@ -189,7 +189,14 @@ async function realTarget(): Promise<Target> {
 beforeAll(async () => {
   target = await startTarget();
   targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: NETWORK_PORT, proxyPorts: true, seed: startSeed });
+  sandbox = await startSandbox({
+    accountPort: 0,
+    managerPort: 0,
+    networkPort: NETWORK_PORT,
+    proxyPorts: true,
+    freeProxyPorts: false,
+    seed: startSeed,
+  });
   sbx = {
     name: 'sandbox',
     url: sandbox.managerUrl,

@@ -42,7 +42,7 @@ beforeAll(async () => {
   // The sandbox's own ports listen too (none from the seed), to be compared with the real manager's.
   const seed = defaultSeed();
   seed.manager.ports = [];
-  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed });
+  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, freeProxyPorts: false, seed });
   manager = await startRealManager({
     wwwPort: await freePort(),
     customer: CUSTOMER,

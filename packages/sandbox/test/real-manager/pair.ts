@@ -115,7 +115,15 @@ export async function startPair(options: PairOptions = {}): Promise<Pair> {
   const seed = defaultSeed();
   seed.manager.ports = [];
   seed.manager.har = [];
-  const sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, seed, strict: options.strict });
+  const sandbox = await startSandbox({
+    accountPort: 0,
+    managerPort: 0,
+    networkPort: 0,
+    proxyPorts: true,
+    freeProxyPorts: false,
+    seed,
+    strict: options.strict,
+  });
   const zones: Record<string, RealManagerZone> = Object.fromEntries(
     Object.entries(ACCOUNT.zones).map(([name, z]) => [
       name,

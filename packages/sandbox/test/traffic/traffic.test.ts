@@ -488,6 +488,7 @@ describe("a port's upstream settings", () => {
       accountPort: 0,
       managerPort: 0,
       proxyPorts: true,
+      freeProxyPorts: false,
       seed,
       upstream: { host: '127.0.0.1', port: brokenPort },
     });

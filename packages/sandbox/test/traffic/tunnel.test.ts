@@ -115,6 +115,7 @@ describe('CONNECT tunnels name their exit peer', () => {
       accountPort: 0,
       managerPort: 0,
       proxyPorts: true,
+      freeProxyPorts: false,
       seed,
       upstream: { host: '127.0.0.1', port: Number(network.port) },
     });

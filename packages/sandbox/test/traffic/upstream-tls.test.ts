@@ -44,6 +44,7 @@ beforeAll(async () => {
     accountPort: 0,
     managerPort: 0,
     proxyPorts: true,
+    freeProxyPorts: false,
     seed,
     upstream: { host: '127.0.0.1', port: plainProxy.port },
   });
@@ -52,6 +53,7 @@ beforeAll(async () => {
     accountPort: 0,
     managerPort: 0,
     proxyPorts: true,
+    freeProxyPorts: false,
     seed,
     upstream: { host: '127.0.0.1', port: Number(network.port) },
   });
