@@ -11,6 +11,7 @@ const alias = {
   '@zone-api/account-client': src('account-client'),
   '@zone-api/manager-client': src('manager-client'),
   '@zone-api/sandbox': src('sandbox'),
+  '@zone-api/probe': src('probe'),
   // The test kit is private and read from its sources by every suite (the spec package's tests too,
   // which cannot depend on it: the test kit depends on the spec package's operation model).
   '@zone-api/testkit/fuzz': src('testkit', 'fuzz'),
@@ -36,6 +37,7 @@ export default defineConfig({
       // The spec package's own tests, then its slow suites in folders of their own.
       { extends: true, test: { name: 'spec', include: ['packages/spec/test/*.test.ts'] } },
       { extends: true, test: { name: 'client-core', include: ['packages/client-core/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'probe', include: ['packages/probe/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'testkit', include: ['packages/testkit/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'account-client', include: ['packages/account-client/test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'manager-client', include: ['packages/manager-client/test/unit/**/*.test.ts'] } },

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { isMain, root, tool } from '../packages/spec/scripts/lib.mjs';
 
 /** The packages whose exports are checked (the build's check step reads its inputs from the same list). */
-export const published = ['client-core', 'account-client', 'manager-client'];
+export const published = ['client-core', 'account-client', 'manager-client', 'probe'];
 const attw = async (pkg) => ({
   pkg,
   ...(await tool('attw', ['--pack', '.', '--profile', 'esm-only', '--format', 'ascii'], { cwd: join(root, 'packages', pkg) })),

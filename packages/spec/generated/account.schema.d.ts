@@ -1534,7 +1534,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Too many requests. Rate limits are not documented; limited trial accounts are observed to get 100 requests per minute. */
+        /** @description Too many requests. Rate limits are not documented here; limited trial accounts have one (`x-rate-limits` of the document's `info`). */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying, when the service sends it (observed, not documented). */

@@ -7,8 +7,10 @@
 // anything is compiled; `tsc` emits its declarations for the TypeScript packages.
 // Split by concern: bundles.js (where the bundles are, reading one), refs.js (pointers, `$ref`s),
 // operations.js (the operations and their facts), validators.js (Ajv), security.js (the credentials'
-// facts).
+// facts), limits.js (the stated rate limits), conformance.js (an answer held to its bundle).
 export * from './bundles.js';
+export * from './conformance.js';
+export * from './limits.js';
 export * from './operations.js';
 export * from './refs.js';
 export * from './security.js';

@@ -160,6 +160,21 @@ function parameterOf(doc, raw, at) {
 }
 
 /**
+ * The value the spec gives as a parameter's example: its `example`, else the first of its `examples`,
+ * else its schema's `example`; undefined when it gives none. What the code samples and the live probe send.
+ * @param {Parameter} param
+ * @returns {{ value: unknown } | undefined}
+ */
+export function parameterExample(param) {
+  const p = param.definition;
+  if (p.example !== undefined) return { value: p.example };
+  const first = Object.values(p.examples ?? {})[0];
+  if (first && typeof first === 'object' && 'value' in first) return { value: first.value };
+  if (param.schema?.example !== undefined) return { value: param.schema.example };
+  return undefined;
+}
+
+/**
  * The operations of a bundle, in the document's order, each with its merged parameters, bodies,
  * responses, effective security and `x-` facts.
  * @param {OpenApiDoc} doc

@@ -7,7 +7,7 @@
 // A sample reads where to send the call and the credential from the environment, as a user would
 // run it (SAMPLE_ENV below, listed in each API's introduction), and fails loudly on an error: the
 // TypeScript one throws, curl exits non-zero (--fail-with-body), Python raises HTTPError.
-import { operations } from '../model/index.js';
+import { operations, parameterExample } from '../model/index.js';
 
 /**
  * The environment a sample reads, per API: the base URL (with its default, if the API has one) and the
@@ -31,16 +31,6 @@ export const SAMPLE_LANGS = [
   { lang: 'Python', label: 'Python' },
 ];
 
-/** The value a sample sends for a parameter: its `example`, else the first of its `examples`. */
-function exampleOf(param) {
-  const p = param.definition;
-  if (p.example !== undefined) return { value: p.example };
-  const first = Object.values(p.examples ?? {})[0];
-  if (first && typeof first === 'object' && 'value' in first) return { value: first.value };
-  if (param.schema?.example !== undefined) return { value: param.schema.example };
-  return undefined;
-}
-
 /**
  * What one call sends: path parameters in the path, the query, the JSON body, the credential header.
  * Every parameter with an example is sent; a required one without an example is an error (the sample
@@ -51,7 +41,7 @@ export function sampleRequest(doc, op) {
   const query = {};
   for (const p of op.parameters) {
     if (p.in !== 'path' && p.in !== 'query') continue;
-    const ex = exampleOf(p);
+    const ex = parameterExample(p);
     if (!ex) {
       if (p.required) throw new Error(`${op.operationId}: required ${p.in} parameter ${p.name} has no example to build its code sample`);
       continue;

@@ -45,10 +45,16 @@ function runModule(source: string) {
 const managerOperations = () => operations(loadBundle('manager')).length;
 
 describe('@zone-api/spec as packed and installed', () => {
-  it('ships the bundles, the variants, the parity matrix, the generated types and tables, the operation model and the reference pages, not the tests', () => {
+  it("ships the bundles, the variants, the parity matrix and the real manager's recorded answers, the generated types and tables, the operation model and the reference pages, not the tests", () => {
     const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
-    const expected = ['package/package.json', 'package/README.md', 'package/CHANGELOG.md', 'package/parity/manager.md'];
-    for (const m of ['index', 'bundles', 'operations', 'refs', 'security', 'validators'])
+    const expected = [
+      'package/package.json',
+      'package/README.md',
+      'package/CHANGELOG.md',
+      'package/parity/manager.md',
+      'package/parity/real-manager-1.570.247.json',
+    ];
+    for (const m of ['index', 'bundles', 'conformance', 'limits', 'operations', 'refs', 'security', 'validators'])
       expected.push(`package/model/${m}.js`, `package/types/${m}.d.ts`);
     // The reference pages, where the hover text of each method links its operation (`pnpm build` makes them).
     for (const page of ['index', 'account', 'manager', 'parity-manager']) expected.push(`package/dist/docs/${page}.html`);

@@ -3,14 +3,15 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders } from '
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ApiName, bundlePath, deref, esc, type OpenApiDoc, resolvePointer } from '@zone-api/spec/model';
+import { type ApiName, bundlePath } from '@zone-api/spec/model';
 import { freePort } from './ports.js';
 
-// Bundles, `$ref`s, operations and schema validation come from the operation model of
-// `@zone-api/spec/model`, the one the sandbox and the build scripts read the bundles with.
+// Bundles, `$ref`s, operations, schema validation and the check of an answer (`Conformance`) come from
+// the operation model of `@zone-api/spec/model`, the one the sandbox, the probe and the build scripts use.
 export {
   type ApiName,
   bundlePath,
+  Conformance,
   deref,
   esc,
   HTTP_METHODS,
@@ -19,12 +20,12 @@ export {
   type Operation,
   operations as listOperations,
   resolvePointer,
+  responseSchemaPointer,
   schemaValidator,
 } from '@zone-api/spec/model';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export { Conformance } from './conformance.js';
 export { freePort } from './ports.js';
 
 /** A `Proxy-Authorization` (or `Authorization`) value for HTTP basic credentials. */
@@ -83,22 +84,6 @@ export async function startPrism(api: ApiName, extraArgs: string[] = []): Promis
     /Prism is listening on/,
     `http://127.0.0.1:${port}`,
   );
-}
-
-/**
- * Pointer of the body schema of one response, following a `$ref`'d response object
- * (e.g. to `#/components/responses/NotFound`), so the pointer resolves in Ajv.
- */
-export function responseSchemaPointer(
-  path: string,
-  method: string,
-  status: number | string,
-  media = 'application/json',
-  doc?: OpenApiDoc,
-): string {
-  const at = `#/paths/${esc(path)}/${method}/responses/${status}`;
-  const base = doc ? deref(doc, resolvePointer(doc, at), at).pointer : at;
-  return `${base}/content/${esc(media)}/schema`;
 }
 
 export interface PrismViolation {

@@ -15,13 +15,14 @@ import { type ScenarioContext, scenarios } from './scenarios.js';
 // ordinary calls and bad input, and every answer the real program gives must be one the spec
 // declares: its status, its media type, its body. The same scenarios then run against the sandbox;
 // where the two differ, the difference must be listed, with its reason, in packages/sandbox/parity.yaml.
-// What the real program answered is kept as a fixture, and the parity matrix is generated from both
+// What the real program answered is kept as a fixture (packages/spec/parity/real-manager-<version>.json,
+// published: the live probe compares a team's manager with it), and the parity matrix is generated from both
 // (packages/spec/parity/manager.md). UPDATE_REAL_MANAGER=1 rewrites the fixture and the matrix.
 
 const doc = loadBundle('manager');
 const validator = schemaValidator(doc);
 const operations = new Map(listOperations(doc).map((o) => [o.operationId, o]));
-const fixtureFile = join(repoRoot, 'packages/sandbox/test/real-manager', `real-manager-${REAL_MANAGER.version}.json`);
+const fixtureFile = join(repoRoot, 'packages/spec/parity', `real-manager-${REAL_MANAGER.version}.json`);
 const parityFile = join(repoRoot, 'packages/sandbox/parity.yaml');
 const matrixFile = join(repoRoot, 'packages/spec/parity/manager.md');
 const update = process.env.UPDATE_REAL_MANAGER === '1';

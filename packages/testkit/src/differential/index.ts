@@ -1,6 +1,6 @@
 import type { OpenApiDoc } from '@zone-api/spec/model';
+import { Conformance } from '@zone-api/spec/model';
 import fc from 'fast-check';
-import { Conformance } from '../conformance.js';
 import { type Comparison, compare, type Divergence, exercises, type ListedDivergence, matches } from './compare.js';
 import type { NormaliseContext } from './normalise.js';
 import { EXTRA_ROUTES, type Played, play, type Target } from './play.js';

@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import type { Conformance } from '../conformance.js';
+import type { Conformance } from '@zone-api/spec/model';
 import { type NormaliseContext, normalise, normaliseText, shape } from './normalise.js';
 import { PORT_SLOTS, type Step, type StepBody, TARGET_PORT, WWW_PORT } from './steps.js';
 
