@@ -28,11 +28,21 @@ export interface ZoneFixture {
   ips?: string[] | number;
   /** gIPs (from the pool's `gips`). */
   gips?: string[];
+  /**
+   * The residential or mobile peers it exits through: how many of the seed's unassigned peers to give
+   * it, or their IPs. Default for a new residential Zone: 2 (when the seed has them free, as
+   * `seed.empty()` does), so that traffic through it is answered rather than refused with
+   * `502 No peer of Zone …`; `0` for none.
+   */
+  peers?: number | string[];
   price_per_gb?: number;
 }
 
 /** A proxy port of the manager (the spec's `ProxyPort`, its `port` required), its Zone one the seed has. */
 export type PortFixture<Z extends string> = Omit<ProxyPortConfig, 'zone'> & { zone?: Z };
+
+/** Peers a new residential Zone gets when the fixture names none: enough to carry traffic and show rotation. */
+const DEFAULT_PEERS = 2;
 
 /** A stable password for a Zone the fixture names without one. */
 const passwordOf = (customer: string, zone: string) => `z${createHash('sha256').update(`${customer}/${zone}`).digest('hex').slice(0, 11)}`;
@@ -70,7 +80,7 @@ export class SeedBuilder<Z extends string = DefaultZone> {
   zone<N extends string>(name: N, fixture: ZoneFixture = {}): SeedBuilder<Z | N> {
     const zones = this.data.account.zones;
     const old = zones.find((z) => z.name === name);
-    const { plan, ips, ...rest } = fixture;
+    const { plan, ips, peers, ...rest } = fixture;
     const zone: ZoneState = old ?? {
       name,
       passwords: [passwordOf(this.data.account.customer, name)],
@@ -92,11 +102,33 @@ export class SeedBuilder<Z extends string = DefaultZone> {
     // The price follows the Zone's plan unless the fixture names one.
     if (rest.price_per_gb === undefined) zone.price_per_gb = pricePerGb(zone.plans.at(-1));
     if (ips !== undefined) zone.ips = typeof ips === 'number' ? this.freeIps(name, ips, zone) : [...ips];
+    if (peers !== undefined) this.givePeers(name, peers);
+    else if (!old && zone.plans.at(-1)?.type === 'resident') this.givePeers(name, Math.min(DEFAULT_PEERS, this.unassignedPeers().length));
     if (!old) zones.push(zone);
     // The manager's default Zone: the first Zone of an account that had none.
     const settings = this.data.manager.settings;
     if (!zones.some((z) => z.name === settings.zone)) Object.assign(settings, { zone: name, password: zone.passwords[0] });
     return this as SeedBuilder<Z | N>;
+  }
+
+  private unassignedPeers() {
+    return this.data.peers.filter((p) => p.zone === undefined);
+  }
+
+  /** Assigns peers to a Zone: `count` of the unassigned ones, or those of the IPs given. */
+  private givePeers(name: string, peers: number | string[]): void {
+    if (typeof peers === 'number') {
+      const free = this.unassignedPeers();
+      if (free.length < peers)
+        throw new RangeError(`seed().zone(${JSON.stringify(name)}): peers: the seed has ${free.length} unassigned peers, not ${peers}`);
+      for (const p of free.slice(0, peers)) p.zone = name;
+      return;
+    }
+    for (const ip of peers) {
+      const peer = this.data.peers.find((p) => p.ip === ip);
+      if (!peer) throw new RangeError(`seed().zone(${JSON.stringify(name)}): peers: ${ip} is not a peer of the seed`);
+      peer.zone = name;
+    }
   }
 
   /** `count` IPs of the pool no other Zone holds (shared ones for a shared plan). */

@@ -39,6 +39,40 @@ describe('the seed builder', () => {
     }
   }, 60_000); // a first start with traffic in this worker (bundles, validators, the CA) on a loaded machine
 
+  it("a residential Zone of seed.empty() (the testing guide's ci_zone) carries traffic: it has peers, not 502 No peer", async () => {
+    const target = createServer((req, res) => res.end(`hello ${req.url}`));
+    const targetPort = await listenOnLoopback(target);
+    const fixture = seed
+      .empty()
+      .zone('ci_zone', { plan: { type: 'resident', ips_type: 'shared', bandwidth: 'payperusage' } })
+      .zone('two_peers', { peers: ['198.18.3.10', '198.18.3.11'] })
+      .zone('no_peers', { peers: 0 })
+      .port({ port: 24030, zone: 'ci_zone' })
+      .port({ port: 24031, zone: 'two_peers' })
+      .port({ port: 24032, zone: 'no_peers' });
+    const data = fixture.build();
+    const peersOf = (zone: string) => data.peers.filter((p) => p.zone === zone).map((p) => p.ip);
+    expect(peersOf('ci_zone')).toHaveLength(2);
+    expect(peersOf('two_peers')).toEqual(['198.18.3.10', '198.18.3.11']);
+    expect(peersOf('no_peers')).toEqual([]);
+    const s = await startSandbox({ seed: fixture, networkPort: 0, proxyPorts: true });
+    try {
+      for (const port of ['24030', '24031']) {
+        const through = await viaProxy(`http://127.0.0.1:${s.ports.proxy[port]}`, `http://127.0.0.1:${targetPort}/${port}`);
+        expect(through, port).toMatchObject({ status: 200, text: `hello /${port}` });
+      }
+      // The harness: a Zone given no peers is refused as before, so the 200s above are the peers' doing.
+      const refused = await viaProxy(`http://127.0.0.1:${s.ports.proxy['24032']}`, `http://127.0.0.1:${targetPort}/none`);
+      expect(refused.status).toBe(502);
+      expect(JSON.stringify(refused.headers)).toMatch(/No peer of Zone no_peers/);
+    } finally {
+      await s.close();
+      target.close();
+    }
+    expect(() => seed.empty().zone('greedy', { peers: 1000 })).toThrow(/peers: the seed has 24 unassigned peers, not 1000/);
+    expect(() => seed.empty().zone('bad', { peers: ['203.0.113.1'] })).toThrow(/203\.0\.113\.1 is not a peer of the seed/);
+  }, 60_000);
+
   it('renameZone renames a Zone everywhere the seed names it, so the seed still starts', async () => {
     const data = seed().renameZone('static_zone', 'static_ci').build();
     expect(data.account.zones.map((z) => z.name)).toContain('static_ci');
