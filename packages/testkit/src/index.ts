@@ -41,8 +41,13 @@ export interface Running {
   output(): string;
 }
 
-/** Spawns a command and waits for a line matching `ready`; fails with its output if it exits or stalls. */
-export function spawnUntil(cmd: string, args: string[], ready: RegExp, url: string, timeoutMs = 60_000): Promise<Running> {
+/**
+ * Spawns a command and waits for a line matching `ready`; fails with its output if it exits or stalls.
+ * The bound is for a stall, not a start: on a 2-core machine at a load of 20, the four Prisms of the
+ * contract projects' global setups took over 60 s to start together (and a failed global setup ends
+ * the whole run), and one that is ready ends the wait at once.
+ */
+export function spawnUntil(cmd: string, args: string[], ready: RegExp, url: string, timeoutMs = 240_000): Promise<Running> {
   return new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(cmd, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
