@@ -1,5 +1,6 @@
 // A sandbox (network, listening ports, a HAR log of 1,000 long URLs) in a process of its own, for the
 // hostile part of the bench: it reports its event loop's longest delay, its RSS, and how long close() takes.
+import { readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { defaultSeed, startSandbox } from '../dist/index.js';
@@ -75,6 +76,16 @@ process.on('message', async (m) => {
   else if (m === 'cpu') {
     const u = process.cpuUsage();
     process.send({ cpu: (u.user + u.system) / 1000 });
+  } else if (m === 'port') {
+    // A port of its own for a row (port 0: a free one).
+    const r = await fetch(`${sandbox.managerUrl}/api/proxies`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ proxy: { port: 0, zone: 'res_zone' } }),
+    });
+    process.send({ port: (await r.json()).data.port });
+  } else if (m === 'fds') {
+    process.send({ fds: readdirSync('/proc/self/fd').length });
   } else if (m === 'rss') {
     globalThis.gc?.();
     process.send({ rss: process.memoryUsage().rss });

@@ -14,6 +14,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { clientRows } from './hostile-clients.mjs';
 
 const MB = 1024 * 1024;
 const auth = `Basic ${Buffer.from('lum-customer-hl_1a2b3c4d-zone-res_zone:r3s1d3nt9x7w').toString('base64')}`;
@@ -274,6 +275,12 @@ export async function hostilePart() {
       rows.at(-1)[3] += `; its log +${after.entries - before.entries} entries (one a request at most)`;
     }
 
+    // Issue 39's rows (each also runnable alone: --only NAME).
+    for (const row of Object.values(clientRows)) {
+      await t.ask('reset', 'reset');
+      rows.push(await row(t));
+    }
+
     // close() after the fault sequence: a latency fault its client gave up on, one still waited for, a drop, keep-alive.
     await t.ask('faults', 'armed');
     const gaveUp = httpRequest(`${t.accountUrl}/api/status`, { agent: false, headers: { authorization: 'Bearer sandbox-token-0001' } });
@@ -382,5 +389,25 @@ async function dataSandbox(ports) {
   };
 }
 
-// Run directly (`node bench/hostile.mjs`), not only through bench.mjs; the URL form escapes a space in the path.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await hostilePart();
+/** One row of `clientRows` alone, in a hostile target of its own (`--only NAME`). */
+async function onlyRow(name) {
+  const row = clientRows[name];
+  if (!row) throw new Error(`no row ${name}: one of ${Object.keys(clientRows).join(', ')}`);
+  const t = await startTarget();
+  try {
+    const [label, reading, ok, detail] = await row(t);
+    const load = loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ');
+    console.log(`${label}: ${reading} ${ok} (${detail}); load average ${load} on ${cpus().length} cores`);
+  } finally {
+    t.stop();
+  }
+}
+
+// Run directly (`node bench/hostile.mjs`, or one row: `--only NAME`), not only through bench.mjs; the URL form escapes a space in the path.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const only = process.argv.indexOf('--only');
+  if (only > 0) await onlyRow(process.argv[only + 1]);
+  else await hostilePart();
+}

@@ -16,6 +16,7 @@ import {
   queryValidator,
   readBody,
 } from './bodies.js';
+import { boundRequestTimes, capConnections } from './connections.js';
 import { type FaultRegistry, runFault } from './faults.js';
 import { jsonAnswer, PIECE, weighsMore } from './json-pieces.js';
 import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
@@ -144,6 +145,10 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     // bound on the request line (16 kB) still holds.
     routerOptions: { maxParamLength: 16 * 1024 },
   });
+
+  // Heads, bodies and connections bounded (router/connections.ts): before any other handler of a connection.
+  boundRequestTimes(app.server, true);
+  capConnections(app.server);
 
   const realBodies = options.realBodies === true && !strict;
   addBodyParsers(app, realBodies);

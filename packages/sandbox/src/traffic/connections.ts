@@ -51,6 +51,7 @@ export function acceptConnections(server: TunnelServer, cfgOf: () => ProxyPortCo
     if (idle === undefined) {
       // Reset once the client has sent its request, as the worker's end resets it (read ECONNRESET).
       socket.once('data', () => socket.resetAndDestroy());
+      socket.once('end', () => socket.destroy());
       socket.once('error', () => undefined);
       return;
     }

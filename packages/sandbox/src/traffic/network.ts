@@ -7,6 +7,7 @@ import { ipInList } from '../domain/net.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
+import { boundRequestTimes, capConnections } from '../router/connections.js';
 import { headerBrand, NETWORK_REALM } from '../shared/brand.js';
 import { counted, PREREAD, StreamedBody } from './body.js';
 import type { SandboxCa } from './ca.js';
@@ -335,8 +336,10 @@ export async function startNetwork(o: NetworkOptions): Promise<ProxyNetwork> {
     prepareRequestFunction: prepare,
     authRealm: NETWORK_REALM,
   });
+  boundRequestTimes(server.server);
   await server.listen();
   const endTls = acceptTls(server, o.ca, o.host);
+  capConnections(server.server);
   const port = server.port;
   return {
     port,

@@ -5,6 +5,7 @@ import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { listenHost, loopbackFor } from '../host/free-ports.js';
+import { boundRequestTimes, capConnections } from '../router/connections.js';
 import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../shared/brand.js';
 import type { SandboxCa } from './ca.js';
 import { acceptConnections, closedForInactivity } from './connections.js';
@@ -82,6 +83,7 @@ export class PortTraffic {
       authRealm: PORT_REALM,
       prepareRequestFunction: (opts) => this.prepare(port, opts),
     });
+    boundRequestTimes(server.server);
     if (own !== cfg.port) {
       const bound = await server.listen().then(
         () => true,
@@ -96,6 +98,7 @@ export class PortTraffic {
       () => this.o.store.ports.get(port),
       () => void this.close(port),
     );
+    capConnections(server.server);
     return port;
   }
 

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
+import { HEADERS_MS } from '../router/connections.js';
 import type { SandboxCa } from './ca.js';
 import type { TunnelServer } from './tunnel.js';
 
@@ -34,6 +35,7 @@ export function acceptTls(server: TunnelServer, ca: () => Promise<SandboxCa>, ho
     tls ??= ca().then((authority) => {
       const t = createTlsServer({
         ...authority.pemFor(host),
+        handshakeTimeout: HEADERS_MS,
         SNICallback: (name, done) => done(null, authority.contextFor(name)),
       });
       t.on('secureConnection', (socket: TLSSocket) => handOn(socket));
@@ -47,9 +49,19 @@ export function acceptTls(server: TunnelServer, ca: () => Promise<SandboxCa>, ho
   const untracked = new Set<Socket>();
   http.on('connection', (socket: Socket) => {
     untracked.add(socket);
-    socket.once('close', () => untracked.delete(socket));
+    // Until its first byte: a peer that ends is ended (the HTTP server, which would, has not got it yet),
+    // and one that sends nothing for as long as a head may take is let go of.
+    const quiet = setTimeout(() => socket.destroy(), HEADERS_MS).unref();
+    const ended = () => socket.destroy();
+    socket.once('end', ended);
+    socket.once('close', () => {
+      clearTimeout(quiet);
+      untracked.delete(socket);
+    });
     socket.once('error', () => socket.destroy());
     socket.once('data', (first: Buffer) => {
+      clearTimeout(quiet);
+      socket.removeListener('end', ended);
       socket.pause();
       socket.unshift(first);
       if (first[0] !== TLS_HANDSHAKE) {

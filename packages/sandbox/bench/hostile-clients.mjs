@@ -1,0 +1,128 @@
+// Rows of the hostile part of the bench for issue 39 (connections, rules, loops, TLS), each runnable alone:
+// `node bench/hostile.mjs --only <name>` (the machine is shared: one row at a time costs less than the part).
+// Each takes the hostile target (hostile-target.mjs) and returns its row: label, reading, ok/OVER, detail.
+import { connect } from 'node:net';
+
+const MB = 1024 * 1024;
+
+/** Polls `ask` every 100 ms until `ok(value)` or `ms` passed: the value and the time it took. */
+async function until(ask, ok, ms) {
+  const started = performance.now();
+  let value = await ask();
+  while (!ok(value) && performance.now() - started < ms) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = await ask();
+  }
+  return { value, ms: performance.now() - started };
+}
+
+/** `n` connections to loopback `port`, resolved once each is connected. */
+const connections = (port, n) =>
+  Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise((resolve, reject) => {
+          const s = connect(port, '127.0.0.1', () => resolve(s));
+          s.once('error', reject);
+        }),
+    ),
+  );
+
+export const clientRows = {
+  /** 300 connections to the network's port that close before their first byte: the sandbox's fds back to their start. */
+  async 'early-close'(t) {
+    const port = Number(new URL(t.networkUrl).port);
+    const fds0 = await t.ask('fds', 'fds');
+    for (let round = 0; round < 3; round++) {
+      const sockets = await connections(port, 100);
+      for (const s of sockets) {
+        s.on('error', () => undefined);
+        s.end();
+      }
+    }
+    const after = await until(
+      () => t.ask('fds', 'fds'),
+      (n) => n <= fds0 + 2,
+      20_000,
+    );
+    const left = after.value - fds0;
+    return [
+      '300 connections to the network closed before their first byte',
+      `+${left} fds`,
+      left <= 2 ? 'ok' : 'OVER',
+      `back in ${after.ms.toFixed(0)} ms (target: fds back to their start)`,
+    ];
+  },
+  /** 50 manager bodies of 1.9 MB each, then stalled: how long the sandbox holds them, and their memory meanwhile. */
+  async 'slow-bodies'(t) {
+    const port = Number(new URL(t.managerUrl).port);
+    const rss0 = await t.ask('rss', 'rss');
+    const sockets = await connections(port, 50);
+    const started = performance.now();
+    const closed = sockets.map(
+      (s) =>
+        new Promise((resolve) => {
+          s.on('error', () => undefined);
+          // Read, so that the sandbox's end is seen (a socket never read never learns of it).
+          s.resume();
+          s.once('close', () => resolve(performance.now() - started));
+        }),
+    );
+    const body = Buffer.alloc(1.9 * MB, 120);
+    await Promise.all(
+      sockets.map(
+        (s) =>
+          new Promise((resolve) => {
+            s.write('POST /api/proxies HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n');
+            s.write(body, resolve);
+          }),
+      ),
+    );
+    const rssHeld = await t.ask('rss', 'rss');
+    // Bounded: a sandbox that holds them longer than 120 s is read as holding them 120 s.
+    const timer = setTimeout(() => {
+      for (const s of sockets) s.destroy();
+    }, 120_000);
+    const held = Math.max(...(await Promise.all(closed)));
+    clearTimeout(timer);
+    const rssAfter = await t.ask('rss', 'rss');
+    return [
+      '50 manager bodies of 1.9 MB, then stalled',
+      `${(held / 1000).toFixed(1)} s`,
+      held < 60_000 ? 'ok' : 'OVER',
+      `held that long; RSS +${((rssHeld - rss0) / MB).toFixed(0)} MB while held, +${((rssAfter - rss0) / MB).toFixed(0)} MB after (target: let go of within a minute)`,
+    ];
+  },
+  /** 20 connections to a port dripping 1 KB every 5 s of a body: how long the sandbox holds them. */
+  async drip(t) {
+    const port = await t.ask('port', 'port');
+    const sockets = await connections(port, 20);
+    const started = performance.now();
+    const closed = sockets.map(
+      (s) =>
+        new Promise((resolve) => {
+          s.on('error', () => undefined);
+          // Read, so that the sandbox's end is seen (a socket never read never learns of it).
+          s.resume();
+          s.once('close', () => resolve(performance.now() - started));
+        }),
+    );
+    for (const s of sockets) s.write('POST http://127.0.0.1:9/upload HTTP/1.1\r\nHost: 127.0.0.1:9\r\nContent-Length: 1000000\r\n\r\n');
+    const drip = setInterval(() => {
+      for (const s of sockets) if (!s.destroyed) s.write(Buffer.alloc(1024, 120));
+    }, 5_000);
+    const timer = setTimeout(() => {
+      for (const s of sockets) s.destroy();
+    }, 120_000);
+    const held = Math.max(...(await Promise.all(closed)));
+    clearInterval(drip);
+    clearTimeout(timer);
+    return [
+      '20 bodies through a port, 1 KB every 5 s',
+      `${(held / 1000).toFixed(1)} s`,
+      held < 60_000 ? 'ok' : 'OVER',
+      'held that long (target: within a minute)',
+    ];
+  },
+};
