@@ -1,4 +1,5 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export function ipv4ToInt(ip: string): number {
   return ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
@@ -74,6 +75,46 @@ export function ipInList(ip: string, list: readonly string[]): boolean {
   return false;
 }
 
-export function isLoopback(ip: string): boolean {
-  return ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
+/**
+ * The address `host` names when it is an IP address in any spelling a connection would take for one
+ * (`127.1`, `0x7f.1`, `2130706433`, `0177.0.0.1`, bracketed IPv6, a trailing dot): the same parse as
+ * the system's resolver gives such text (inet_aton's one to four parts, each decimal, octal or hex).
+ * Undefined for a name.
+ */
+export function addressOf(host: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const text = host
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.+$/, '');
+  if (!ipaddr.isValid(text)) return undefined;
+  try {
+    return ipaddr.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `host` is an address that reaches this machine's loopback, however it is spelt: 127.0.0.0/8
+ * and ::1, "this host" (0.0.0.0/8 and ::, which a connection takes to loopback), and those inside IPv6
+ * (IPv4-mapped `::ffff:127.0.0.1` in either form, the old IPv4-compatible `::127.0.0.1`). The one
+ * decision of loopback for egress, lookups and client addresses. A name (`localhost` too) is not an
+ * address: what it resolves to is checked where it resolves.
+ */
+export function isLoopback(host: string): boolean {
+  const range = plainAddress(host)?.range();
+  return range === 'loopback' || range === 'unspecified';
+}
+
+/**
+ * The address `host` names (addressOf), an IPv4 address carried in IPv6 (mapped, or the old
+ * IPv4-compatible form) as that IPv4 address, in its usual text: undefined for a name.
+ */
+export function plainAddress(host: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const address = addressOf(host);
+  if (address?.kind() !== 'ipv6') return address;
+  const v6 = address as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
+  if (v6.parts.slice(0, 6).every((p) => p === 0) && (v6.parts[6] as number) !== 0) return ipaddr.fromByteArray(v6.toByteArray().slice(12));
+  return v6;
 }

@@ -1,12 +1,12 @@
 import { isIP } from 'node:net';
-import { ipInList, isLoopback } from '../domain/net.js';
+import { ipInList, isLoopback, plainAddress } from '../domain/net.js';
 
 // Where traffic may go: the egress rules of the network and the ports (`--egress-allow`).
 
 /** Whether traffic may go to `host`: loopback always, anything else only when `--egress-allow` names it. */
 export function egressAllowed(host: string, allow: readonly string[]): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || (isIP(h) && isLoopback(h))) return true;
+  if (h === 'localhost' || isLoopback(h)) return true;
   for (const entry of allow) {
     if (entry === '*' || entry.toLowerCase() === h) return true;
     if (entry.startsWith('.') && h.endsWith(entry.toLowerCase())) return true;
@@ -26,9 +26,14 @@ export function egressAllowed(host: string, allow: readonly string[]): boolean {
  * when `--egress-allow` names loopback (`loopback`, `localhost`, a loopback address or range).
  */
 export function loopbackRefused(host: string, clientIp: string, allow: readonly string[]): boolean {
-  if (isIP(clientIp) && isLoopback(clientIp)) return false;
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (!(h === 'localhost' || h.endsWith('.localhost') || (isIP(h) && isLoopback(h)))) return false;
+  if (isLoopback(clientIp)) return false;
+  const bare = host
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '')
+    .toLowerCase();
+  // An address in its usual text, so that --egress-allow's `127.0.0.1` names `2130706433` too.
+  const h = plainAddress(bare)?.toString() ?? bare;
+  if (!(h === 'localhost' || h.endsWith('.localhost') || isLoopback(h))) return false;
   const named = allow.filter((e) => e !== '*').map((e) => e.toLowerCase());
   return !(
     named.includes('loopback') ||

@@ -78,6 +78,30 @@ try {
   out.localPortName = await send('127.0.0.1', '127.0.0.1', 26900, named, 'GET', false);
   out.remotePortName = await send(REMOTE, REMOTE, 26900, named, 'GET', false);
   out.remotePortConnectName = await send(REMOTE, REMOTE, 26900, namedAuthority, 'CONNECT', false);
+  // Other spellings of this machine's loopback (and of "this machine", 0.0.0.0 and ::): with --egress-allow '*'
+  // they once passed as any other address, by the network (plain and CONNECT) and by a port.
+  out.spellings = {};
+  const targetPort = new URL(targetUrl).port;
+  for (const host of [
+    '0.0.0.0',
+    '[::]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    '[0:0:0:0:0:ffff:7f00:1]',
+    '2130706433',
+    '0x7f.1',
+    '127.1',
+    '0177.0.0.1',
+    'localhost.',
+    '127.0.0.1.',
+  ]) {
+    const url = `http://${host}:${targetPort}/secret`;
+    out.spellings[host] = {
+      network: (await send(REMOTE, REMOTE, network, url)).status,
+      connect: (await send(REMOTE, REMOTE, network, `${host}:${targetPort}`, 'CONNECT')).status,
+      port: (await send(REMOTE, REMOTE, 26900, url, 'GET', false)).status,
+    };
+  }
 } finally {
   await sandbox.close();
   target.close();

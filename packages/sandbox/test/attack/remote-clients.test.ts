@@ -70,7 +70,7 @@ type Played = Record<
   | 'remotePortName'
   | 'remotePortConnectName',
   Got
-> & { created: number };
+> & { created: number; spellings: Record<string, { network: number; connect: number; port: number }> };
 async function play(egressAllow = ''): Promise<Played> {
   const out = await inNamespace([process.execPath, child], { EGRESS_ALLOW: egressAllow });
   return JSON.parse(out.trim().split('\n').at(-1) as string);
@@ -113,6 +113,14 @@ describe('a sandbox on 0.0.0.0 and a client from beyond loopback', () => {
     const open = await play(`${NAME},loopback`);
     expect(open.remoteNetworkName.status, open.remoteNetworkName.text).toBe(200);
     expect(open.remotePortName.status, open.remotePortName.text).toBe(200);
+  }, 120_000);
+
+  it("with --egress-allow '*': every other spelling of loopback, 0.0.0.0 and :: is refused as loopback is (network, CONNECT, port)", async () => {
+    needNamespaces();
+    const r = await play('*');
+    expect(Object.keys(r.spellings).length).toBe(11);
+    const refused = { network: 403, connect: 403, port: 403 };
+    expect(r.spellings).toEqual(Object.fromEntries(Object.keys(r.spellings).map((host) => [host, refused])));
   }, 120_000);
 
   it('reaches them once --egress-allow names loopback', async () => {
