@@ -25,7 +25,7 @@ import {
 } from '../router/spec.js';
 import { REAL_MANAGER_BRAND } from '../shared/brand.js';
 import { accountHandle, clockOf } from '../tenancy/account-handle.js';
-import { Accounts } from '../tenancy/accounts.js';
+import { Accounts, OWN_MANAGERS_LIMIT } from '../tenancy/accounts.js';
 import { type OwnManager, startOwnManager } from '../tenancy/own-manager.js';
 import { type PortTraffic, startTraffic } from '../traffic/index.js';
 import { bundleOf, credentialsOf, readSeed } from './boot.js';
@@ -206,9 +206,16 @@ async function startLocked(
 
   /** Created accounts' own managers (createAccount(seed, { manager: true })), by customer. */
   const ownManagers = new Map<string, OwnManager>();
+  /** Own managers being started (counted against OWN_MANAGERS_LIMIT with those running). */
+  let startingManagers = 0;
   const createAccount = async (accountSeed?: AccountSeed, opts: CreateAccountOptions = {}): Promise<SandboxAccount> => {
+    if (opts.manager && ownManagers.size + startingManagers >= OWN_MANAGERS_LIMIT)
+      throw new Error(
+        `createAccount: the sandbox runs ${OWN_MANAGERS_LIMIT} managers of created accounts, as many as it runs; remove an account that has one, or create this one without { manager: true }`,
+      );
     const entry = accounts.create(accountSeed);
     if (opts.manager) {
+      startingManagers++;
       try {
         ownManagers.set(
           entry.customer,
@@ -225,6 +232,8 @@ async function startLocked(
       } catch (err) {
         accounts.remove(entry.customer);
         throw err;
+      } finally {
+        startingManagers--;
       }
     }
     return accountHandle(entry, {
