@@ -1772,7 +1772,7 @@ export interface components {
              */
             ms?: number;
             /** @description The ports to ban on. The real manager bans on no port when it is omitted (observed; lib/manager.js 605-611). */
-            ports?: number[];
+            ports?: (number | string)[];
         };
         /**
          * @description Body of `POST /api/banip`: ban on all ports. The documentation gives `ip`, `domain` and `ms`; the real

@@ -36,8 +36,12 @@ import { savingTo, startingState } from './saving.js';
 export const DEFAULT_ACCOUNT_PORT = 8787;
 export const DEFAULT_MANAGER_PORT = 22999;
 export const DEFAULT_HOST = '127.0.0.1';
-/** Sent with every manager `/api` response, as the real manager does (the date is the sandbox's choice). */
-export const MANAGER_SUNSET = 'Thu, 31 Dec 2026 23:59:59 GMT';
+/**
+ * Sent with every manager `/api` response, as the real manager 1.570.247 sends it: the last second of
+ * 1 November 2023 in its own date format, not an HTTP-date (lib/mixins/web_api.js 172-173
+ * `sunset('11-01-2023')`, lib/middleware.js 96-99).
+ */
+export const MANAGER_SUNSET = '01-Nov-23 23:59:59';
 
 /** Starts both APIs on loopback. See the package README for the control endpoints under `/__sandbox/`. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -190,6 +194,8 @@ async function startLocked(
       aliases: (op) => (op.brandPrefix ? [op.url.replace(`/${op.brandPrefix}_`, `/${REAL_MANAGER_BRAND}_`)] : []),
       // Bodies as the real manager's express server reads them (form bodies too; router/bodies.ts), unless strict.
       realBodies: true,
+      // Paths matched as its express router matches them (any case, a trailing slash or none), unless strict.
+      realPaths: true,
       // The real manager sends every text body as text/html (observed), declared or not.
       textMedia: 'text/html',
       // The real manager's body limit (its api_body_limit, 2 MB by default): a sandbox stricter than it breaks clients.

@@ -95,8 +95,9 @@ export function banningHandlers(c: ManagerContext) {
 
     banIpAllPorts: (ctx) => {
       const b = ctx.body ?? {};
-      // Only the ports named, and only those that exist; none named, none banned (manager.js 605-611).
-      const named = Array.isArray(b.ports) ? b.ports.map(Number) : [];
+      // Only the ports named, and only those that exist; none named, none banned; a port named as text
+      // names none (manager.js 605-611: `ports.includes(p.opt.port)`, a number).
+      const named: unknown[] = Array.isArray(b.ports) ? b.ports : [];
       const ports = [...store.ports.keys()].filter((p) => named.includes(p));
       if (Array.isArray(b.ips)) {
         // A list is banned as given, unchecked (web_api.js 451-454).

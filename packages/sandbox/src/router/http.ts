@@ -82,6 +82,12 @@ export interface ApiOptions<A> {
    * media types as none, malformed JSON a 500.
    */
   realBodies?: boolean;
+  /**
+   * Match paths as the real local proxy manager's express router does, unless `strict`: without regard to
+   * case, with or without a trailing slash (express's defaults, `caseSensitive` and `strict` off; observed
+   * on 1.570.247: `GET /API/VERSION` and `GET /api/proxies/` are answered as their operations).
+   */
+  realPaths?: boolean;
   /** Extra routes outside the spec (the control endpoints). */
   extraRoutes?: (app: FastifyInstance) => void;
   /** Whether to answer a request with this `Host` header (DNS rebinding); refused with 421 otherwise. */
@@ -143,7 +149,10 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     // A path parameter of any length reaches its operation, which answers it as declared (a 400 naming
     // the parameter, a 404): fastify's own bound (100 characters) answered an undeclared 414. Node's
     // bound on the request line (16 kB) still holds.
-    routerOptions: { maxParamLength: 16 * 1024 },
+    routerOptions: {
+      maxParamLength: 16 * 1024,
+      ...(options.realPaths === true && !strict ? { caseSensitive: false, ignoreTrailingSlash: true } : {}),
+    },
   });
 
   // Heads, bodies and connections bounded (router/connections.ts): before any other handler of a connection.
@@ -151,6 +160,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   capConnections(app.server);
 
   const realBodies = options.realBodies === true && !strict;
+  const realPaths = options.realPaths === true && !strict;
   addBodyParsers(app, realBodies);
 
   // The route schemas below point into the bundle and their validators are compiled once per bundle
@@ -175,7 +185,8 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   if (options.headers) {
     const extra = options.headers;
     app.addHook('onRequest', (req, reply, done) => {
-      if (req.url.startsWith('/api')) reply.headers(extra);
+      // Under `/api` in the case the router matches (any case with realPaths, as the real manager's mount).
+      if (realPaths ? /^\/api/i.test(req.url) : req.url.startsWith('/api')) reply.headers(extra);
       done();
     });
   }
