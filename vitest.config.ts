@@ -37,7 +37,15 @@ export default defineConfig({
       // The spec package's own tests, then its slow suites in folders of their own.
       { extends: true, test: { name: 'spec', include: ['packages/spec/test/*.test.ts'] } },
       { extends: true, test: { name: 'client-core', include: ['packages/client-core/test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'probe', include: ['packages/probe/test/**/*.test.ts'] } },
+      // The probe's own tests; its run against the real manager is in the real-manager project.
+      {
+        extends: true,
+        test: {
+          name: 'probe',
+          include: ['packages/probe/test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'packages/probe/test/real-manager/**'],
+        },
+      },
       { extends: true, test: { name: 'testkit', include: ['packages/testkit/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'account-client', include: ['packages/account-client/test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'manager-client', include: ['packages/manager-client/test/unit/**/*.test.ts'] } },
@@ -92,7 +100,7 @@ export default defineConfig({
               // One file at a time: each starts the real manager, whose own ports are fixed numbers.
               test: {
                 name: 'real-manager',
-                include: ['packages/sandbox/test/real-manager/**/*.test.ts'],
+                include: ['packages/sandbox/test/real-manager/**/*.test.ts', 'packages/probe/test/real-manager/**/*.test.ts'],
                 testTimeout: 60_000,
                 fileParallelism: false,
                 // The real manager writes a log entry, its statistics and a worker's bans a moment after it

@@ -38,6 +38,9 @@ export interface ManagerClientOptions extends Omit<CoreClientOptions, 'baseUrl'>
   brand?: string;
 }
 
+/** The brand word of the user paths the real local proxy manager serves (`/api/lpm_users`): the `brand` option's default. */
+export const DEFAULT_BRAND = 'lpm';
+
 /** The manager client: one documented method per operation (hover one for its docs), `paginate`, and openapi-fetch's own methods. */
 export type ManagerClient = TypedClient<paths, typeof operations, DocumentedMethods<OperationMethods<paths, typeof operations>>>;
 
@@ -50,7 +53,7 @@ export type ManagerClient = TypedClient<paths, typeof operations, DocumentedMeth
  * network failures throw `ZoneApiError`, never with the token in the message.
  */
 export function createManagerClient(options: ManagerClientOptions = {}): ManagerClient {
-  const { token, baseUrl = DEFAULT_MANAGER_URL, brand = 'lpm', ...core } = options;
+  const { token, baseUrl = DEFAULT_MANAGER_URL, brand = DEFAULT_BRAND, ...core } = options;
   const headers = token ? { Authorization: token } : undefined;
   return createTypedClient<paths, typeof operations>({ ...core, baseUrl }, operations, {
     ...(headers ? { auth: (schemaPath: string) => (TOKEN_PATHS.includes(schemaPath) ? headers : undefined) } : {}),

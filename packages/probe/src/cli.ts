@@ -26,6 +26,8 @@ differs from what the local proxy manager 1.570.247 answers.
                        manager token (env ZONE_API_KEY)
   --param NAME=VALUE   a parameter's value in place of the spec's example (repeatable), e.g. zone=my_zone
   --only ID,ID         only these operations (operationIds)
+  --brand WORD         the brand word of the manager's user paths (/api/WORD_users; default lpm, the
+                       real manager's; pm for a mock of the spec)
   --allow-writes       also call operations that change state or cost money (creates, deletes, refreshes)
   --max-per-minute N   at most N requests a minute (default: half the documented limit of limited
                        trial accounts; never at or above it)
@@ -95,6 +97,7 @@ async function main(): Promise<void> {
       ...(customer ? { customer } : {}),
       ...(basic ? { basic: { user: basic.slice(0, colon), password: basic.slice(colon + 1) } } : {}),
       params,
+      ...(values.brand ? { brand: values.brand } : {}),
       ...(values.only ? { only: values.only.split(',').map((s) => s.trim()) } : {}),
       allowWrites: values['allow-writes'] === true,
       ...(maxPerMinute !== undefined ? { maxPerMinute } : {}),
@@ -130,6 +133,7 @@ function parse() {
       'api-key': { type: 'string' },
       param: { type: 'string', multiple: true },
       only: { type: 'string' },
+      brand: { type: 'string' },
       'allow-writes': { type: 'boolean' },
       'max-per-minute': { type: 'string' },
       'timeout-ms': { type: 'string' },

@@ -1,3 +1,4 @@
+import { DEFAULT_BRAND } from '@zone-api/manager-client';
 import {
   type ApiName,
   Conformance,
@@ -59,6 +60,11 @@ export interface ProbeOptions {
   apiKey?: string;
   /** The account id, sent where an operation takes `customer`. */
   customer?: string;
+  /**
+   * The brand word of paths whose prefix stands for the program's brand (`x-brand-prefix`: `/api/pm_users`);
+   * default for the manager: the real program's (`lpm`, the manager client's default). A mock of the spec serves `pm`.
+   */
+  brand?: string;
   /** Parameter values by name (`zone`, `port`, …), in place of the spec's examples. */
   params?: Record<string, string>;
   /** Only these operations (operationIds), of those the probe may call. */
@@ -117,7 +123,9 @@ type Built = { path: string; sent: string; init: RequestInit } | { skip: string 
 
 /** The request for one operation, or why it cannot be made. */
 function build(doc: OpenApiDoc, op: Operation, o: ProbeOptions): Built {
-  let path = op.path;
+  const prefix = op.facts.brandPrefix;
+  const brand = o.brand ?? (o.api === 'manager' ? DEFAULT_BRAND : undefined);
+  let path = prefix && brand ? op.path.replace(`/${prefix}_`, `/${brand}_`) : op.path;
   const query = new URLSearchParams();
   const headers = new Headers();
   for (const p of op.parameters) {

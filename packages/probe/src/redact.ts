@@ -11,7 +11,10 @@ import { isIP } from 'node:net';
 export type SecretKind = 'token' | 'password' | 'customer' | 'key' | 'credential' | 'ip';
 
 /** Fields of an answer whose values are secrets, whatever the operation. */
-const SECRET_FIELD = /pass(word)?s?$|passwd|secret|token|api_?key|^key$|_key$|auth|cookie|credential|customer/i;
+const SECRET_FIELD =
+  /pass(word)?s?$|passwd|secret|token|(api|access|private|zone)_?key|^auth(orization)?$|_auth$|cookie|credential|customer/i;
+/** Values of such fields that are words of the format, not secrets (`lpm_auth: none`, a status code 200). */
+const NOT_A_SECRET = /^(none|null|true|false|undefined|\d{1,3})$/i;
 /** The kind a secret field's value is reported as. */
 const kindOfField = (field: string): SecretKind =>
   /customer/i.test(field)
@@ -101,9 +104,9 @@ export class Redactor {
   /** The secrets of a JSON value: every value of a secret field (at any depth), and whatever its texts show. */
   learnJson(value: unknown, field = ''): void {
     if (typeof value === 'string') {
-      if (field && SECRET_FIELD.test(field)) this.add(value, kindOfField(field));
+      if (field && SECRET_FIELD.test(field) && !NOT_A_SECRET.test(value)) this.add(value, kindOfField(field));
       this.learnText(value);
-    } else if (typeof value === 'number' && field && SECRET_FIELD.test(field)) {
+    } else if (typeof value === 'number' && field && SECRET_FIELD.test(field) && !NOT_A_SECRET.test(String(value))) {
       this.add(String(value), kindOfField(field));
     } else if (Array.isArray(value)) {
       for (const v of value) this.learnJson(v, field);
