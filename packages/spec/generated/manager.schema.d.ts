@@ -2611,13 +2611,15 @@ export interface components {
             /** @description Any JSON value the interface adds (not documented). */
             context?: unknown;
         };
-        /** @description Mobile carriers a port can target (observed, `GET /api/all_carriers`). */
-        CarrierList: {
+        /** @description A mobile carrier a port can target (observed, `GET /api/all_carriers`). */
+        Carrier: {
             /** @description The carrier's id, as a port's `carrier` takes it. */
             value?: string;
             /** @description The carrier's name. */
             label?: string;
-        }[];
+        };
+        /** @description Mobile carriers a port can target (observed, `GET /api/all_carriers`). */
+        CarrierList: components["schemas"]["Carrier"][];
         /** @description The web interface's translations by language code, each an English text to its translation (observed, `GET /api/i18n`). */
         LanguageResources: {
             [key: string]: {

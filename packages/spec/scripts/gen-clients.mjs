@@ -129,11 +129,46 @@ const isBranchOfValues = (b) => b && typeof b === 'object' && ['$ref', 'type', '
 /** A component schema the generators make a class of: an object with properties, or a composition. */
 const isModel = (s) => !!s && typeof s === 'object' && (!!s.properties || Array.isArray(s.allOf));
 
+/** What makes a property's type in generated code (its constraints do not). */
+const TYPE_KEYS = ['type', 'format', 'items', '$ref', 'properties', 'additionalProperties', 'enum', 'nullable', 'oneOf', 'anyOf', 'allOf'];
+const typingOf = (p) => JSON.stringify(TYPE_KEYS.map((k) => p[k]));
+/** The first branch's property, with the constraints every branch shares (a value must pass all of them). */
+const sharedProperty = (typed) =>
+  Object.fromEntries(
+    Object.entries(typed[0]).filter(
+      ([k, v]) => TYPE_KEYS.includes(k) || k === 'description' || typed.every((t) => JSON.stringify(t[k]) === JSON.stringify(v)),
+    ),
+  );
+
+/**
+ * One model of the branches of a `oneOf`/`anyOf` that are all models: every property any branch
+ * declares, typed where each branch that can hold it types it alike, else untyped (a branch holds a
+ * property it does not declare only when it takes other members: `additionalProperties`); required
+ * where every branch requires it.
+ */
+function mergedModel(branches) {
+  const properties = {};
+  for (const name of new Set(branches.flatMap((b) => Object.keys(b.properties)))) {
+    const holders = branches.filter((b) => name in b.properties || (b.additionalProperties && b.additionalProperties !== false));
+    const typed = holders.map((b) => b.properties[name]);
+    const description = typed.find((t) => t?.description)?.description;
+    properties[name] = typed.every((t) => t !== undefined && typingOf(t) === typingOf(typed[0]))
+      ? structuredClone(sharedProperty(typed))
+      : { ...(description ? { description } : {}) };
+  }
+  const required = branches.map((b) => b.required ?? []).reduce((all, r) => all.filter((n) => r.includes(n)));
+  return { type: 'object', properties, ...(required.length ? { required } : {}) };
+}
+
 /**
  * The document the generators read: the 3.0.3 variant, shaped where 4.3.1 turns a valid schema into
  * broken code, with the same wire contract (what is sent and accepted is unchanged; only how the
  * generated code types it). Each rule is listed in packages/spec/README.md:
- * - a `oneOf`/`anyOf` of value types (`string | array`, `boolean | integer`, two models) becomes an
+ * - a `oneOf`/`anyOf` whose branches are all models (objects with properties) becomes one model of
+ *   their properties, each typed where the branches that can hold it agree, else untyped: 4.3.1 would
+ *   leave the value untyped, and Python hands over a dict (`list_proxies()` gave dicts, `p.port`
+ *   raised).
+ * - a `oneOf`/`anyOf` of other value types (`string | array`, `boolean | integer`) becomes an
  *   untyped schema: 4.3.1 names such a type `OneOf<types>` and never declares it (the Python models
  *   raise AttributeError, the Go package does not compile), or takes the first branch only. Untyped,
  *   Python hands over the JSON value as decoded and Go an `interface{}`. A `oneOf`/`anyOf` of
@@ -157,12 +192,25 @@ export function generatorInput(doc30, lang) {
   const doc = structuredClone(doc30);
   const schemas = doc.components?.schemas ?? {};
   const target = (ref) => (ref.startsWith('#/components/schemas/') ? schemas[ref.slice('#/components/schemas/'.length)] : undefined);
+  // Branches are read as written: shaping drops `additionalProperties: true`, which decides what a branch may hold.
+  const written = structuredClone(schemas);
+  const resolved = (b) =>
+    b && typeof b.$ref === 'string' && b.$ref.startsWith('#/components/schemas/')
+      ? written[b.$ref.slice('#/components/schemas/'.length)]
+      : b;
   const shapeSchema = (s, depth = 0) => {
     if (!s || typeof s !== 'object' || depth > 64) return s;
     if (Array.isArray(s)) return s.map((x) => shapeSchema(x, depth + 1));
     if (typeof s.$ref === 'string') {
       const t = target(s.$ref);
       return t && !isModel(t) ? shapeSchema(structuredClone(t), depth + 1) : s;
+    }
+    for (const key of ['oneOf', 'anyOf']) {
+      const branches = Array.isArray(s[key]) ? s[key].map(resolved) : [];
+      if (branches.length && branches.every((b) => b?.properties && !b.allOf)) {
+        delete s[key];
+        Object.assign(s, mergedModel(branches));
+      }
     }
     for (const key of ['oneOf', 'anyOf']) {
       if (!Array.isArray(s[key])) continue;

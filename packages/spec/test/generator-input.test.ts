@@ -42,6 +42,64 @@ describe('generator input', () => {
     expect(out.components.schemas.X.properties.ips).toEqual({ description: 'd' });
   });
 
+  it('makes an anyOf of models one model: a property typed where the branches agree, untyped where one takes anything', () => {
+    const out = generatorInput(
+      doc({
+        Documented: {
+          type: 'object',
+          required: ['port', 'ssl'],
+          properties: { port: { type: 'integer', description: 'the port' }, ssl: { type: 'boolean' }, name: { type: 'string' } },
+        },
+        AsGiven: { type: 'object', required: ['port'], properties: { port: { type: 'integer' } }, additionalProperties: true },
+        Closed: { type: 'object', properties: { port: { type: 'integer' }, only: { type: 'string' } }, additionalProperties: false },
+        X: { description: 'd', anyOf: [{ $ref: '#/components/schemas/Documented' }, { $ref: '#/components/schemas/AsGiven' }] },
+        Y: { oneOf: [{ $ref: '#/components/schemas/Documented' }, { $ref: '#/components/schemas/Closed' }] },
+      }),
+      'python',
+    );
+    expect(out.components.schemas.X).toEqual({
+      description: 'd',
+      type: 'object',
+      required: ['port'],
+      properties: { port: { type: 'integer', description: 'the port' }, ssl: {}, name: {} },
+    });
+    // A closed branch cannot hold what it does not declare: the other branch's type stands.
+    expect(out.components.schemas.Y.properties).toEqual({
+      port: { type: 'integer', description: 'the port' },
+      ssl: { type: 'boolean' },
+      name: { type: 'string' },
+      only: { type: 'string' },
+    });
+  });
+
+  it("every list of objects in a 2xx answer has items the generators make models of (the manager's listProxies too)", () => {
+    for (const api of ['account', 'manager'] as const) {
+      const shaped = generatorInput(load30(api), 'python');
+      const untyped: string[] = [];
+      for (const [path, item] of Object.entries<Json>(shaped.paths))
+        for (const [method, op] of Object.entries<Json>(item)) {
+          for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {
+            if (!status.startsWith('2')) continue;
+            let schema = res.content?.['application/json']?.schema;
+            if (schema?.$ref) schema = shaped.components.schemas[schema.$ref.split('/').pop()];
+            const items = schema?.type === 'array' ? schema.items : undefined;
+            if (!items) continue;
+            const target = items.$ref ? shaped.components.schemas[items.$ref.split('/').pop()] : items;
+            const original = load30(api);
+            const before = original.paths[path][method].responses[status].content['application/json'].schema;
+            const wasObject = JSON.stringify(before).includes('$ref') || items.type === 'object';
+            if (wasObject && !(items.$ref && (target?.properties || target?.allOf)) && items.type !== 'string' && items.type !== 'integer')
+              untyped.push(`${api} ${op.operationId}: ${JSON.stringify(items).slice(0, 80)}`);
+          }
+        }
+      expect(untyped).toEqual([]);
+    }
+    const manager = generatorInput(load30('manager'), 'python');
+    const stored = manager.components.schemas.StoredProxyPort;
+    expect(stored.properties.port).toMatchObject({ type: 'integer' });
+    expect(stored.type).toBe('object');
+  });
+
   it('drops a oneOf/anyOf of required lists alone, keeping the properties', () => {
     const X = { type: 'object', properties: { ip: { type: 'string' }, ips: { type: 'array', items: { type: 'string' } } } };
     const out = generatorInput(doc({ X: { ...X, anyOf: [{ required: ['ip'] }, { required: ['ips'] }] } }), 'go');

@@ -321,6 +321,24 @@ function expectEveryOperation(results: Result[], accepts: Accepts) {
   expect(wrong).toEqual([]);
 }
 
+describe('Python: typed answers are models', () => {
+  it("list_proxies() returns models whose fields read as attributes (p.port), as the README's users write", async () => {
+    ready();
+    const program = [
+      'import sys, zone_manager',
+      'api = zone_manager.ProxyPortsApi(zone_manager.ApiClient(zone_manager.Configuration(host=sys.argv[1])))',
+      'ports = api.list_proxies()',
+      'print(len(ports), sorted({type(p).__name__ for p in ports}), sorted(p.port for p in ports))',
+    ].join('\n');
+    const res = await runAsync(python(), ['-c', program, sandbox?.managerUrl ?? ''], userEnv());
+    expect(res.stderr).toBe('');
+    const seedPorts = (sandbox?.state().manager.ports ?? []).map((p) => p.port).sort((a, b) => a - b);
+    expect(seedPorts.length).toBeGreaterThan(0);
+    expect(res.stdout.trim()).toBe(`${seedPorts.length} ['StoredProxyPort'] [${seedPorts.join(', ')}]`);
+    expect(res.status).toBe(0);
+  });
+});
+
 describe('every operation through the generated clients, against the sandbox', () => {
   it('Python: each method returns its parsed result', async () => {
     ready();
