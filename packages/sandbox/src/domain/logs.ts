@@ -1,12 +1,21 @@
 import { type Exchange, HAR_LIMITS, harEntry, harEntryWeight } from './har.js';
-import type { Store } from './state.js';
-import type { HarEntry } from './types.js';
+import type { HarEntry, ManagerState } from './types.js';
 
 /** Characters the general log keeps in all (about 1 MiB of ASCII), and in one line. */
 export const LOG_MAX = 1_000_000;
 export const LOG_LINE_MAX = 2_000;
 
 const sumWeights = (har: readonly HarEntry[]) => har.reduce((n, e) => n + harEntryWeight(e), 0);
+
+/**
+ * What the logs read and mark of the Store that holds them (the Store itself, which hands itself in):
+ * named here so that the logs do not import the Store that imports them.
+ */
+export interface LogsHost {
+  readonly manager: Pick<ManagerState, 'general_log' | 'har' | 'settings'>;
+  readonly clock: { now(): number };
+  touch(section: 'har'): void;
+}
 
 /**
  * The manager's logs: its general log and its HAR log (the requests through its ports). Every change
@@ -18,7 +27,7 @@ export class Logs {
   /** The HAR log's bytes (harEntryWeight) as last counted, and the array and length they were counted for. */
   private har: { of?: HarEntry[]; count: number; bytes: number } = { count: 0, bytes: 0 };
 
-  constructor(private readonly s: Store) {}
+  constructor(private readonly s: LogsHost) {}
 
   /**
    * One line of the general log. The log is capped by size, not by lines: a line is cut at

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Forwarded } from './forward.js';
+import type { FakeRequest, RequestControl } from './port-context.js';
 import { UpstreamFailure } from './port-failure.js';
 
 // The real manager's per-request control headers on a proxy port (1.570.247): a client names the
@@ -29,26 +30,6 @@ export const CONTROL_HEADERS = [
   'x-lpm-user',
   'x-lpm-ports',
 ] as const;
-
-/** What a request's control headers ask for. */
-export interface RequestControl {
-  /** `x-hola-context`: the request's context (the status check's `STATUS CHECK`). */
-  context?: string;
-  /** `x-lpm-session`: the request's session, a new one for the port's next request (lib/session.js 150-159, 181-187). */
-  session?: string;
-  /** Username options for this request over the port's (lib/context.js 196-221): country, state, city, asn, ip. */
-  user: Partial<Record<'country' | 'state' | 'city' | 'asn' | 'ip', string>>;
-  /** `x-lpm-fake` and its options: answered in place of the upstream (fakeAnswer). */
-  fake?: FakeRequest;
-}
-
-export interface FakeRequest {
-  status?: string;
-  peerIp?: string;
-  headers?: string;
-  data?: string;
-  sleep?: string;
-}
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v) || undefined;
 

@@ -2,7 +2,7 @@ import { type ServerResponse, validateHeaderValue } from 'node:http';
 import { RequestError } from 'proxy-chain';
 import type { Exchange } from '../domain/har.js';
 import { PORT_ERROR_HEADER } from '../shared/brand.js';
-import type { PortRequest } from './port-request.js';
+import type { PortRequest } from './port-context.js';
 
 // A port's own failures, answered and logged as the real manager answers and logs them: its 502s
 // (`Proxy Manager - Bad Gateway`, `x-lpm-error`, an empty body), an upstream it could not reach

@@ -3,14 +3,13 @@ import type { Socket } from 'node:net';
 import { RequestError } from 'proxy-chain';
 import { type Exchange, harKeep } from '../domain/har.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
-import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { PEER_IP_HEADERS, PORT_ROUTE_HEADER } from '../shared/brand.js';
 import { StreamedBody } from './body.js';
-import { fakeAnswer, type RequestControl } from './control-headers.js';
+import { fakeAnswer } from './control-headers.js';
 import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
 import { harText } from './har-body.js';
-import type { ProxyNetwork } from './network.js';
+import type { PortRequest } from './port-context.js';
 import {
   answerPortFailed,
   HEADERS_UNUSABLE,
@@ -23,53 +22,10 @@ import {
 } from './port-failure.js';
 import { answerByRule, portRules, RuleRun, storeEffects, withRules } from './rules.js';
 import { connectHead, connectVia, relay, smtpSockets, type UpstreamTunnel } from './tunnel.js';
-import type { Gate, ProxyHop } from './upstream.js';
 
 // One request through a proxy port (plain HTTP, or HTTPS inside an SSL-analyzing port): the port's
 // headers added, sent upstream (within its throttle; an upstream that cannot be reached is the port's
 // own 502, logged), a banned exit peer answered by taking a new session, and the exchange logged.
-
-export interface PortRequest {
-  store: Store;
-  cfg: ProxyPortConfig;
-  port: number;
-  /** The number the port listens on, which its requests are logged under: its `listen_port` where it listens there (listen-port.ts). */
-  listensAt?: number;
-  clientIp: string;
-  /** The client's User-Agent (the network's request log records it). */
-  ua: string;
-  session: string;
-  /** The port's session for its next request (after a rule took a new one). */
-  nextSession?: () => string;
-  /** Where the request goes (over TLS when `tls`); `unusable`: an upstream the real manager cannot read. */
-  upstream: ProxyHop & { authorization?: string; unusable?: string };
-  /** The upstream username for a session, and the password beside it. */
-  login: (session: string) => { username: string; password: string };
-  /** The sandbox's own network when it is the port's upstream: requests and tunnels reach it in process, without the loopback hop. */
-  network?: Pick<ProxyNetwork, 'openTunnel' | 'request'>;
-  started: number;
-  now: () => number;
-  gate?: Gate;
-  /** CA certificates trusted for HTTPS targets beside the system's (SSL analyzing talks TLS to the target itself). */
-  targetCa?: readonly string[];
-  /**
-   * The request's context, as the client named it in `x-hola-context` (the real manager reads the
-   * header into the request's context and does not pass it on, lib/context.js 13-15 and 134-139): the
-   * status check's `STATUS CHECK` skips the port's rules (lib/rules.js 60, 111, 132). None: `RESPONSE`.
-   */
-  context?: string;
-  /** What the request's control headers asked for (`x-lpm-session`, `x-lpm-country`, `x-lpm-fake`, …: control-headers.ts). */
-  control?: RequestControl;
-  /**
-   * The same request on another port of the manager, named as the real manager's table of running
-   * servers is keyed (the port's number as text; lib/worker.js 255-264): that port's configuration,
-   * session, upstream and login. Undefined when no port of that name listens.
-   */
-  reroute?: (port: string) => PortRequest | undefined;
-  /** A new HAR exchange of this request. */
-  exchange: (method: string, url: string) => Exchange;
-  log: (x: Exchange) => void;
-}
 
 /**
  * Runs `send` with the port's session, once while the upstream cannot be reached (UpstreamFailure,

@@ -3,8 +3,8 @@ import { Readable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { Exchange } from '../domain/har.js';
 import type { Store } from '../domain/state.js';
+import type { PortRequest } from './port-context.js';
 import { UpstreamFailure } from './port-failure.js';
-import type { PortRequest } from './port-request.js';
 import { STATUS_CHECK_CONTEXT } from './status-check.js';
 
 // A port's `rules` applied to its requests, as the real local proxy manager 1.570.247 applies them

@@ -1,7 +1,8 @@
 import { createServer as createHttpsServer } from 'node:https';
 import type { SandboxCa } from './ca.js';
 import type { Inflight } from './inflight.js';
-import { type PortRequest, servePortRequest } from './port-request.js';
+import type { PortRequest } from './port-context.js';
+import { servePortRequest } from './port-request.js';
 import { connectHead, type TunnelTag, tunnel } from './tunnel.js';
 
 /**
