@@ -307,6 +307,44 @@ describe("the sandbox README's node:test example, run with node --test in the ou
   }, 180_000);
 });
 
+describe('zone-api-probe from the packed tarballs', () => {
+  it('probes the installed sandbox, both APIs, and writes a redacted report (the manager compared with the recorded 1.570.247)', () => {
+    const bin = join(project, 'node_modules/.bin/zone-api-probe');
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, ZONE_API_TOKEN: urls.token };
+    const account = spawnSync(
+      bin,
+      [
+        'account',
+        '--base-url',
+        urls.accountUrl,
+        '--customer',
+        'hl_1a2b3c4d',
+        '--only',
+        'getBalance',
+        '--max-per-minute',
+        '99',
+        '--out',
+        'probe-account',
+      ],
+      { cwd: project, encoding: 'utf8', env, timeout: 60_000 },
+    );
+    expect(account.stderr).toBe('');
+    expect(account.status).toBe(0);
+    expect(account.stdout).toContain('1 calls, 0 findings');
+    const report = readFileSync(join(project, 'probe-account.md'), 'utf8');
+    expect(report).toContain('| `getBalance` | GET /api/customer/balance?customer=[redacted:customer] | 200 |');
+    expect(report).not.toContain(urls.token);
+    const manager = spawnSync(bin, ['manager', '--base-url', urls.managerUrl, '--only', 'getVersion,getMode', '--out', 'probe-manager'], {
+      cwd: project,
+      encoding: 'utf8',
+      env,
+      timeout: 60_000,
+    });
+    expect(manager.stderr).toBe('');
+    expect(manager.stdout).toContain('2 calls, 0 findings, 0 not called, 0 differences from 1.570.247');
+  }, 120_000);
+});
+
 describe("the sandbox README's testing guide, run as a suite in parallel workers in the outside project", () => {
   const files = guideFiles();
 
