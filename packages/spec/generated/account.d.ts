@@ -9,16 +9,17 @@ export declare const operations: {
   readonly addZoneIps: { readonly method: "POST"; readonly path: "/api/zone/ips"; readonly idempotent: false; readonly changesState: true; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly addZoneWhitelistIp: { readonly method: "POST"; readonly path: "/api/zone/whitelist"; readonly idempotent: false; readonly changesState: true; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "201": readonly [] } };
   readonly changeZoneDisable: { readonly method: "POST"; readonly path: "/api/zone/change_disable"; readonly idempotent: false; readonly changesState: true; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly [] } };
-  readonly createZone: { readonly method: "POST"; readonly path: "/api/zone"; readonly idempotent: false; readonly changesState: true; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly createZone: { readonly method: "POST"; readonly path: "/api/zone"; readonly idempotent: false; readonly changesState: true; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "201": readonly ["application/json"] } };
   readonly deleteZone: { readonly method: "DELETE"; readonly path: "/api/zone"; readonly idempotent: true; readonly changesState: true; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly [] } };
   readonly getAccountStatus: { readonly method: "GET"; readonly path: "/api/status"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getAvailableIpCount: { readonly method: "GET"; readonly path: "/api/zone/count_available_ips"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getAvailableIpCountShortForm: { readonly method: "GET"; readonly path: "/api/count_available_ips"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly deprecated: true; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getBalance: { readonly method: "GET"; readonly path: "/api/customer/balance"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getCustomerBandwidth: { readonly method: "GET"; readonly path: "/api/customer/bw"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly getDomainUsage: { readonly method: "GET"; readonly path: "/api/domains/{metric}"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getNetworkStatus: { readonly method: "GET"; readonly path: "/api/network_status/{network_type}"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getRequestLogStats: { readonly method: "GET"; readonly path: "/api/customer/req_logs/stats"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
-  readonly getRouteIps: { readonly method: "GET"; readonly path: "/api/zone/route_ips"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["text/plain"] } };
+  readonly getRouteIps: { readonly method: "GET"; readonly path: "/api/zone/route_ips"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["text/plain", "application/json"] } };
   readonly getZone: { readonly method: "GET"; readonly path: "/api/zone"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getZoneBandwidth: { readonly method: "GET"; readonly path: "/api/zone/bw"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getZoneCost: { readonly method: "GET"; readonly path: "/api/zone/cost"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
@@ -28,11 +29,15 @@ export declare const operations: {
   readonly getZoneWhitelist: { readonly method: "GET"; readonly path: "/api/zone/whitelist"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listActiveZones: { readonly method: "GET"; readonly path: "/api/zone/get_active_zones"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listAllPeers: { readonly method: "GET"; readonly path: "/api/get_peers/all"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly listAllZones: { readonly method: "GET"; readonly path: "/api/zone/get_all_zones"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly listAvailableCountries: { readonly method: "GET"; readonly path: "/api/countrieslist"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listCities: { readonly method: "GET"; readonly path: "/api/cities"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listPeers: { readonly method: "GET"; readonly path: "/api/get_peers"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly listProxiesPendingReplacement: { readonly method: "GET"; readonly path: "/api/zone/proxies_pending_replacement"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listRecentIps: { readonly method: "GET"; readonly path: "/api/zone/recent_ips"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listRequestLogs: { readonly method: "GET"; readonly path: "/api/customer/req_logs"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly pagination: { readonly style: "page"; readonly page: "page"; readonly size: "page_size" }; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listRouteVips: { readonly method: "GET"; readonly path: "/api/zone/route_vips"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly listUnavailableIps: { readonly method: "GET"; readonly path: "/api/zone/ips/unavailable"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly listZoneIps: { readonly method: "GET"; readonly path: "/api/zone/ips"; readonly idempotent: true; readonly changesState: false; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly refreshZoneIps: { readonly method: "POST"; readonly path: "/api/zone/ips/refresh"; readonly idempotent: false; readonly changesState: true; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly removeZoneDomainPermission: { readonly method: "DELETE"; readonly path: "/api/zone/domain_perm"; readonly idempotent: true; readonly changesState: true; readonly credentials: readonly ["bearerToken", "zoneCredential", "basicAuth"]; readonly success: { readonly "200": readonly ["application/json"] } };
@@ -56,6 +61,7 @@ export type OperationId =
   | 'getAvailableIpCountShortForm'
   | 'getBalance'
   | 'getCustomerBandwidth'
+  | 'getDomainUsage'
   | 'getNetworkStatus'
   | 'getRequestLogStats'
   | 'getRouteIps'
@@ -68,11 +74,15 @@ export type OperationId =
   | 'getZoneWhitelist'
   | 'listActiveZones'
   | 'listAllPeers'
+  | 'listAllZones'
+  | 'listAvailableCountries'
   | 'listCities'
   | 'listPeers'
+  | 'listProxiesPendingReplacement'
   | 'listRecentIps'
   | 'listRequestLogs'
   | 'listRouteVips'
+  | 'listUnavailableIps'
   | 'listZoneIps'
   | 'refreshZoneIps'
   | 'removeZoneDomainPermission'
@@ -138,7 +148,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * SERP (`plan: {type: unblocker, serp: true}`) and `browser_api` Zones, send `zone.type` beside
    * `plan.type`, and take a `409` (or a `400` saying "Duplicate zone name" / "already exists") as
    * "the Zone exists already". The documentation's forms stay the contract; the observed ones are
-   * accepted too.
+   * accepted too. The provider's API reference answers `201`.
    *
    * `POST /api/zone` · operationId `createZone` · reference: `@zone-api/spec/docs/account.html#operation/createZone` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
@@ -224,6 +234,19 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    */
   getCustomerBandwidth: M['getCustomerBandwidth'];
   /**
+   * Get the bandwidth or request count per target domain
+   *
+   * Returns the traffic per target domain over a period: `bw` the bandwidth in bytes, `req` the
+   * number of requests. Not in the seed documentation; described by the provider's public API
+   * reference ("Domain Consumption"), which takes `from` and `to` (dates, both required) and
+   * `zones` (a Zone name filter; omitted, all Zones) and documents the answer only as an object.
+   * Observed in a client of the live service: Zone name -> target domain -> number, and an empty
+   * object on accounts without a domain breakdown.
+   *
+   * `GET /api/domains/{metric}` · operationId `getDomainUsage` · reference: `@zone-api/spec/docs/account.html#operation/getDomainUsage` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
+   */
+  getDomainUsage: M['getDomainUsage'];
+  /**
    * Get the status of a network
    *
    * Returns `{status: true}` when the network of the given type is up. The body is documented; the
@@ -247,11 +270,21 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    */
   getRequestLogStats: M['getRequestLogStats'];
   /**
-   * Get the routed IP range of a Zone
+   * Get the routed IPs of a Zone
    *
-   * Returns a bare string (`text/plain`, not JSON): an IP range, either in network notation
-   * (`1.2.3.0/24`) or as first-last (`1.2.3.4-1.2.3.10`). With the Zone credential header the value
-   * may end in `-country-<COUNTRY>` to select a country.
+   * Returns the datacenter and ISP IPs a Zone routes through, as text, or with `list_countries=true`
+   * as JSON.
+   *
+   * The seed documentation and the provider's API reference disagree on the text:
+   * - the seed: a bare string holding an IP range, in network notation (`1.2.3.0/24`) or as
+   *   first-last (`1.2.3.4-1.2.3.10`);
+   * - the API reference: the IPs one per line, and with `list_countries=true` a JSON array of
+   *   `{ip, country}`. The clients of the live service read the answer that way (they split it on
+   *   newlines), so this is what a live account is expected to answer today.
+   *
+   * Both text forms stay documented under `text/plain`: a caller should accept either (an answer
+   * without a newline and holding `/` or `-` is the seed's range). With the Zone credential header
+   * the value may end in `-country-<COUNTRY>` to select a country.
    *
    * `GET /api/zone/route_ips` · operationId `getRouteIps` · reference: `@zone-api/spec/docs/account.html#operation/getRouteIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
@@ -259,7 +292,10 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
   /**
    * Get a Zone
    *
-   * Returns the Zone's client-IP whitelist summary, its passwords and its plans.
+   * Returns the Zone's client-IP whitelist, its passwords and its plans. The seed documentation shows
+   * the whitelist as a summary string (`ips: "any"`); the provider's API reference shows it as an
+   * array (`ips: ["any"]`) and adds the current `plan` with its `product` (`dc`, `res_rotating`,
+   * …). Both forms of `ips` stay documented.
    *
    * `GET /api/zone` · operationId `getZone` · reference: `@zone-api/spec/docs/account.html#operation/getZone` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
@@ -351,6 +387,34 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    */
   listAllPeers: M['listAllPeers'];
   /**
+   * List every Zone of the account, with its status
+   *
+   * Returns every Zone of the account, active, disabled or deleted, as an array of
+   * `{name, type, status}`. Not in the seed documentation; described by the provider's public API
+   * reference ("All Zones"), whose example shows the types `unblocker`, `serp`, `browser_api` and
+   * `res_rotating` and the statuses `active` and `deleted`. A client that reads it against the live
+   * service also shows `disabled`.
+   *
+   * `GET /api/zone/get_all_zones` · operationId `listAllZones` · reference: `@zone-api/spec/docs/account.html#operation/listAllZones` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
+   */
+  listAllZones: M['listAllZones'];
+  /**
+   * List the countries available per Zone type
+   *
+   * Returns, per static Zone type (`DC_shared`, `DC_dedicated_ip`, `DC_dedicated_host`,
+   * `ISP_shared`, `ISP_dedicated_ip`, `ISP_dedicated_host`), the country codes whose IPs the
+   * account can get. Not in the seed documentation; described by the provider's public API reference
+   * (its "Get account available countries" page), which names the object `zone_types`.
+   *
+   * The provider's own n8n node reads the same object as `zone_type` (singular). Both names are
+   * answered with the same content: `zone_types` as the reference documents it, `zone_type` as that
+   * client reads it. The reference also lists a `data` field as required without describing it; it
+   * is not answered here (nothing shows its shape).
+   *
+   * `GET /api/countrieslist` · operationId `listAvailableCountries` · reference: `@zone-api/spec/docs/account.html#operation/listAvailableCountries` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
+   */
+  listAvailableCountries: M['listAvailableCountries'];
+  /**
    * List the cities of a country
    *
    * Returns the cities of a country. The documentation says only "list of cities"; observed on the
@@ -372,6 +436,18 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `GET /api/get_peers` · operationId `listPeers` · reference: `@zone-api/spec/docs/account.html#operation/listPeers` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listPeers: M['listPeers'];
+  /**
+   * List the static IPs pending replacement
+   *
+   * Returns, per static Zone, the IPs the provider will replace and when: Zone name -> `{type,
+   * ips_to_replace, ips_list: [{due_date, ips: [{ip, country}]}]}`. A Zone with nothing pending is
+   * absent, so an account with nothing pending gets `{}`. `zone` limits the answer to one Zone. Not
+   * in the seed documentation; described by the provider's public API reference ("Get Proxies Pending
+   * Replacement"), whose schema names the fields without an example of their values.
+   *
+   * `GET /api/zone/proxies_pending_replacement` · operationId `listProxiesPendingReplacement` · reference: `@zone-api/spec/docs/account.html#operation/listProxiesPendingReplacement` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
+   */
+  listProxiesPendingReplacement: M['listProxiesPendingReplacement'];
   /**
    * List recent client IPs
    *
@@ -404,6 +480,18 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `GET /api/zone/route_vips` · operationId `listRouteVips` · reference: `@zone-api/spec/docs/account.html#operation/listRouteVips` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   listRouteVips: M['listRouteVips'];
+  /**
+   * List the static IPs with connectivity problems
+   *
+   * Returns, per static (datacenter or ISP) Zone, the IPs that currently have connectivity problems:
+   * Zone name -> IP addresses. A Zone without such IPs is absent, so a healthy account gets `{}`.
+   * Not in the seed documentation; described by the provider's public API reference ("Live status of
+   * Static Zone"), which takes no parameters. With the Zone credential header only that Zone is
+   * reported.
+   *
+   * `GET /api/zone/ips/unavailable` · operationId `listUnavailableIps` · reference: `@zone-api/spec/docs/account.html#operation/listUnavailableIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
+   */
+  listUnavailableIps: M['listUnavailableIps'];
   /**
    * List the datacenter IPs of a Zone
    *

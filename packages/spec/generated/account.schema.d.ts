@@ -57,6 +57,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/domains/{metric}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the bandwidth or request count per target domain
+         * @description Returns the traffic per target domain over a period: `bw` the bandwidth in bytes, `req` the
+         *     number of requests. Not in the seed documentation; described by the provider's public API
+         *     reference ("Domain Consumption"), which takes `from` and `to` (dates, both required) and
+         *     `zones` (a Zone name filter; omitted, all Zones) and documents the answer only as an object.
+         *     Observed in a client of the live service: Zone name -> target domain -> number, and an empty
+         *     object on accounts without a domain breakdown.
+         */
+        get: operations["getDomainUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/zone/cost": {
         parameters: {
             query?: never;
@@ -214,10 +239,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get the routed IP range of a Zone
-         * @description Returns a bare string (`text/plain`, not JSON): an IP range, either in network notation
-         *     (`1.2.3.0/24`) or as first-last (`1.2.3.4-1.2.3.10`). With the Zone credential header the value
-         *     may end in `-country-<COUNTRY>` to select a country.
+         * Get the routed IPs of a Zone
+         * @description Returns the datacenter and ISP IPs a Zone routes through, as text, or with `list_countries=true`
+         *     as JSON.
+         *
+         *     The seed documentation and the provider's API reference disagree on the text:
+         *     - the seed: a bare string holding an IP range, in network notation (`1.2.3.0/24`) or as
+         *       first-last (`1.2.3.4-1.2.3.10`);
+         *     - the API reference: the IPs one per line, and with `list_countries=true` a JSON array of
+         *       `{ip, country}`. The clients of the live service read the answer that way (they split it on
+         *       newlines), so this is what a live account is expected to answer today.
+         *
+         *     Both text forms stay documented under `text/plain`: a caller should accept either (an answer
+         *     without a newline and holding `/` or `-` is the seed's range). With the Zone credential header
+         *     the value may end in `-country-<COUNTRY>` to select a country.
          */
         get: operations["getRouteIps"];
         put?: never;
@@ -334,6 +369,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/zone/ips/unavailable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the static IPs with connectivity problems
+         * @description Returns, per static (datacenter or ISP) Zone, the IPs that currently have connectivity problems:
+         *     Zone name -> IP addresses. A Zone without such IPs is absent, so a healthy account gets `{}`.
+         *     Not in the seed documentation; described by the provider's public API reference ("Live status of
+         *     Static Zone"), which takes no parameters. With the Zone credential header only that Zone is
+         *     reported.
+         */
+        get: operations["listUnavailableIps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/zone/proxies_pending_replacement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the static IPs pending replacement
+         * @description Returns, per static Zone, the IPs the provider will replace and when: Zone name -> `{type,
+         *     ips_to_replace, ips_list: [{due_date, ips: [{ip, country}]}]}`. A Zone with nothing pending is
+         *     absent, so an account with nothing pending gets `{}`. `zone` limits the answer to one Zone. Not
+         *     in the seed documentation; described by the provider's public API reference ("Get Proxies Pending
+         *     Replacement"), whose schema names the fields without an example of their values.
+         */
+        get: operations["listProxiesPendingReplacement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/get_peers": {
         parameters: {
             query?: never;
@@ -391,7 +474,10 @@ export interface paths {
         };
         /**
          * Get a Zone
-         * @description Returns the Zone's client-IP whitelist summary, its passwords and its plans.
+         * @description Returns the Zone's client-IP whitelist, its passwords and its plans. The seed documentation shows
+         *     the whitelist as a summary string (`ips: "any"`); the provider's API reference shows it as an
+         *     array (`ips: ["any"]`) and adds the current `plan` with its `product` (`dc`, `res_rotating`,
+         *     …). Both forms of `ips` stay documented.
          */
         get: operations["getZone"];
         put?: never;
@@ -404,7 +490,7 @@ export interface paths {
          *     SERP (`plan: {type: unblocker, serp: true}`) and `browser_api` Zones, send `zone.type` beside
          *     `plan.type`, and take a `409` (or a `400` saying "Duplicate zone name" / "already exists") as
          *     "the Zone exists already". The documentation's forms stay the contract; the observed ones are
-         *     accepted too.
+         *     accepted too. The provider's API reference answers `201`.
          */
         post: operations["createZone"];
         /**
@@ -498,6 +584,30 @@ export interface paths {
          *     read a `status` per entry (its values are not documented).
          */
         get: operations["listActiveZones"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/zone/get_all_zones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every Zone of the account, with its status
+         * @description Returns every Zone of the account, active, disabled or deleted, as an array of
+         *     `{name, type, status}`. Not in the seed documentation; described by the provider's public API
+         *     reference ("All Zones"), whose example shows the types `unblocker`, `serp`, `browser_api` and
+         *     `res_rotating` and the statuses `active` and `deleted`. A client that reads it against the live
+         *     service also shows `disabled`.
+         */
+        get: operations["listAllZones"];
         put?: never;
         post?: never;
         delete?: never;
@@ -717,6 +827,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/countrieslist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the countries available per Zone type
+         * @description Returns, per static Zone type (`DC_shared`, `DC_dedicated_ip`, `DC_dedicated_host`,
+         *     `ISP_shared`, `ISP_dedicated_ip`, `ISP_dedicated_host`), the country codes whose IPs the
+         *     account can get. Not in the seed documentation; described by the provider's public API reference
+         *     (its "Get account available countries" page), which names the object `zone_types`.
+         *
+         *     The provider's own n8n node reads the same object as `zone_type` (singular). Both names are
+         *     answered with the same content: `zone_types` as the reference documents it, `zone_type` as that
+         *     client reads it. The reference also lists a `data` field as required without describing it; it
+         *     is not answered here (nothing shows its shape).
+         */
+        get: operations["listAvailableCountries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -726,6 +864,15 @@ export interface components {
          * @example static_zone
          */
         ZoneName: string;
+        /**
+         * Format: int32
+         * @description A flag: `1`, `true` (any case) or the bare parameter (`&ip_per_country`, an empty value) sets it;
+         *     `0`, `false` or leaving it out does not. The seed documentation gives `1`; the provider's API
+         *     reference and the clients of the live service send `true` (Python's `requests` sends `True`), and an
+         *     older client the bare name.
+         * @enum {integer|boolean|string}
+         */
+        Flag: 0 | 1 | false | true | "0" | "1" | "true" | "false" | "True" | "False" | "";
         /**
          * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
          *     credential header `X-Service-Auth`, which names the account.
@@ -747,9 +894,19 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Sums over the period for one Zone (observed). Its fields are not documented. */
+        /**
+         * @description Totals of one Zone (observed): period key (`back_m0`, `back_d0`, …, or `custom` for a `from`-`to`
+         *     period) -> the totals of that period, in bytes (`bw_sum`, `bw_dn`, `bw_up`) and other counters
+         *     whose fields are not documented.
+         */
         ZoneBandwidthSums: {
-            [key: string]: unknown;
+            [key: string]: {
+                bw_sum?: number;
+                bw_dn?: number;
+                bw_up?: number;
+            } & {
+                [key: string]: unknown;
+            };
         };
         /**
          * @description Bandwidth statistics of one account (observed): the period and one entry per Zone. The fields of
@@ -770,7 +927,14 @@ export interface components {
             data: {
                 [key: string]: components["schemas"]["ZoneBandwidth"];
             };
-            /** @description Zone name -> sums over the period. Sent only sometimes (observed); when is not documented. */
+            /** @description The account id (the provider's API reference's example). */
+            customer_id?: string;
+            /**
+             * @description Zone name -> period key -> the totals over that period (the provider's API reference's example:
+             *     the keys `back_m1`, `back_m0`, `back_d2`, `back_d1`, `back_d0`; with `from` and `to`, one key
+             *     `custom`, which a client of the live service reads). Clients sum a Zone's totals over every key
+             *     of one form, or read `custom`.
+             */
             sums?: {
                 [key: string]: components["schemas"]["ZoneBandwidthSums"];
             };
@@ -801,6 +965,16 @@ export interface components {
             error: string;
             /** @description For a bad request, one entry per problem, naming the field at fault. */
             details?: components["schemas"]["ErrorDetail"][];
+        };
+        /**
+         * @description Response of `GET /api/domains/{metric}` (observed): Zone name -> target domain -> the bandwidth in
+         *     bytes (`bw`) or the number of requests (`req`) over the period. Empty on an account without a
+         *     domain breakdown.
+         */
+        DomainUsage: {
+            [key: string]: {
+                [key: string]: number;
+            };
         };
         /** @description Bandwidth and cost of one period (observed). Other fields are not documented. */
         PeriodCost: {
@@ -968,6 +1142,16 @@ export interface components {
         RecentIps: {
             [key: string]: components["schemas"]["IpAddressList"];
         };
+        /** @description An IP and its country (observed; the API reference's `{ip, country}`). */
+        RouteIp: {
+            ip: components["schemas"]["IpAddress"];
+            country: components["schemas"]["CountryCode"];
+        };
+        /**
+         * @description Response of `GET /api/zone/route_ips?list_countries=true` (observed; the provider's API reference):
+         *     the Zone's IPs, each with its country.
+         */
+        RouteIpList: components["schemas"]["RouteIp"][];
         /**
          * @description The identifier of an exclusive residential IP (gIP, vip), of the form
          *     `<country>_<number>_<region>_<city>_<index>`, for example `us_7922_ny_newyork_1`.
@@ -1122,6 +1306,39 @@ export interface components {
          *     `DatacenterIpAllocation` (`ips`, `new_ips`) for the datacenter form.
          */
         RefreshZoneIpsResponse: components["schemas"]["RefreshedGips"] | components["schemas"]["DatacenterIpAllocation"];
+        /** @description Response of `GET /api/zone/ips/unavailable` (observed): Zone name -> IPs with connectivity problems. */
+        UnavailableIps: {
+            [key: string]: components["schemas"]["IpAddressList"];
+        };
+        /** @description IPs replaced on one day (observed). */
+        PendingReplacementGroup: {
+            /**
+             * Format: date
+             * @description The day the IPs are replaced.
+             */
+            due_date?: string;
+            ips?: components["schemas"]["RouteIp"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The IPs of one Zone pending replacement (observed; field names from the API reference). */
+        PendingReplacement: {
+            /** @description Not described by the API reference (its example value is a Zone name). */
+            type?: string;
+            /**
+             * Format: int32
+             * @description How many IPs of the Zone are pending replacement.
+             */
+            ips_to_replace?: number;
+            /** @description The IPs pending replacement, grouped by the day they are replaced. */
+            ips_list?: components["schemas"]["PendingReplacementGroup"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Response of `GET /api/zone/proxies_pending_replacement` (observed): Zone name -> its IPs pending replacement. */
+        ProxiesPendingReplacement: {
+            [key: string]: components["schemas"]["PendingReplacement"];
+        };
         /**
          * @description Available peer IPs, as returned by `GET /api/get_peers` and `GET /api/get_peers/all`. The body is
          *     not documented (neither its shape nor its fields), so any JSON value is allowed.
@@ -1218,23 +1435,42 @@ export interface components {
              */
             start?: string;
         };
+        /**
+         * @description The Zone type in the Zone listings. The seed documentation shows `dc` (datacenter) and enumerates
+         *     no other value. The provider's API reference and the clients of the live service show the product
+         *     words: `res_rotating` (residential), `res_static`, `isp`, `mobile`, and for the products the
+         *     provider's clients create, the type used at creation (`unblocker`, `serp` for a SERP Zone,
+         *     `browser_api`).
+         * @example dc
+         * @example res_rotating
+         * @example res_static
+         * @example isp
+         * @example mobile
+         * @example unblocker
+         * @example serp
+         * @example browser_api
+         */
+        ZoneListingType: string;
         /** @description A Zone, as read with `GET /api/zone`. */
         Zone: {
             /**
-             * @description Client-IP whitelist summary; the value `any` is shown.
-             * @example any
+             * @description The client-IP whitelist. The seed documentation shows a summary string (`any`); the provider's
+             *     API reference shows an array of entries (`["any"]`), and a client of the live service reads an
+             *     array of IPs. Both forms stay documented: a caller should accept either.
              */
-            ips?: string;
+            ips?: string | string[];
             /** @description One or more Zone passwords. */
             password?: string[];
             /** @description Plans of the Zone. */
             plans?: components["schemas"]["StoredPlan"][];
             /**
-             * @description The Zone's current plan. Not in the documentation (observed: the provider's CLI reads `plan.type`,
-             *     `plan.bandwidth` and `plan.product` from this answer; what `product` holds is not documented).
-             *     The documented `plans` stays the contract.
+             * @description The Zone's current plan. Not in the seed documentation; the provider's API reference shows it
+             *     (with `product`), and its clients read `plan.product`, `plan.type` and `plan.bandwidth`. The
+             *     documented `plans` stays the contract.
              */
-            plan?: components["schemas"]["StoredPlan"];
+            plan?: components["schemas"]["StoredPlan"] & {
+                product?: components["schemas"]["ZoneListingType"];
+            };
         };
         /**
          * @description The Zone part of a create request. The `X-Service-Auth` credential separates its parts with `-`
@@ -1307,23 +1543,24 @@ export interface components {
         /** @description One entry of `GET /api/zone/get_active_zones`. */
         ActiveZone: {
             name: components["schemas"]["ZoneName"];
-            /**
-             * @description The Zone type. The documentation shows `dc` (datacenter) and enumerates no other value. Observed:
-             *     for the products the provider's clients create, the listing's `type` is the type used at
-             *     creation (`unblocker`, `serp` for a SERP Zone, `browser_api`); the JS SDK compares it with the
-             *     type it asked for. The values for residential and mobile Zones are not documented.
-             * @example dc
-             * @example unblocker
-             * @example serp
-             * @example browser_api
-             */
-            type: string;
+            type: components["schemas"]["ZoneListingType"];
             /**
              * @description The Zone's status. Not in the documentation (observed: the JS SDK returns it to its user). Its
              *     values are not documented.
              * @example active
              */
             status?: string;
+        };
+        /** @description One entry of `GET /api/zone/get_all_zones` (observed). */
+        ZoneWithStatus: {
+            name: components["schemas"]["ZoneName"];
+            type: components["schemas"]["ZoneListingType"];
+            /**
+             * @description The Zone's status. The API reference enumerates `active` and `deleted`; a client that reads
+             *     the live service also shows `disabled` (a Zone switched off).
+             * @enum {string}
+             */
+            status: "active" | "disabled" | "deleted";
         };
         /** @description Body of `POST /api/zone/switch_100uptime`. */
         SwitchZoneUptimeRequest: {
@@ -1505,6 +1742,35 @@ export interface components {
             /** @description City name, for example `Cherokee`. */
             name?: string;
         };
+        /** @description The country codes available for one Zone type (observed). */
+        CountryCodes: {
+            /** @description Two-letter country codes. */
+            country_codes: components["schemas"]["CountryCode"][];
+        };
+        /** @description Static Zone type -> the countries available for it (observed). */
+        ZoneTypeCountries: {
+            DC_shared: components["schemas"]["CountryCodes"];
+            DC_dedicated_ip: components["schemas"]["CountryCodes"];
+            DC_dedicated_host: components["schemas"]["CountryCodes"];
+            ISP_shared: components["schemas"]["CountryCodes"];
+            ISP_dedicated_ip: components["schemas"]["CountryCodes"];
+            ISP_dedicated_host: components["schemas"]["CountryCodes"];
+        } & {
+            [key: string]: components["schemas"]["CountryCodes"];
+        };
+        /**
+         * @description Response of `GET /api/countrieslist` (observed): the countries available per static Zone type, under
+         *     `zone_types` (the provider's API reference) and under `zone_type` (what the provider's n8n node
+         *     reads), with the same content.
+         */
+        AvailableCountries: {
+            zone_types: components["schemas"]["ZoneTypeCountries"];
+            /**
+             * @description The same object under the name the provider's n8n node reads (`responseData.zone_type.DC_shared.country_codes`);
+             *     the API reference names it `zone_types`.
+             */
+            zone_type?: components["schemas"]["ZoneTypeCountries"];
+        };
     };
     responses: {
         /** @description The request is malformed or a field is invalid; `details` names each field at fault. */
@@ -1614,11 +1880,11 @@ export interface components {
          */
         ZoneParam: components["schemas"]["ZoneName"];
         /**
-         * @description `1` selects the detailed form of the statistics. Omit it for the summary form. The fields of the
-         *     detailed form are not documented.
+         * @description `1` selects the detailed form of the statistics (`true` is accepted too). Omit it for the summary
+         *     form. The fields of the detailed form are not documented.
          * @example 1
          */
-        Details: 1;
+        Details: components["schemas"]["Flag"];
         /**
          * @description Start of the period, a date or a date and time such as `2024-05-01T00:00:00` (observed; not in
          *     the documentation). The default period is not documented.
@@ -1631,6 +1897,12 @@ export interface components {
          * @example 2024-06-01T00:00:00
          */
         StatsTo: string;
+        /**
+         * @description Zones to report, comma-separated (`a,b`); omitted, every Zone of the account (the provider's API
+         *     reference for the domain statistics; its clients send the comma-separated form).
+         * @example static_zone,res_zone
+         */
+        ZoneList: string;
         /**
          * @description Page of the results. Not documented: whether the first page is 0 or 1, the default, and the
          *     upper bound. The schema only asks for a non-negative integer. The example asks for page 0, where
@@ -1710,7 +1982,9 @@ export interface components {
          */
         AvailableIpPlan: string;
         /**
-         * @description A Zone name, or `*` for all Zones of the account.
+         * @description A Zone name, or `*` for all Zones of the account (the seed documentation). The provider's API
+         *     reference adds a comma-separated list of Zone names (`a,b`) and, left out, all Zones (`*`); the
+         *     clients of the live service send both forms.
          * @example *
          */
         Zones: string;
@@ -1739,8 +2013,8 @@ export interface operations {
                  */
                 zone?: components["parameters"]["ZoneParam"];
                 /**
-                 * @description `1` selects the detailed form of the statistics. Omit it for the summary form. The fields of the
-                 *     detailed form are not documented.
+                 * @description `1` selects the detailed form of the statistics (`true` is accepted too). Omit it for the summary
+                 *     form. The fields of the detailed form are not documented.
                  * @example 1
                  */
                 details?: components["parameters"]["Details"];
@@ -1789,8 +2063,8 @@ export interface operations {
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description `1` selects the detailed form of the statistics. Omit it for the summary form. The fields of the
-                 *     detailed form are not documented.
+                 * @description `1` selects the detailed form of the statistics (`true` is accepted too). Omit it for the summary
+                 *     form. The fields of the detailed form are not documented.
                  * @example 1
                  */
                 details?: components["parameters"]["Details"];
@@ -1824,6 +2098,60 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getDomainUsage: {
+        parameters: {
+            query: {
+                /**
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
+                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
+                 *     requests and as a body field on other requests.
+                 * @example hl_1a2b3c4d
+                 */
+                customer?: components["parameters"]["Customer"];
+                /**
+                 * @description Start of the period, a date (`YYYY-MM-DD`).
+                 * @example 2024-05-01
+                 */
+                from: string;
+                /**
+                 * @description End of the period, a date (`YYYY-MM-DD`).
+                 * @example 2024-05-31
+                 */
+                to: string;
+                /**
+                 * @description Zones to report, comma-separated (`a,b`); omitted, every Zone of the account (the provider's API
+                 *     reference for the domain statistics; its clients send the comma-separated form).
+                 * @example static_zone,res_zone
+                 */
+                zones?: components["parameters"]["ZoneList"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description `bw` for the bandwidth in bytes, `req` for the number of requests.
+                 * @example bw
+                 */
+                metric: "bw" | "req";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Zone name -> target domain -> bandwidth or request count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainUsage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1979,10 +2307,10 @@ export interface operations {
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description `1` adds `status_breakdown` to the response.
+                 * @description `1` (or `true`) adds `status_breakdown` to the response.
                  * @example 1
                  */
-                status_breakdown?: 1;
+                status_breakdown?: components["schemas"]["Flag"];
                 /**
                  * @description Optional filter - only results of this Zone (`<ZONE>`).
                  * @example static_zone
@@ -2142,7 +2470,7 @@ export interface operations {
     };
     listRecentIps: {
         parameters: {
-            query: {
+            query?: {
                 /**
                  * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
@@ -2151,10 +2479,12 @@ export interface operations {
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description A Zone name, or `*` for all Zones of the account.
+                 * @description A Zone name, or `*` for all Zones of the account (the seed documentation). The provider's API
+                 *     reference adds a comma-separated list of Zone names (`a,b`) and, left out, all Zones (`*`); the
+                 *     clients of the live service send both forms.
                  * @example *
                  */
-                zones: components["parameters"]["Zones"];
+                zones?: components["parameters"]["Zones"];
             };
             header?: never;
             path?: never;
@@ -2200,10 +2530,17 @@ export interface operations {
                  */
                 country?: string;
                 /**
-                 * @description `1` expands the range into the individual IPs.
+                 * @description `1` (or `true`) expands the seed's range into the individual IPs, one per line. What it
+                 *     changes in the API reference's form, already one IP per line, is not documented.
                  * @example 1
                  */
-                expand?: 1;
+                expand?: components["schemas"]["Flag"];
+                /**
+                 * @description `true` answers a JSON array of `{ip, country}` instead of the text (the provider's API
+                 *     reference; not in the seed documentation).
+                 * @example true
+                 */
+                list_countries?: components["schemas"]["Flag"];
             };
             header?: never;
             path?: never;
@@ -2211,13 +2548,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The IP range. */
+            /**
+             * @description The IPs: one per line (the API reference), or the seed's range; with `list_countries=true`,
+             *     JSON.
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/plain": string;
+                    "application/json": components["schemas"]["RouteIpList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2283,11 +2624,12 @@ export interface operations {
                  */
                 zone?: components["parameters"]["ZoneParam"];
                 /**
-                 * @description Flag: `1` returns a count of IPs per country instead of the IP records. The documentation
-                 *     calls it a flag without giving its value; other accepted values are not documented.
-                 * @example 1
+                 * @description Flag: `1` or `true` returns a count of IPs per country instead of the IP records. The seed
+                 *     documentation calls it a flag without giving its value; the provider's API reference shows
+                 *     `ip_per_country=true`, and a client of the live service sends `true`.
+                 * @example true
                  */
-                ip_per_country?: 1;
+                ip_per_country?: components["schemas"]["Flag"];
             };
             header?: never;
             path?: never;
@@ -2422,6 +2764,74 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    listUnavailableIps: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
+                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
+                 *     requests and as a body field on other requests.
+                 * @example hl_1a2b3c4d
+                 */
+                customer?: components["parameters"]["Customer"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Zone name -> IPs with connectivity problems. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnavailableIps"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listProxiesPendingReplacement: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
+                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
+                 *     requests and as a body field on other requests.
+                 * @example hl_1a2b3c4d
+                 */
+                customer?: components["parameters"]["Customer"];
+                /**
+                 * @description Optional filter - only results of this Zone (`<ZONE>`).
+                 * @example static_zone
+                 */
+                zone?: components["parameters"]["ZoneFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Zone name -> the IPs pending replacement. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxiesPendingReplacement"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     listPeers: {
         parameters: {
             query?: {
@@ -2544,8 +2954,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The Zone was created. */
-            200: {
+            /**
+             * @description The Zone was created. The status is the provider's API reference's ("Zone added"; the seed
+             *     documentation shows none).
+             */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2735,6 +3148,37 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    listAllZones: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
+                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
+                 *     requests and as a body field on other requests.
+                 * @example hl_1a2b3c4d
+                 */
+                customer?: components["parameters"]["Customer"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every Zone with its status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ZoneWithStatus"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     switchZoneUptime: {
         parameters: {
             query?: never;
@@ -2845,7 +3289,7 @@ export interface operations {
     };
     getZoneWhitelist: {
         parameters: {
-            query: {
+            query?: {
                 /**
                  * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
                  *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
@@ -2854,10 +3298,12 @@ export interface operations {
                  */
                 customer?: components["parameters"]["Customer"];
                 /**
-                 * @description A Zone name, or `*` for all Zones of the account.
+                 * @description A Zone name, or `*` for all Zones of the account (the seed documentation). The provider's API
+                 *     reference adds a comma-separated list of Zone names (`a,b`) and, left out, all Zones (`*`); the
+                 *     clients of the live service send both forms.
                  * @example *
                  */
-                zones: components["parameters"]["Zones"];
+                zones?: components["parameters"]["Zones"];
             };
             header?: never;
             path?: never;
@@ -3074,6 +3520,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["City"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listAvailableCountries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
+                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
+                 *     requests and as a body field on other requests.
+                 * @example hl_1a2b3c4d
+                 */
+                customer?: components["parameters"]["Customer"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The country codes per Zone type. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvailableCountries"];
                 };
             };
             400: components["responses"]["BadRequest"];

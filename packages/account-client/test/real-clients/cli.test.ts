@@ -56,7 +56,7 @@ describe('the provider CLI (@brightdata/cli 0.3.7)', () => {
     expect(run.stderr).toContain('Zone "cli_browser" created successfully.');
     expect(run.stderr).not.toContain('Warning');
     expect(run.stderr).not.toContain(TOKEN);
-    expect(calls(t.proxy, from)).toEqual(['GET /zone 400', 'GET /zone/get_active_zones 200', 'POST /zone 200', 'POST /zone 200']);
+    expect(calls(t.proxy, from)).toEqual(['GET /zone 400', 'GET /zone/get_active_zones 200', 'POST /zone 201', 'POST /zone 201']);
     const saved = JSON.parse(readFileSync(join(home, '.config/brightdata-cli/credentials.json'), 'utf8'));
     expect(saved.api_key).toBe(TOKEN);
 
@@ -71,7 +71,7 @@ describe('the provider CLI (@brightdata/cli 0.3.7)', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(table(run.stdout)).toEqual([
       ['static_zone', 'dc'],
-      ['res_zone', 'res'],
+      ['res_zone', 'res_rotating'],
       ['dc_zone_2', 'dc'],
       ['mob_zone', 'mobile'],
       ['cli_unlocker', 'unblocker'],

@@ -57,7 +57,7 @@ describe('the provider MCP server (@brightdata/mcp 2.11.3) over stdio', () => {
     expect(first.stderr()).toContain('Zone "mcp_browser" created successfully');
     expect(first.stderr()).not.toContain('Error checking/creating zones');
     expect(tools).toContain('scraping_browser_navigate');
-    expect(calls(t.proxy)).toEqual(['GET /zone/get_active_zones 200', 'POST /zone 200', 'POST /zone 200']);
+    expect(calls(t.proxy)).toEqual(['GET /zone/get_active_zones 200', 'POST /zone 201', 'POST /zone 201']);
     const listed = t.sandbox.state().account.zones.filter((z) => z.name.startsWith('mcp_'));
     expect(listed.map((z) => [z.name, z.plans[0]?.type, z.plans[0]?.ub_premium])).toEqual([
       ['mcp_unlocker', 'unblocker', true],

@@ -41,7 +41,7 @@ describe('the provider SDK (@brightdata/sdk 0.2.0): zone list and create', () =>
     const after = out.after?.ok as Zone[];
     expect(Object.fromEntries(after.map((z) => [z.name, z.type]))).toMatchObject({
       sdk_static: 'dc',
-      sdk_resident: 'res',
+      sdk_resident: 'res_rotating',
       sdk_unlocker: 'unblocker',
       sdk_serp: 'serp',
     });
@@ -56,10 +56,10 @@ describe('the provider SDK (@brightdata/sdk 0.2.0): zone list and create', () =>
     // Every call went to its built-in host, un-prefixed, through the proxy; nothing else was tried.
     expect(calls(t.proxy)).toEqual([
       'GET /zone/get_active_zones 200',
-      'POST /zone 200',
-      'POST /zone 200',
-      'POST /zone 200',
-      'POST /zone 200',
+      'POST /zone 201',
+      'POST /zone 201',
+      'POST /zone 201',
+      'POST /zone 201',
       'POST /zone 409',
       'GET /zone/get_active_zones 200',
       'GET /zone/get_active_zones 200',

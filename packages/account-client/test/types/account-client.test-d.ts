@@ -8,7 +8,8 @@ describe('account client types', () => {
     const zone = await client.getZone({ params: { query: { zone: 'static_zone' } } });
     expectTypeOf(zone.data?.password).toEqualTypeOf<string[] | undefined>();
     const text = await client.getRouteIps({ params: { query: { zone: 'static_zone' } } });
-    expectTypeOf(text.data).toEqualTypeOf<string | undefined>();
+    // Text (one IP per line, or the seed's range), or JSON with list_countries.
+    expectTypeOf(text.data).toEqualTypeOf<string | { ip: string; country: string }[] | undefined>();
     await client.getAvailableIpCount({
       params: {
         query: {
@@ -82,6 +83,6 @@ describe('account client types', () => {
     expectTypeOf(data.password).toEqualTypeOf<string[] | undefined>();
     const text = await client.getRouteIps({ params: { query: { zone: 'static_zone' } } });
     if (text.error) return;
-    expectTypeOf(text.data).toEqualTypeOf<string>();
+    expectTypeOf(text.data).toEqualTypeOf<string | { ip: string; country: string }[]>();
   });
 });

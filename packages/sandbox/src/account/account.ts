@@ -33,5 +33,22 @@ export function accountStatusHandlers(c: AccountContext) {
     getNetworkStatus: (ctx) => ({ body: { status: store.networkStatus[ctx.params.network_type] } }),
 
     listCities: (ctx) => ({ body: store.cities[String(ctx.query.country).toLowerCase()] ?? [] }),
+
+    // The countries of the pool's shared and dedicated IPs; the sandbox has no ISP IPs (parity-account.yaml).
+    // Under `zone_types` (the reference) and `zone_type` (the provider's n8n node reads it).
+    listAvailableCountries: () => {
+      const countries = (shared: boolean) => ({
+        country_codes: [...new Set([...store.pool.values()].filter((p) => (p.shared === true) === shared).map((p) => p.country))].sort(),
+      });
+      const types = {
+        DC_shared: countries(true),
+        DC_dedicated_ip: countries(false),
+        DC_dedicated_host: countries(false),
+        ISP_shared: { country_codes: [] },
+        ISP_dedicated_ip: { country_codes: [] },
+        ISP_dedicated_host: { country_codes: [] },
+      };
+      return { body: { zone_types: types, zone_type: types } };
+    },
   } satisfies AccountHandlers;
 }

@@ -63,18 +63,24 @@ export function accountContext(store: Store) {
     }
   }
 
-  /** `zones` of the whitelist and recent-IPs reads: one Zone, or `*` for all (the credential's only). */
+  /**
+   * `zones` of the whitelist, recent-IPs and domain reads: a Zone name, names separated by commas, or `*`;
+   * absent, every Zone (the provider's reference). With a Zone credential, its own Zone only.
+   */
   function zonesOf(ctx: C): ZoneState[] {
-    const sel = ctx.query.zones;
+    const sel = ctx.query.zones as string | undefined;
+    const names = sel === undefined ? ['*'] : [...new Set(sel.split(',').map((n) => n.trim()))].filter(Boolean);
     if (ctx.auth.scheme === 'zone') {
-      if (sel !== '*' && sel !== ctx.auth.zone)
+      if (names.some((n) => n !== '*' && n !== ctx.auth.zone))
         throw badRequest('query.zones', `the X-Service-Auth credential is for Zone ${ctx.auth.zone}`);
       return [store.zones.get(ctx.auth.zone as string) as ZoneState];
     }
-    if (sel === '*') return [...store.zones.values()];
-    const zone = store.zones.get(sel);
-    if (!zone) throw notFound(sel);
-    return [zone];
+    if (names.includes('*')) return [...store.zones.values()];
+    return names.map((n) => {
+      const zone = store.zones.get(n);
+      if (!zone) throw notFound(n);
+      return zone;
+    });
   }
 
   return { store, notFound, zoneOf, zoneOr, zonesOf };

@@ -5,6 +5,7 @@ import type { AccountOperations, OperationCtx } from '../router/handlers.js';
 import { badRequest, onField } from '../shared/errors.js';
 import type { AccountAuth } from './auth.js';
 import type { AccountContext, AccountHandlers } from './context.js';
+import { answerForms, flagOn, productOf } from './forms.js';
 
 type Schemas = components['schemas'];
 
@@ -58,19 +59,24 @@ export function inventoryHandlers(c: AccountContext) {
 
     listRecentIps: (ctx) => ({ body: Object.fromEntries(zonesOf(ctx).map((z) => [z.name, z.recent_ips])) }),
 
+    // One IP per line, or JSON with list_countries (the reference, and what live clients read); the seed's
+    // range with the account's `answer_forms: seed` (spec: getRouteIps).
     getRouteIps: (ctx) => {
       const zone = zoneOf(ctx);
       const country = (ctx.query.country ?? ctx.auth.country)?.toLowerCase();
-      const ips = zone.ips.filter((ip) => !country || store.pool.get(ip)?.country === country);
-      if (ctx.query.expand === 1) return { text: [...ips].sort((a, b) => a.localeCompare(b, 'en', { numeric: true })).join('\n') };
-      return { text: ipRange(ips) };
+      const ips = zone.ips
+        .filter((ip) => !country || store.pool.get(ip)?.country === country)
+        .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+      if (flagOn(ctx.query.list_countries)) return { body: ips.map((ip) => ({ ip, country: store.pool.get(ip)?.country ?? 'us' })) };
+      if (answerForms(store) === 'seed' && !flagOn(ctx.query.expand)) return { text: ipRange(ips) };
+      return { text: ips.join('\n') };
     },
 
     listRouteVips: (ctx) => ({ body: zoneOf(ctx).gips }),
 
     listZoneIps: (ctx) => {
       const zone = zoneOf(ctx);
-      if (ctx.query.ip_per_country === 1) {
+      if (flagOn(ctx.query.ip_per_country)) {
         const counts: Record<string, number> = {};
         for (const ip of zone.ips) {
           const cc = store.pool.get(ip)?.country ?? 'us';
@@ -122,6 +128,38 @@ export function inventoryHandlers(c: AccountContext) {
       if (currentPlan(zone).type === 'resident')
         throw badRequest('body.vips', `Zone ${zone.name} is residential: name the gIPs to refresh`);
       return refreshDatacenter(ctx.body, zone);
+    },
+
+    // Zones without such IPs are left out: a healthy account gets {} (spec: listUnavailableIps).
+    listUnavailableIps: (ctx) => {
+      const zones = ctx.auth.scheme === 'zone' ? [zoneOf(ctx)] : [...store.zones.values()];
+      const body: Record<string, string[]> = {};
+      for (const z of zones) {
+        const ips = (z.unavailable_ips ?? []).filter((ip) => z.ips.includes(ip));
+        if (ips.length) body[z.name] = ips;
+      }
+      return { body };
+    },
+
+    listProxiesPendingReplacement: (ctx) => {
+      const named = ctx.auth.scheme === 'zone' || ctx.query.zone !== undefined;
+      const zones = named ? [zoneOf(ctx)] : [...store.zones.values()];
+      const body: Record<string, Schemas['PendingReplacement']> = {};
+      for (const z of zones) {
+        const groups = (z.pending_replacement ?? [])
+          .map((g) => ({ due_date: g.due_date, ips: g.ips.filter((ip) => z.ips.includes(ip)) }))
+          .filter((g) => g.ips.length > 0);
+        if (groups.length === 0) continue;
+        body[z.name] = {
+          type: productOf(z),
+          ips_to_replace: groups.reduce((n, g) => n + g.ips.length, 0),
+          ips_list: groups.map((g) => ({
+            due_date: g.due_date,
+            ips: g.ips.map((ip) => ({ ip, country: store.pool.get(ip)?.country ?? 'us' })),
+          })),
+        };
+      }
+      return { body };
     },
 
     listPeers: (ctx) => {

@@ -3,6 +3,7 @@ import { dayString } from '../domain/state.js';
 import type { ReqLog, ZoneState } from '../domain/types.js';
 import { badRequest } from '../shared/errors.js';
 import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
+import { flagOn } from './forms.js';
 
 // Statistics: bandwidth per day, costs, request logs and their stats.
 
@@ -22,7 +23,7 @@ function parseDate(raw: string): number {
 }
 
 export function statisticsHandlers(c: AccountContext) {
-  const { store, notFound, zoneOf } = c;
+  const { store, notFound, zoneOf, zonesOf } = c;
   type C = AccountCtx;
 
   function dayRange(ctx: C, defaultDays: number): { from: string; to: string; days: string[] } {
@@ -45,6 +46,38 @@ export function statisticsHandlers(c: AccountContext) {
     return { from, to, days };
   }
 
+  /** Bandwidth of a Zone from `from` (inclusive) to `to` (exclusive), both `YYYY-MM-DD`. */
+  function periodBandwidth(z: ZoneState, from: string, to: string) {
+    let dn = 0;
+    let up = 0;
+    for (const u of store.usage) {
+      if (u.zone !== z.name || (u.date as string) < from || (u.date as string) >= to) continue;
+      dn += u.bw_dn;
+      up += u.bw_up;
+    }
+    return { bw_sum: dn + up, bw_dn: dn, bw_up: up };
+  }
+
+  /** The period keys of the totals: `custom` for a `from`-`to` period, else the reference's back_* keys. */
+  function periods(ctx: C): Record<string, [string, string]> {
+    if (ctx.query.from !== undefined || ctx.query.to !== undefined) {
+      const { from, to } = dayRange(ctx, 30);
+      return { custom: [from, dayString(Date.parse(to), -1)] };
+    }
+    const now = new Date(store.clock.now());
+    const y = now.getUTCFullYear();
+    const m = now.getUTCMonth();
+    const month = (k: number) => new Date(Date.UTC(y, m - k, 1)).toISOString().slice(0, 10);
+    const day = (k: number) => dayString(now.getTime(), k);
+    return {
+      back_m1: [month(1), month(0)],
+      back_m0: [month(0), day(-1)],
+      back_d2: [day(2), day(1)],
+      back_d1: [day(1), day(0)],
+      back_d0: [day(0), day(-1)],
+    };
+  }
+
   function bandwidth(ctx: C, zones: ZoneState[]) {
     const { from, to, days } = dayRange(ctx, 30);
     const index = new Map(days.map((d, i) => [d, i]));
@@ -58,14 +91,13 @@ export function statisticsHandlers(c: AccountContext) {
       series.bw_up[i] = (series.bw_up[i] as number) + u.bw_up;
       series.bw_sum[i] = (series.bw_sum[i] as number) + u.bw_dn + u.bw_up;
     }
-    const body: Record<string, unknown> = { from: `${from}T00:00:00`, to: `${to}T00:00:00`, data };
-    if (ctx.query.details === 1) {
-      const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
-      body.sums = Object.fromEntries(
-        Object.entries(data).map(([name, s]) => [name, { bw_sum: sum(s.bw_sum), bw_dn: sum(s.bw_dn), bw_up: sum(s.bw_up) }]),
-      );
-    }
-    return { body: { [store.account.customer]: body } };
+    // Totals per Zone and period key, always (the reference's example; clients read sums.<zone>.custom).
+    const keys = Object.entries(periods(ctx));
+    const sums = Object.fromEntries(
+      zones.map((z) => [z.name, Object.fromEntries(keys.map(([k, [a, b]]) => [k, periodBandwidth(z, a, b)]))]),
+    );
+    const customer = store.account.customer;
+    return { body: { [customer]: { customer_id: customer, from: `${from}T00:00:00`, to: `${to}T00:00:00`, data, sums } } };
   }
 
   /** Bandwidth and cost of a Zone from `from` (inclusive) to `to` (exclusive), both `YYYY-MM-DD`. */
@@ -113,7 +145,24 @@ export function statisticsHandlers(c: AccountContext) {
     });
   }
 
+  // Zone -> target domain -> bytes (bw) or requests (req) of the request logs in the period (spec: getDomainUsage).
+  function domainUsage(ctx: C) {
+    const { from, to } = dayRange(ctx, 30);
+    const end = dayString(Date.parse(to), -1);
+    const zones = new Set(zonesOf(ctx).map((z) => z.name));
+    const body: Record<string, Record<string, number>> = {};
+    for (const r of store.reqLogs) {
+      const day = r.ts.slice(0, 10);
+      if (!zones.has(r.zone) || day < from || day >= end) continue;
+      const perDomain = body[r.zone] ?? {};
+      body[r.zone] = perDomain;
+      perDomain[r.dst.host] = (perDomain[r.dst.host] ?? 0) + (ctx.params.metric === 'req' ? 1 : Number(r.bw));
+    }
+    return { body };
+  }
+
   return {
+    getDomainUsage: domainUsage,
     getZoneBandwidth: (ctx) => bandwidth(ctx, [zoneOf(ctx)]),
     getCustomerBandwidth: (ctx) => bandwidth(ctx, ctx.auth.scheme === 'zone' ? [zoneOf(ctx)] : [...store.zones.values()]),
 
@@ -148,7 +197,7 @@ export function statisticsHandlers(c: AccountContext) {
     getRequestLogStats: (ctx) => {
       const logs = matchLogs(ctx);
       const body: Record<string, unknown> = { total: logs.length, success_statuses: logs.filter((r) => r.status.code < 400).length };
-      if (ctx.query.status_breakdown === 1) {
+      if (flagOn(ctx.query.status_breakdown)) {
         const counts = new Map<number, number>();
         for (const r of logs) counts.set(r.status.code, (counts.get(r.status.code) ?? 0) + 1);
         body.status_breakdown = [...counts].sort(([a], [b]) => a - b).map(([status, count]) => ({ status, count }));

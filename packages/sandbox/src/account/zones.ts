@@ -5,6 +5,7 @@ import { isWhitelistEntry } from '../domain/net.js';
 import type { StoredPlan, ZoneState } from '../domain/types.js';
 import { badRequest, HttpError } from '../shared/errors.js';
 import type { AccountContext, AccountCtx, AccountHandlers } from './context.js';
+import { answerForms, productOf } from './forms.js';
 
 // Zone administration: create, read and delete Zones, their passwords, permissions, status, uptime
 // option, domain permissions and IP whitelist.
@@ -23,24 +24,6 @@ export function zonesHandlers(c: AccountContext) {
   }
 
   const zoneSummary = (z: ZoneState) => (z.whitelist.length === 0 || z.whitelist.includes('any') ? 'any' : z.whitelist.join(','));
-  /**
-   * The listing's `type`: `dc` as documented; for the products the provider's clients create, the type
-   * used at creation (observed: `unblocker`, `serp` for an unblocker plan with `serp`, `browser_api`);
-   * `res` and `mobile` are the sandbox's (packages/sandbox/parity-account.yaml).
-   */
-  const zoneType = (z: ZoneState) => {
-    const plan = currentPlan(z);
-    switch (plan.type) {
-      case 'resident':
-        return plan.mobile ? 'mobile' : 'res';
-      case 'unblocker':
-        return plan.serp ? 'serp' : 'unblocker';
-      case 'browser_api':
-        return 'browser_api';
-      default:
-        return 'dc';
-    }
-  };
   const domainLists = (z: ZoneState) =>
     z.domains.blacklist ? { whitelist: z.domains.whitelist, blacklist: z.domains.blacklist } : { whitelist: z.domains.whitelist };
 
@@ -65,13 +48,15 @@ export function zonesHandlers(c: AccountContext) {
     getZone: (ctx) => {
       const z = zoneOf(ctx);
       // `disabled` and `uptime_100` are the sandbox's: the spec's Zone has no field for either state.
-      // `plan`, the current plan, beside the documented `plans`: the provider's CLI reads it (observed).
+      // `plan`, the current plan with its `product`, beside the documented `plans` (the reference; clients read it).
+      // `ips` an array as the reference shows it, the seed's summary string with `answer_forms: seed` (spec: Zone.ips).
+      const whitelist = z.whitelist.length === 0 ? ['any'] : z.whitelist;
       return {
         body: {
-          ips: zoneSummary(z),
+          ips: answerForms(store) === 'seed' ? zoneSummary(z) : whitelist,
           password: z.passwords,
           plans: z.plans,
-          plan: currentPlan(z),
+          plan: { ...currentPlan(z), product: productOf(z) },
           disabled: z.disabled,
           uptime_100: z.uptime_100,
         },
@@ -145,7 +130,12 @@ export function zonesHandlers(c: AccountContext) {
 
     listActiveZones: () => ({
       // `status` (observed: the JS SDK returns it); its values are not documented, the listing holds active Zones only.
-      body: [...store.zones.values()].filter((z) => !z.disabled).map((z) => ({ name: z.name, type: zoneType(z), status: 'active' })),
+      body: [...store.zones.values()].filter((z) => !z.disabled).map((z) => ({ name: z.name, type: productOf(z), status: 'active' })),
+    }),
+
+    // Deleted Zones are not kept by the sandbox, so `deleted` never shows (parity-account.yaml).
+    listAllZones: () => ({
+      body: [...store.zones.values()].map((z) => ({ name: z.name, type: productOf(z), status: z.disabled ? 'disabled' : 'active' })),
     }),
 
     switchZoneUptime: (ctx) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { pricePerGb } from '../domain/money.js';
 import { defaultSeed, type SEED } from '../domain/seed.js';
-import type { ProxyPortConfig, StateData, StoredPlan, TokenCredential, ZoneState } from '../domain/types.js';
+import type { AnswerForms, ProxyPortConfig, StateData, StoredPlan, TokenCredential, ZoneState } from '../domain/types.js';
 
 // Fixtures without editing a large state object: a typed builder over a seed (the built-in one by
 // default) whose Zone names are tracked in its type, so that a port, a whitelist or a rename naming a
@@ -59,6 +59,15 @@ export class SeedBuilder<Z extends string = DefaultZone> {
   customer(id: string): this {
     this.data.account.customer = id;
     this.data.manager.settings.customer = id;
+    return this;
+  }
+
+  /**
+   * The account API's answers where the seed documentation and the provider's API reference disagree:
+   * `live` (the default: the reference's forms, as clients of the live service read them) or `seed`.
+   */
+  answerForms(form: AnswerForms): this {
+    this.data.account.answer_forms = form;
     return this;
   }
 

@@ -88,6 +88,14 @@ const zone = obj<ZoneState>()(
     gips: strings,
     recent_ips: strings,
     price_per_gb: { type: 'number', minimum: 0 },
+    unavailable_ips: strings,
+    pending_replacement: {
+      type: 'array',
+      items: obj<NonNullable<ZoneState['pending_replacement']>[number]>()(
+        { due_date: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }, ips: strings },
+        ['due_date', 'ips'],
+      ),
+    },
   },
   ['name', 'passwords', 'perms', 'plans', 'whitelist', 'domains', 'disabled', 'uptime_100', 'ips', 'gips', 'recent_ips', 'price_per_gb'],
 );
@@ -99,6 +107,7 @@ export const seedSchema = obj<StateData>()(
     saved_at: str,
     account: obj<AccountState>()(
       {
+        answer_forms: { type: 'string', enum: ['live', 'seed'] },
         customer: { type: 'string', pattern: '^[^-]{1,64}$' },
         status: nonEmpty,
         balance: num,

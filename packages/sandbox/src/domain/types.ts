@@ -61,6 +61,10 @@ export interface ZoneState {
   recent_ips: string[];
   /** Bandwidth price, US dollars per GB, for the cost statistics. */
   price_per_gb: number;
+  /** Allocated IPs with connectivity problems (`GET /api/zone/ips/unavailable`; absent: none). */
+  unavailable_ips?: string[];
+  /** Allocated IPs the provider will replace, by day (`GET /api/zone/proxies_pending_replacement`; absent: none). */
+  pending_replacement?: { due_date: string; ips: string[] }[];
 }
 
 export interface Credentials {
@@ -76,7 +80,16 @@ export interface BasicCredential extends Credentials {
   password: string;
 }
 
+/**
+ * Which form the account API answers where the seed documentation and the provider's API reference
+ * disagree (route_ips, a Zone's `ips`): `live`, the reference's, which the clients of the live service
+ * read (the default), or `seed`, the seed documentation's.
+ */
+export type AnswerForms = 'live' | 'seed';
+
 export interface AccountState {
+  /** Absent: `live`. */
+  answer_forms?: AnswerForms;
   customer: string;
   status: string;
   balance: number;

@@ -41,6 +41,10 @@ Usage: zone-api-sandbox [options]
   --target-ca FILE   CA certificates (PEM) the network trusts for HTTPS targets beside the system's
                      (env ZONE_API_SANDBOX_TARGET_CA), e.g. a local HTTPS service's own CA
   --print-seed       print the built-in seed as JSON (a starting point for --seed) and exit
+  --answer-forms F   the account API's answers where the seed documentation and the provider's API
+                     reference disagree: live (default; the reference's forms, which live clients read:
+                     route_ips one IP per line, a Zone's ips an array) or seed (a range, a summary string)
+                     (env ZONE_API_SANDBOX_ANSWER_FORMS)
   --strict           refuse request fields the provider's documentation does not name (default: accept, ignore and list them
                      in the X-Sandbox-Ignored-Fields response header) and a proxy port created for a
                      Zone the account does not have (the real manager creates it)
@@ -67,6 +71,7 @@ async function main(): Promise<void> {
       seed: { type: 'string' },
       'spec-dir': { type: 'string' },
       'print-seed': { type: 'boolean' },
+      'answer-forms': { type: 'string' },
       'network-port': { type: 'string' },
       proxy: { type: 'string' },
       'proxy-port': { type: 'string' },
@@ -108,6 +113,9 @@ async function main(): Promise<void> {
   const targetCaFile = values['target-ca'] ?? env.ZONE_API_SANDBOX_TARGET_CA;
   const fsync = values.fsync ?? env.ZONE_API_SANDBOX_FSYNC ?? 'interval';
   if (fsync !== 'always' && fsync !== 'interval') throw new Error(`--fsync must be always or interval, not ${JSON.stringify(fsync)}`);
+  const answerForms = values['answer-forms'] ?? env.ZONE_API_SANDBOX_ANSWER_FORMS;
+  if (answerForms !== undefined && answerForms !== 'live' && answerForms !== 'seed')
+    throw new Error(`--answer-forms must be live or seed, not ${JSON.stringify(answerForms)}`);
   let stopping = false;
   const sandbox = await startSandbox({
     host: values.host ?? env.ZONE_API_SANDBOX_HOST ?? DEFAULT_HOST,
@@ -119,6 +127,7 @@ async function main(): Promise<void> {
     seed: values.seed ?? env.ZONE_API_SANDBOX_SEED,
     specDir: values['spec-dir'] ?? env.ZONE_API_SANDBOX_SPEC_DIR,
     strict: values.strict === true,
+    ...(answerForms ? { answerForms } : {}),
     logger: values.log === true,
     argv: process.argv.slice(2).join(' '),
     ...(traffic ? { networkPort, proxyPorts: !values['no-proxy-ports'], freeProxyPorts: free, ...(upstream ? { upstream } : {}) } : {}),

@@ -1,7 +1,7 @@
 import type { Call, CallFilter } from '../control/calls.js';
 import type { FaultControl } from '../control/control.js';
 import type { Overrides } from '../control/overrides.js';
-import type { StateData } from '../domain/types.js';
+import type { AnswerForms, StateData } from '../domain/types.js';
 import type { Handler } from '../router/http.js';
 import type { AccountOperationId, ApiName, ManagerOperationId, OpenApiDoc } from '../router/spec.js';
 import type { SandboxCredentials } from './boot.js';
@@ -10,6 +10,13 @@ import type { SandboxCredentials } from './boot.js';
 // package's public surface, documented here once; sandbox.ts builds it.
 
 export interface SandboxOptions {
+  /**
+   * The account API's answers where the seed documentation and the provider's API reference disagree:
+   * `live` (default), the reference's forms, which the clients of the live service read (route_ips one
+   * IP per line, a Zone's `ips` an array), or `seed`, the seed documentation's (a range, a summary
+   * string). Overrides the seed's `account.answer_forms` (the seed builder's `answerForms()`).
+   */
+  answerForms?: AnswerForms;
   /** Interface to listen on. Default 127.0.0.1 (loopback only). */
   host?: string;
   /**

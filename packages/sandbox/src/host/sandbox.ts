@@ -50,7 +50,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     account: options.specs?.account ?? bundleOf('account', specDir),
     manager: options.specs?.manager ?? bundleOf('manager', specDir),
   };
-  const seed = readSeed(options.seed, specs);
+  const read = readSeed(options.seed, specs);
+  // The option wins over the seed's own `answer_forms` (the CLI's --answer-forms).
+  const seed = options.answerForms ? { ...read, account: { ...read.account, answer_forms: options.answerForms } } : read;
   const dataFile = options.dataFile;
   const unlock = dataFile ? lockDataFile(dataFile) : () => {};
   try {

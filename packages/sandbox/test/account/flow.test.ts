@@ -17,7 +17,7 @@ describe('Zone lifecycle', () => {
         plan: { type: 'static', ips_type: 'dedicated', ips: 2 },
       },
     });
-    expect(created.response.status).toBe(200);
+    expect(created.response.status).toBe(201);
     expect(created.data?.zone).toEqual({ name: 'flow_zone', ips: '198.51.100.7', password: ['flowpw1', 'flowpw2'] });
 
     const read = await account.getZone(q('flow_zone'));
@@ -175,12 +175,15 @@ describe('datacenter IPs', () => {
     expect(await count()).toBe(before - 15);
   });
 
-  it('route_ips as text: one range, a country, expanded', async () => {
+  it('route_ips: one IP per line, with countries as JSON, a country, expanded', async () => {
     await t.sandbox.reset();
-    expect((await t.account.getRouteIps(q(STATIC))).data).toBe('192.0.2.21-192.0.2.24');
+    expect((await t.account.getRouteIps(q(STATIC))).data).toBe('192.0.2.21\n192.0.2.22\n192.0.2.23\n192.0.2.24');
     expect((await t.account.getRouteIps({ params: { query: { zone: STATIC, expand: 1 } } })).data).toBe(
       '192.0.2.21\n192.0.2.22\n192.0.2.23\n192.0.2.24',
     );
+    const listed = await t.account.getRouteIps({ params: { query: { zone: STATIC, list_countries: 'True' } } });
+    expect(listed.response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(listed.data).toEqual(['192.0.2.21', '192.0.2.22', '192.0.2.23', '192.0.2.24'].map((ip) => ({ ip, country: 'us' })));
     const none = await t.account.getRouteIps({ params: { query: { zone: STATIC, country: 'de' } } });
     expect(none.response.status).toBe(200);
     expect(none.data ?? '').toBe('');
@@ -326,8 +329,11 @@ describe('reads derived from the seed', () => {
     const series = zone?.data[STATIC] as { bw_sum: number[]; bw_dn: number[]; bw_up: number[] };
     expect(series.bw_sum).toHaveLength(30);
     expect(series.bw_sum.every((v, i) => v === (series.bw_dn[i] ?? 0) + (series.bw_up[i] ?? 0) && v > 0)).toBe(true);
-    const sums = zone?.sums?.[STATIC] as { bw_sum: number };
-    expect(sums.bw_sum).toBe(series.bw_sum.reduce((a, b) => a + b, 0));
+    // Totals per period key: the reference's back_* keys, or `custom` for a from-to period (what clients read).
+    expect(Object.keys(zone?.sums?.[STATIC] ?? {})).toEqual(['back_m1', 'back_m0', 'back_d2', 'back_d1', 'back_d0']);
+    const period = { from: String(zone?.from).slice(0, 10), to: String(zone?.to).slice(0, 10) };
+    const custom = (await account.getZoneBandwidth({ params: { query: { zone: STATIC, ...period } } })).data?.[C]?.sums?.[STATIC]?.custom;
+    expect(custom?.bw_sum).toBe(series.bw_sum.reduce((a, b) => a + b, 0));
     const customer = (await account.getCustomerBandwidth({ params: { query: { customer: C } } })).data?.[C];
     expect(Object.keys(customer?.data ?? {})).toContain(RES);
     expect(customer?.data[STATIC]?.bw_sum).toEqual(series?.bw_sum);

@@ -25,7 +25,7 @@ describe('Zone products the clients create: accepted, stored, listed with the ty
     ];
     for (const body of bodies) {
       const r = await create(body);
-      expect(r.status, r.text).toBe(200);
+      expect(r.status, r.text).toBe(201);
       expect(r.json().plan.type).toBe(body.plan.type);
     }
     const zones = await listing();
@@ -53,7 +53,7 @@ describe('Zone products the clients create: accepted, stored, listed with the ty
     }
     expect((await listing(strict)).map((z) => z.name)).not.toContain('s1');
     // The documented form still passes strict.
-    expect((await create({ zone: { name: 's5' }, plan: { type: 'static' } }, strict)).status).toBe(200);
+    expect((await create({ zone: { name: 's5' }, plan: { type: 'static' } }, strict)).status).toBe(201);
   });
 });
 

@@ -88,12 +88,12 @@ describe('the provider SDK against the sandbox (default: lenient)', () => {
     // Its own paths, without the seed's /api prefix.
     expect(seen.map((s) => `${s.method} ${new URL(s.url).pathname} ${s.status}`)).toEqual([
       'GET /zone/get_active_zones 200',
-      'POST /zone 200',
+      'POST /zone 201',
       'GET /zone/get_active_zones 200',
     ]);
 
     expect(result.before.map((z: { name: string }) => z.name)).toEqual(['static_zone', 'res_zone', 'dc_zone_2', 'mob_zone']);
-    expect(result.before.map((z: { type: string }) => z.type)).toEqual(['dc', 'res', 'dc', 'mobile']);
+    expect(result.before.map((z: { type: string }) => z.type)).toEqual(['dc', 'res_rotating', 'dc', 'mobile']);
     expect(result.before.map((z: { status: string }) => z.status)).toEqual(['active', 'active', 'active', 'active']);
     expect(result.created).toMatchObject({ zone: { name: 'sdk_zone' }, plan: { type: 'static', bandwidth: 'payperusage' } });
     expect(result.after.map((z: { name: string }) => z.name)).toContain('sdk_zone');

@@ -99,6 +99,26 @@ describe('the zone-api-sandbox bin', () => {
     expect(await exited(child)).toBe(0);
   });
 
+  it("--answer-forms seed answers the seed documentation's forms (route_ips a range); live, the default, the reference's", async () => {
+    const routeIps = async (args: string[]) => {
+      const { child, banner } = await start(['--account-port', '0', '--manager-port', '0', ...args]);
+      try {
+        const accountUrl = /account API {2}(\S+)/.exec(banner)?.[1] as string;
+        const r = await fetch(`${accountUrl}/zone/route_ips?zone=static_zone`, { headers: { Authorization: 'Bearer sandbox-token-0001' } });
+        return await r.text();
+      } finally {
+        child.kill('SIGTERM');
+        await exited(child);
+      }
+    };
+    expect(await routeIps(['--answer-forms', 'seed'])).toMatch(/^192\.0\.2\.\d+(-192\.0\.2\.\d+|\/\d+)$/);
+    expect((await routeIps([])).split('\n').length).toBeGreaterThan(1);
+    const bad = run(['--answer-forms', 'mine']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/--answer-forms must be live or seed/);
+    // Two starts of the bin, each a few seconds on a loaded machine.
+  }, 90_000);
+
   it('--exit-on-shutdown lets POST /api/shutdown end the process (after answering)', async () => {
     const { child, banner } = await start(['--account-port', '0', '--manager-port', '0', '--exit-on-shutdown']);
     const managerUrl = /manager API {2}(\S+)/.exec(banner)?.[1] as string;

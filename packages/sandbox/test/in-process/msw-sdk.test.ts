@@ -72,7 +72,7 @@ describe('the provider SDK through the MSW adapter, no port and no base URL chan
     const calls = s.calls().slice(-3);
     expect(calls.map((c) => `${c.operationId} ${c.method} ${c.path} ${c.status}`)).toEqual([
       'listActiveZones GET /zone/get_active_zones 200',
-      'createZone POST /zone 200',
+      'createZone POST /zone 201',
       'listActiveZones GET /zone/get_active_zones 200',
     ]);
     expect(calls[1]?.body).toMatchObject({ zone: { name: 'msw_sdk_zone' } });

@@ -59,7 +59,7 @@ describe('account: every operation of the bundle also on its path without /api',
     await t.sandbox.reset();
     const body = { zone: { name: 'alias_zone' }, plan: { type: 'static', ips_type: 'shared', bandwidth: 'payperusage' } };
     const created = await raw(t.sandbox.accountUrl, 'POST', '/zone', { headers: bearer, body });
-    expect(created.status, created.text).toBe(200);
+    expect(created.status, created.text).toBe(201);
     const { data } = await t.account.getZone({ params: { query: { zone: 'alias_zone' } } });
     expect(data?.plans?.[0]?.bandwidth).toBe('payperusage');
     await t.sandbox.reset();
