@@ -136,7 +136,9 @@ export default defineConfig({
             enabled: true,
             only: true,
             include: ['packages/*/test/types/**/*.test-d.ts'],
-            tsconfig: './tsconfig.typecheck.json',
+            // Only the type tests and what they import (436 files, not the 1,638 of `pnpm typecheck`, which
+            // checks the rest): 16.5 s of tsc's CPU instead of 28.4 s.
+            tsconfig: './tsconfig.types.json',
           },
         },
       },
