@@ -1,7 +1,9 @@
 // Rows of the hostile part of the bench for issue 39 (connections, rules, loops, TLS), each runnable alone:
 // `node bench/hostile.mjs --only <name>` (the machine is shared: one row at a time costs less than the part).
 // Each takes the hostile target (hostile-target.mjs) and returns its row: label, reading, ok/OVER, detail.
+import { createServer, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { createGzip } from 'node:zlib';
 
 const MB = 1024 * 1024;
 
@@ -29,7 +31,91 @@ const connections = (port, n) =>
     ),
   );
 
+/** A loopback target answering `answer(req, res)`, until `stop()`. */
+async function target(answer) {
+  const server = createServer(answer);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}`, stop: () => server.close() };
+}
+
+/** A GET through the proxy at `port` (loopback): its status and the bytes of its body as sent. */
+function through(port, url) {
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: url, headers: { host: new URL(url).host }, agent: false }, (res) => {
+      let bytes = 0;
+      res.on('data', (c) => {
+        bytes += c.length;
+      });
+      res.on('end', () => resolve({ status: res.statusCode, bytes }));
+    });
+    req.on('error', () => resolve({ status: 0, bytes: 0 }));
+    req.end();
+  });
+}
+
+/** `mb` MiB of zeros gzipped (level 9), made in pieces. */
+async function gzipBomb(mb) {
+  const parts = [];
+  const gz = createGzip({ level: 9 });
+  gz.on('data', (c) => parts.push(c));
+  const done = new Promise((r) => gz.once('end', r));
+  const zeros = Buffer.alloc(MB);
+  for (let i = 0; i < mb; i++) if (!gz.write(zeros)) await new Promise((r) => gz.once('drain', r));
+  gz.end();
+  await done;
+  return Buffer.concat(parts);
+}
+
+const banOnBody = (body) => [{ action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'body', body }];
+
 export const clientRows = {
+  /** A body rule on a 1 MB gzip answer of 1 GiB: the event loop's longest delay and the RSS meanwhile. */
+  async 'rule-bomb'(t) {
+    const bomb = await gzipBomb(1024);
+    const site = await target((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': String(bomb.length) });
+      res.end(bomb);
+    });
+    try {
+      const port = await t.ask({ portWith: banOnBody('never-there') }, 'port');
+      const rss0 = await t.ask('rss', 'rss');
+      await t.ask('reset', 'reset');
+      const got = await through(port, `${site.url}/bomb`);
+      const lag = await t.ask('lag', 'lag');
+      const rss = await t.ask('rss', 'rss');
+      return [
+        `a body rule on a gzip answer of 1 GiB in ${(bomb.length / MB).toFixed(1)} MB`,
+        `${lag.toFixed(0)} ms`,
+        lag < 100 ? 'ok' : 'OVER',
+        `answer ${got.status}, ${(got.bytes / MB).toFixed(1)} MB as sent; RSS +${((rss - rss0) / MB).toFixed(0)} MB (target: delay < 100 ms, RSS within 64 MB)`,
+      ];
+    } finally {
+      site.stop();
+    }
+  },
+  /** Rule patterns that backtrack in JavaScript: a URL rule (a+)+b on 28 a, a body rule (x+x+)+y on 1,000 x. */
+  async 'rule-regex'(t) {
+    const site = await target((_req, res) => res.end('x'.repeat(1000)));
+    try {
+      const urlPort = await t.ask(
+        { portWith: [{ action: { null_response: true }, action_type: 'null_response', trigger_type: 'url', url: '(a+)+b' }] },
+        'port',
+      );
+      const bodyPort = await t.ask({ portWith: banOnBody('(x+x+)+y') }, 'port');
+      await t.ask('reset', 'reset');
+      const a = await through(urlPort, `${site.url}/${'a'.repeat(28)}`);
+      const b = await through(bodyPort, `${site.url}/xs`);
+      const lag = await t.ask('lag', 'lag');
+      return [
+        'rule patterns (a+)+b on 28 a, (x+x+)+y on 1,000 x',
+        `${lag.toFixed(0)} ms`,
+        lag < 100 ? 'ok' : 'OVER',
+        `answers ${a.status}, ${b.status} (target: delay < 100 ms)`,
+      ];
+    } finally {
+      site.stop();
+    }
+  },
   /** 300 connections to the network's port that close before their first byte: the sandbox's fds back to their start. */
   async 'early-close'(t) {
     const port = Number(new URL(t.networkUrl).port);

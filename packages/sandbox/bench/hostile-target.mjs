@@ -76,12 +76,12 @@ process.on('message', async (m) => {
   else if (m === 'cpu') {
     const u = process.cpuUsage();
     process.send({ cpu: (u.user + u.system) / 1000 });
-  } else if (m === 'port') {
-    // A port of its own for a row (port 0: a free one).
+  } else if (m === 'port' || m?.portWith) {
+    // A port of its own for a row (port 0: a free one), with the rules it names.
     const r = await fetch(`${sandbox.managerUrl}/api/proxies`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ proxy: { port: 0, zone: 'res_zone' } }),
+      body: JSON.stringify({ proxy: { port: 0, zone: 'res_zone', ...(m.portWith ? { rules: m.portWith } : {}) } }),
     });
     process.send({ port: (await r.json()).data.port });
   } else if (m === 'fds') {

@@ -37,6 +37,30 @@ export function compileSearch(pattern: string): RE2JS {
   return re;
 }
 
+/**
+ * A port rule's pattern (its `url`, `status` or `body`) as RE2 runs it, in linear time: each test reads
+ * at most `steps` (instructions x characters) of its value, so a value longer than `steps / programSize()`
+ * characters is tested on its first ones. The pattern is already a valid JavaScript expression; one RE2
+ * cannot run (a backreference, lookaround) or larger than `program` instructions is unusable.
+ */
+export const RULE_PATTERN_LIMITS = { program: SEARCH_LIMITS.program, steps: 5_000_000 } as const;
+
+/** `pattern` compiled for a rule, or why it cannot run in linear time (a message in the form of JavaScript's). */
+export function compileRulePattern(pattern: string): RE2JS | string {
+  const why = (reason: string) => `Invalid regular expression: /${pattern.slice(0, 200)}/: ${reason}`;
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (err) {
+    return why(
+      `this sandbox runs rule patterns in linear time (RE2 syntax) and cannot run this one (${(err as Error).message.slice(0, 200)})`,
+    );
+  }
+  if (re.programSize() > RULE_PATTERN_LIMITS.program)
+    return why(`compiles to ${re.programSize()} instructions, more than the ${RULE_PATTERN_LIMITS.program} a rule pattern may take`);
+  return re;
+}
+
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**

@@ -1,10 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import type { RE2JS } from 're2js';
 import type { Exchange } from '../domain/har.js';
+import { compileRulePattern, RULE_PATTERN_LIMITS } from '../domain/search.js';
 import type { Store } from '../domain/state.js';
 import type { PortRequest } from './port-context.js';
 import { UpstreamFailure } from './port-failure.js';
+import { readForRule } from './rule-body.js';
 import { STATUS_CHECK_CONTEXT } from './status-check.js';
 
 // A port's `rules` applied to its requests, as the real local proxy manager 1.570.247 applies them
@@ -53,23 +55,38 @@ const PRE_TRIGGERS = new Set(['url', 'min_conn_time', 'min_req_time']);
  * counts as not matching: lib/rules.js 399-404).
  */
 function matcher(pattern: unknown): (value: unknown) => boolean {
-  let re: RegExp | undefined;
-  try {
-    re = new RegExp(String(pattern));
-  } catch {
-    return () => false;
-  }
-  return (value) => (re as RegExp).test(String(value));
+  const re = linear(pattern);
+  if (typeof re === 'string') return () => false;
+  // RE2 (domain/search.ts): a pattern that backtracks, `(a+)+b`, held the event loop for seconds in JavaScript's engine.
+  const chars = Math.max(1, Math.floor(RULE_PATTERN_LIMITS.steps / re.programSize()));
+  return (value) => re.matcher(String(value).slice(0, chars)).find();
 }
 
-/** The message of a regular expression that does not compile, as `new RegExp(String(pattern))` throws it; undefined when it compiles. */
-function invalidPattern(pattern: unknown): string | undefined {
+/** A rule's pattern compiled (once per text) for RE2, or the message of why it is unusable. */
+const patterns = new Map<string, RE2JS | string>();
+function linear(pattern: unknown): RE2JS | string {
+  const text = String(pattern);
+  const known = patterns.get(text);
+  if (known !== undefined) return known;
+  let out: RE2JS | string;
   try {
-    new RegExp(String(pattern));
-    return undefined;
+    new RegExp(text);
+    out = compileRulePattern(text);
   } catch (err) {
-    return (err as Error).message;
+    out = (err as Error).message;
   }
+  if (patterns.size >= 1000) patterns.delete(patterns.keys().next().value as string);
+  patterns.set(text, out);
+  return out;
+}
+
+/**
+ * The message of a regular expression that does not compile, as `new RegExp(String(pattern))` throws it,
+ * or of one RE2 cannot run (answered the same way); undefined when it compiles.
+ */
+function invalidPattern(pattern: unknown): string | undefined {
+  const re = linear(pattern);
+  return typeof re === 'string' ? re : undefined;
 }
 
 /** The condition and type the real manager derives from a rule's fields (util/rules_util.js 113-160). */
@@ -267,14 +284,9 @@ export class RuleRun {
   }
 
   /** Once the answer's body arrived (lib/rules.js 131-173): the body as text, decoded as its `content-encoding` says. */
-  afterBody(o: { url: string; status: number; timePassed: number; peer: string | null; body: Buffer; encoding?: string }): Outcome {
-    let text: string;
-    try {
-      text = decode(o.body, o.encoding);
-    } catch {
-      return PASS;
-    }
-    return this.after('after_body', { ...o, body: text });
+  afterBody(o: { url: string; status: number; timePassed: number; peer: string | null; text: string | undefined }): Outcome {
+    if (o.text === undefined) return PASS;
+    return this.after('after_body', { ...o, body: o.text });
   }
 
   private after(type: RuleType, o: TriggerInput & { peer: string | null }): Outcome {
@@ -325,14 +337,6 @@ export class RuleRun {
     if (!same) this.effects.newSession();
     return { kind: 'retry', same };
   }
-}
-
-function decode(body: Buffer, encoding: string | undefined): string {
-  const e = (encoding ?? '').trim().toLowerCase();
-  if (e === 'gzip' || e === 'x-gzip') return gunzipSync(body).toString('utf8');
-  if (e === 'deflate') return inflateSync(body).toString('utf8');
-  if (e === 'br') return brotliDecompressSync(body).toString('utf8');
-  return body.toString('utf8');
 }
 
 /** An upstream's answer as a rule reads it. */
@@ -460,12 +464,11 @@ export async function withRules<T extends Answer, S extends { answer: T; peer: s
     const seen = { url, status: answer.status, timePassed: ctx.now() - ctx.started, peer };
     let out = run.retried < MAX_RULE_RETRIES ? run.afterHead(seen) : PASS;
     if (out.kind === 'pass' && needsBody(rulesOf(attempt)) && run.retried < MAX_RULE_RETRIES) {
-      // The real manager reads the whole body too before such a rule (lib/mixins/server_handle.js 214-231).
-      const chunks: Buffer[] = [];
-      for await (const chunk of answer.body) chunks.push(Buffer.from(chunk as Buffer));
-      const whole = Buffer.concat(chunks);
-      answer.body = Readable.from([whole]);
-      out = run.afterBody({ ...seen, body: whole, encoding: answer.headers['content-encoding'] });
+      // The real manager reads the whole body before such a rule (lib/mixins/server_handle.js 214-231); the
+      // sandbox its first RULE_BODY_LIMIT bytes, decoded (rule-body.ts).
+      const read = await readForRule(answer.body, answer.headers['content-encoding']);
+      answer.body = read.body;
+      out = run.afterBody({ ...seen, text: read.text });
     }
     if (out.kind === 'pass') return { sent, ...trail() };
     answer.body.destroy();
