@@ -4,7 +4,7 @@ import { RequestError } from 'proxy-chain';
 import { type Exchange, harKeep } from '../domain/har.js';
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { ProxyPortConfig } from '../domain/types.js';
-import { PEER_IP_HEADERS, PORT_ROUTE_HEADER } from '../shared/brand.js';
+import { NETWORK_REALM, PEER_IP_HEADERS, PORT_ROUTE_HEADER } from '../shared/brand.js';
 import { StreamedBody } from './body.js';
 import { fakeAnswer } from './control-headers.js';
 import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
@@ -95,6 +95,31 @@ export function peerOf(headers: Record<string, string | string[] | undefined> | 
   return null;
 }
 
+/**
+ * An answer of the sandbox's own network reached in process, with the connection headers the network
+ * writes over TCP to a port that keeps its connection open, as the real manager's keep-alive connection
+ * to its upstream gets them: Node's `keep-alive` (5 s), or `close` after a refusal of the network (its
+ * `server` header), which ends the connection.
+ */
+async function keptAlive<T extends { rawHeaders: string[]; headers: Record<string, string> }>(answer: Promise<T>): Promise<T> {
+  const a = await answer;
+  const refused = a.headers.server === NETWORK_REALM;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < a.rawHeaders.length; i += 2)
+    if (!/^(connection|keep-alive)$/i.test(a.rawHeaders[i] as string)) kept.push(a.rawHeaders[i] as string, a.rawHeaders[i + 1] as string);
+  return { ...a, rawHeaders: [...kept, ...(refused ? ['connection', 'close'] : ['connection', 'keep-alive', 'keep-alive', 'timeout=5'])] };
+}
+
+/** The `connection` and `keep-alive` headers of an upstream's answer, names in lower case, as it sent them. */
+function connectionHeaders(res: { rawHeaders: string[] }): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+    const name = (res.rawHeaders[i] as string).toLowerCase();
+    if (name === 'connection' || name === 'keep-alive') out[name] = res.rawHeaders[i + 1] as string;
+  }
+  return out;
+}
+
 /** The port's own exit IP a fake answer names when the request names none (lib/mixins/server_send.js 216-221: the session's `ip`). */
 const fakePortIp = (cfg: ProxyPortConfig): string | undefined => (typeof cfg.ip === 'string' && cfg.ip ? cfg.ip : undefined);
 
@@ -160,15 +185,17 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
           const fake = attempt.control?.fake;
           if (fake) return fakeAnswer(fake, { session, portIp: fakePortIp(attempt.cfg), whitelist: fakeWhitelist(attempt) });
           return attempt.network && url.protocol === 'http:'
-            ? attempt.network.request(
-                {
-                  ...attempt.login(session),
-                  clientIp: attempt.upstream.host,
-                  hostname: url.hostname,
-                  port: Number(url.port) || 80,
-                  ua: attempt.ua,
-                },
-                { method: request.method as string, url, headers: sent, body: body.open() },
+            ? keptAlive(
+                attempt.network.request(
+                  {
+                    ...attempt.login(session),
+                    clientIp: attempt.upstream.host,
+                    hostname: url.hostname,
+                    port: Number(url.port) || 80,
+                    ua: attempt.ua,
+                  },
+                  { method: request.method as string, url, headers: sent, body: body.open() },
+                ),
               )
             : forward({
                 method: request.method as string,
@@ -237,8 +264,13 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   x.answered = now() - started;
   // The client gets the network's answer with the peer's header, as from the real manager (proven in
   // the real-manager suite), as it arrives.
+  // The upstream's own connection headers are handed on as they came (the real manager copies its
+  // upstream's answer headers whole, `connection` and `keep-alive` among them: observed on 1.570.247,
+  // new-user-values.test.ts) and counted in the answer's bytes, as the real manager counts what it wrote
+  // on the client's socket (lib/context.js 92-112).
+  const written = { ...res.headers, ...connectionHeaders(res) };
   try {
-    writeAnswerHead(response, res);
+    writeAnswerHead(response, { ...res, headers: written });
   } catch (err) {
     res.body.destroy();
     throw err;
@@ -251,7 +283,8 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   x.responseBody = passed.kept;
   x.responseSize = passed.bytes;
   x.decoded = await harText(passed.kept, res.headers['content-encoding'], x.harLimit, passed.bytes);
-  x.inBw = responseHeadBytes(res) + passed.bytes;
+  const writtenRaw = Object.entries(written).flatMap(([k, v]) => [v].flat().flatMap((one) => [k, String(one)]));
+  x.inBw = responseHeadBytes({ ...res, rawHeaders: writtenRaw }) + passed.bytes;
   x.time = now() - started;
   log(x);
 }
