@@ -874,8 +874,10 @@ export interface components {
          */
         Flag: 0 | 1 | false | true | "0" | "1" | "true" | "false" | "True" | "False" | "";
         /**
-         * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-         *     credential header `X-Service-Auth`, which names the account.
+         * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+         *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+         *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+         *     account.
          * @example hl_1a2b3c4d
          */
         CustomerId: string;
@@ -1866,9 +1868,11 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-         *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-         *     requests and as a body field on other requests.
+         * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+         *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+         *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+         *     account. Given as a query parameter on GET requests and as a body field on other
+         *     requests.
          * @example hl_1a2b3c4d
          */
         Customer: string;
@@ -1999,9 +2003,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2056,9 +2062,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2105,9 +2113,11 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2159,9 +2169,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2210,9 +2222,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2300,9 +2314,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2472,9 +2488,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2511,9 +2529,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2571,9 +2591,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2610,9 +2632,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2768,9 +2792,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2799,9 +2825,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -2906,9 +2934,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3003,9 +3033,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3043,9 +3075,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3082,9 +3116,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3121,9 +3157,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3152,9 +3190,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3291,9 +3331,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3382,9 +3424,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3414,9 +3458,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];
@@ -3531,9 +3577,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The account id (`<CUSTOMER>`). Required with token or basic authentication; omit it with the Zone
-                 *     credential header `X-Service-Auth`, which names the account. Given as a query parameter on GET
-                 *     requests and as a body field on other requests.
+                 * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
+                 *     every call; left out, the account the credential belongs to is used (observed: the provider's own
+                 *     clients send none). Omit it with the Zone credential header `X-Service-Auth`, which names the
+                 *     account. Given as a query parameter on GET requests and as a body field on other
+                 *     requests.
                  * @example hl_1a2b3c4d
                  */
                 customer?: components["parameters"]["Customer"];

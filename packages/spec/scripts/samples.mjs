@@ -114,7 +114,8 @@ function typescript(api, op, req) {
   if (req.body !== undefined) init.body = req.body;
   const arg = Object.keys(init).length ? tsLiteral(init) : '';
   lines.push(`const { data, error } = await ${c.variable}.${op.operationId}(${arg});`);
-  lines.push(`if (error) throw new Error(\`${op.operationId}: \${JSON.stringify(error)}\`);`);
+  // Every error of the clients has a one-line message naming the call and the field (the README's form).
+  lines.push('if (error) throw new Error(error.message);');
   lines.push('console.log(data);');
   return `${lines.join('\n')}\n`;
 }

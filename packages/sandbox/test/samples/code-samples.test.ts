@@ -265,6 +265,10 @@ describe('code samples', () => {
       for (const op of listOperations(loadBundle(api))) {
         const langs = ((op.op['x-codeSamples'] ?? []) as Array<{ lang: string }>).map((s) => s.lang);
         expect(langs, `${api} ${op.operationId}`).toEqual(SAMPLE_LANGS.map((l) => l.lang));
+        // The README's way with an error: its one-line message, not the object serialized.
+        const ts = ((op.op['x-codeSamples'] ?? []) as Array<{ lang: string; source: string }>).find((s) => s.lang === 'TypeScript');
+        expect(ts?.source, `${api} ${op.operationId}`).toContain('if (error) throw new Error(error.message);');
+        expect(ts?.source).not.toContain('JSON.stringify(error)');
       }
     }
   });
