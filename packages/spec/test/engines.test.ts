@@ -1,5 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@zone-api/testkit';
 import semver from 'semver';
@@ -46,4 +47,36 @@ describe('engines of the published packages and of everything they install', () 
       .map(({ id, node }) => `${id} wants node ${node}`);
     expect(tooNew, `dependencies of ${name} that need a newer Node than its ${ours}`).toEqual([]);
   });
+});
+
+// Setup's install (`pnpm install --frozen-lockfile`) of the whole workspace, dev tools included, on
+// this Node: the README says Node >= 20.19, so no locked package may ask for more. Run on a copy of
+// the manifests and the lockfile, offline from the store setup filled, so that it costs seconds and
+// leaves this checkout's node_modules alone.
+describe("setup's install", () => {
+  it('prints no "Unsupported engine" warning on this Node', () => {
+    const root = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines?: { node?: string } };
+    expect(semver.satisfies(process.version, root.engines?.node ?? '')).toBe(true);
+    const copy = mkdtempSync(join(tmpdir(), 'zone-api-install-'));
+    try {
+      for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) cpSync(join(repoRoot, f), join(copy, f));
+      for (const dir of readdirSync(join(repoRoot, 'packages'))) {
+        mkdirSync(join(copy, 'packages', dir), { recursive: true });
+        cpSync(join(repoRoot, 'packages', dir, 'package.json'), join(copy, 'packages', dir, 'package.json'));
+      }
+      const res = spawnSync('pnpm', ['install', '--frozen-lockfile', '--offline', '--ignore-scripts'], {
+        cwd: copy,
+        encoding: 'utf8',
+        env: { ...process.env, CI: 'true' },
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      const out = `${res.stdout}${res.stderr}`;
+      expect(res.status, out.slice(-3000)).toBe(0);
+      // The install did happen (a count of packages added), so that no warning is not no install.
+      expect(out).toMatch(/added \d{3,}/);
+      expect(out.split('\n').filter((l) => /Unsupported engine/i.test(l))).toEqual([]);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
