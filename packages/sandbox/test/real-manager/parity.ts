@@ -1,20 +1,9 @@
-/** One recorded answer of a scenario: what the parity comparison and the fixture keep. */
-export interface Answer {
-  scenario: string;
-  operationId: string;
-  status: number;
-  /** The media type without parameters, or null when the answer had no Content-Type. */
-  media: string | null;
-  /** `no answer`: the call got no response in time (status 0). */
-  kind: 'none' | 'text' | 'json object' | 'json array' | 'json value' | 'broken json' | 'no answer';
-  /** Top-level keys of a JSON object body. */
-  keys?: string[];
-}
+import { type RecordedAnswer, sameShape } from '../../../probe/src/reference.js';
 
-/** Same status, media type, kind of body and, for JSON objects, the same top-level fields. */
-export function sameShape(a: Answer, b: Answer): boolean {
-  return a.status === b.status && a.media === b.media && a.kind === b.kind && (a.keys ?? []).join() === (b.keys ?? []).join();
-}
+// One recorded answer of a scenario, and when two answers have the same shape: the live probe's
+// (packages/probe/src/reference.ts), which compares a team's manager with these recorded answers.
+export type Answer = RecordedAnswer;
+export { sameShape };
 
 /** Top-level fields one answer has and the other lacks, for the matrix. */
 function fieldDiff(r: Answer, s: Answer): string {

@@ -6,6 +6,7 @@ import { REAL_MANAGER, type RunningRealManager, startRealManager } from '@zone-a
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createManagerClient, ZoneApiError } from '../../../manager-client/src/index.js';
+import { shapeOf } from '../../../probe/src/reference.js';
 import { ACCOUNT } from './account.js';
 import { type Answer, matrixMarkdown, sameShape } from './parity.js';
 import { type ScenarioContext, scenarios } from './scenarios.js';
@@ -42,19 +43,6 @@ function recording() {
     return res;
   }) as typeof globalThis.fetch;
   return { fetch, take: () => last };
-}
-
-function kindOf(x: Exchange): Answer['kind'] {
-  if (x.text === '') return 'none';
-  if (/json/i.test(x.media ?? '')) {
-    try {
-      const v = JSON.parse(x.text);
-      return Array.isArray(v) ? 'json array' : v !== null && typeof v === 'object' ? 'json object' : 'json value';
-    } catch {
-      return 'broken json';
-    }
-  }
-  return 'text';
 }
 
 /** What the spec says of one answer: nothing when it declares it, else why not. */
@@ -117,16 +105,7 @@ async function runAll(baseUrl: string): Promise<{ answers: Answer[]; broken: str
     }
     const x = rec.take();
     if (!x) throw new Error(`scenario ${s.id} sent no request`);
-    const kind = kindOf(x);
-    const keys = kind === 'json object' ? Object.keys(JSON.parse(x.text)).sort() : undefined;
-    answers.push({
-      scenario: s.id,
-      operationId: s.operationId,
-      status: x.status,
-      media: x.media?.split(';')[0]?.trim() ?? null,
-      kind,
-      ...(keys ? { keys } : {}),
-    });
+    answers.push({ scenario: s.id, operationId: s.operationId, ...shapeOf(x.status, x.media, x.text) });
     for (const v of violations(s.operationId, x)) broken.push(`${s.id} (${s.operationId}): ${v}`);
   }
   return { answers, broken };
