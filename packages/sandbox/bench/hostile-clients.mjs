@@ -3,6 +3,7 @@
 // Each takes the hostile target (hostile-target.mjs) and returns its row: label, reading, ok/OVER, detail.
 import { createServer, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { createGzip } from 'node:zlib';
 
 const MB = 1024 * 1024;
@@ -69,6 +70,50 @@ async function gzipBomb(mb) {
 const banOnBody = (body) => [{ action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'body', body }];
 
 export const clientRows = {
+  /** 200 TLS handshakes to the network, each with a name of its own (SNI), no credential: the manager API's slowest answer meanwhile. */
+  async 'tls-names'(t) {
+    const port = Number(new URL(t.networkUrl).port);
+    const run = `${Date.now().toString(36)}`;
+    let probing = true;
+    let slowest = 0;
+    let probes = 0;
+    const probe = (async () => {
+      while (probing) {
+        const started = performance.now();
+        await (await fetch(`${t.managerUrl}/api/version`)).text();
+        slowest = Math.max(slowest, performance.now() - started);
+        probes++;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const started = performance.now();
+    const shaken = await Promise.all(
+      Array.from(
+        { length: 200 },
+        (_, i) =>
+          new Promise((resolve) => {
+            const s = tlsConnect({ host: '127.0.0.1', port, servername: `n${i}-${run}.example`, rejectUnauthorized: false }, () => {
+              s.destroy();
+              resolve(true);
+            });
+            s.on('error', () => resolve(false));
+            s.setTimeout(60_000, () => {
+              s.destroy();
+              resolve(false);
+            });
+          }),
+      ),
+    );
+    const took = performance.now() - started;
+    probing = false;
+    await probe;
+    return [
+      '200 TLS handshakes to the network, a name each, no credential',
+      `${slowest.toFixed(0)} ms`,
+      slowest < 100 ? 'ok' : 'OVER',
+      `the manager API's slowest of ${probes} answers meanwhile; ${shaken.filter(Boolean).length} handshakes done in ${(took / 1000).toFixed(1)} s (target: < 100 ms)`,
+    ];
+  },
   /** A body rule on a 1 MB gzip answer of 1 GiB: the event loop's longest delay and the RSS meanwhile. */
   async 'rule-bomb'(t) {
     const bomb = await gzipBomb(1024);

@@ -14,6 +14,8 @@ import type { TunnelServer } from './tunnel.js';
 // of the sandbox's CA (ca.ts) for the name the client asked for (its SNI), else for the listener's
 // host; the HTTP it carries then reaches the same proxy as a plain connection's.
 
+/** TLS handshakes the network runs at once (the others wait their turn). */
+export const TLS_HANDSHAKES = 4;
 /** The first byte of a TLS record that carries a handshake (RFC 8446 5.1, ContentType handshake). */
 const TLS_HANDSHAKE = 0x16;
 
@@ -38,12 +40,36 @@ export function acceptTls(server: TunnelServer, ca: () => Promise<SandboxCa>, ho
         handshakeTimeout: HEADERS_MS,
         SNICallback: (name, done) => done(null, authority.contextFor(name)),
       });
-      t.on('secureConnection', (socket: TLSSocket) => handOn(socket));
-      // A handshake that fails (a client that does not trust the certificate, or that is no TLS client) ends its connection.
-      t.on('tlsClientError', (_err, socket) => socket.destroy());
+      t.on('secureConnection', (socket: TLSSocket) => {
+        handshakeDone();
+        handOn(socket);
+      });
+      // A handshake that fails (a client that does not trust the certificate, or that is no TLS client,
+      // or one that went away or took longer than HEADERS_MS) ends its connection.
+      t.on('tlsClientError', (_err, socket) => {
+        handshakeDone();
+        socket.destroy();
+      });
       return t;
     });
     return tls;
+  };
+  // Handshakes at once: each costs the event loop a private-key operation (and a certificate for a new
+  // name); past TLS_HANDSHAKES a connection waits its turn, so that the APIs' requests are served between.
+  let shaking = 0;
+  const waiting: Array<() => void> = [];
+  const handshakeDone = () => {
+    shaking--;
+    const next = waiting.shift();
+    if (next) next();
+  };
+  const handshake = (start: () => void) => {
+    const go = () => {
+      shaking++;
+      start();
+    };
+    if (shaking < TLS_HANDSHAKES) go();
+    else waiting.push(go);
   };
   /** Connections not handed on in the clear: those still sniffed and those under TLS. */
   const untracked = new Set<Socket>();
@@ -71,12 +97,13 @@ export function acceptTls(server: TunnelServer, ca: () => Promise<SandboxCa>, ho
         return;
       }
       tlsServer().then(
-        (t) => {
-          if (socket.destroyed) return;
-          // TLS does not half-close: an end from the client ends the connection.
-          socket.allowHalfOpen = false;
-          t.emit('connection', socket);
-        },
+        (t) =>
+          handshake(() => {
+            if (socket.destroyed) return handshakeDone();
+            // TLS does not half-close: an end from the client ends the connection.
+            socket.allowHalfOpen = false;
+            t.emit('connection', socket);
+          }),
         () => socket.destroy(),
       );
     });
