@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { shapeDiffs } from '../src/differential/compare.js';
+import { inexact, valueDiffs } from '../src/differential/compare.js';
 import { type Step, sequences } from '../src/differential/index.js';
 import { LISTEN_PORTS } from '../src/differential/values.js';
 import { loadBundle } from '../src/index.js';
@@ -37,16 +37,53 @@ describe('listen_port in generated sequences', () => {
   });
 });
 
-describe('a body divergence', () => {
-  it('names each path that differs, with both sides, a key absent on one side as undefined', () => {
-    const real = { data: { port: 'number', zone: 'string', config: 'boolean', list: ['string'] }, extra: 'string' };
-    const sandbox = { data: { port: 'number', zone: 'string', config: 'string', list: ['number'] } };
-    expect(shapeDiffs(real, sandbox)).toEqual([
-      ['.data.config', 'boolean', 'string'],
-      ['.data.list.0', 'string', 'number'],
-      ['.extra', 'string', undefined],
+describe('a value divergence', () => {
+  it('names each path that differs, with both sides, array items as [] and a key absent on one side as undefined', () => {
+    const real = { data: { port: 24000, zone: 'z', config: false, list: ['a', 'b'] }, extra: 1 };
+    const sandbox = { data: { port: 24000, zone: 'z', config: 'store', list: ['a', 'c', 'd'] } };
+    expect(valueDiffs(real, sandbox, 'body')).toEqual([
+      ['body.data.config', false, 'store'],
+      ['body.data.list[]', 'b', 'c'],
+      ['body.data.list[]', undefined, 'd'],
+      ['body.extra', 1, undefined],
     ]);
-    expect(shapeDiffs(real, real)).toEqual([]);
-    expect(shapeDiffs(['string'], { 0: 'string' })).toEqual([['.', ['string'], { 0: 'string' }]]);
+    expect(valueDiffs(real, structuredClone(real), 'body')).toEqual([]);
+    expect(valueDiffs(['a'], { 0: 'a' }, 'body')).toEqual([['body', ['a'], { 0: 'a' }]]);
+  });
+});
+
+describe('a parity entry', () => {
+  it('names an exact path: never a whole body, log or state part, nor `*` over a path', () => {
+    for (const exact of [
+      'status',
+      'media',
+      'route',
+      'spec:getLogs',
+      'body.data.version',
+      'body.(text)',
+      'header.sunset',
+      'target.count',
+      'target.requests[].headers.x-lpm-session',
+      'state:settings.config',
+      'state:ports:*.rules[].action',
+      'state:logs?*.log.entries[].details.password',
+      'state:stats.ports.24000.in_bw',
+    ])
+      expect(inexact(exact), exact).toBeUndefined();
+    for (const whole of [
+      '*',
+      'body',
+      'body.*',
+      'body.data.*',
+      'state:*',
+      'state:logs?*',
+      'state:logs?*.log',
+      'state:stats',
+      'header',
+      'header.*',
+      'target',
+      'state:logs?*.*',
+    ])
+      expect(inexact(whole), whole).toBeDefined();
   });
 });

@@ -5,7 +5,7 @@ import type { Step } from '@zone-api/testkit/differential';
 // and its duplicate, ban and unban IPs, filter the logs after the traffic, change settings, send more
 // traffic, delete the port). differential.test.ts plays it on the real manager and on the sandbox from
 // the same start, as it plays a drawn sequence: after every step it compares the answers (status,
-// media type, body shape) and the state read back through the API (stored and running ports, ban
+// media type, headers, body values) and the state read back through the API (stored and running ports, ban
 // lists, settings, the logs under each filter, the statistics); a divergence that parity.yaml does not
 // list fails with its reproduction.
 

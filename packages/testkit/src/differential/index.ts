@@ -1,9 +1,9 @@
 import type { OpenApiDoc } from '@zone-api/spec/model';
 import { Conformance } from '@zone-api/spec/model';
 import fc from 'fast-check';
-import { type Comparison, compare, type Divergence, exercises, type ListedDivergence, matches } from './compare.js';
+import { type Comparison, compare, type Divergence, exercises, glob, type ListedDivergence, matches, namesPath } from './compare.js';
 import type { NormaliseContext } from './normalise.js';
-import { EXTRA_ROUTES, type Played, play, type Target } from './play.js';
+import { EXTRA_ROUTES, fetchAgainOnClosed, type Played, play, type Received, type Target } from './play.js';
 import { reproduction } from './repro.js';
 import { PORT_SLOTS, type Step, sequences } from './steps.js';
 
@@ -13,10 +13,18 @@ import { PORT_SLOTS, type Step, sequences } from './steps.js';
 // it does not validate); a divergence parity.yaml does not list fails the property, and fast-check
 // shrinks the sequence to the shortest that still diverges, printed as a runnable reproduction (repro.ts).
 
-export { type Divergence, glob, type ListedDivergence, matches } from './compare.js';
-export { NORMALISATIONS, type NormaliseContext, normalise, normaliseText, shape, withoutOpenSslThread } from './normalise.js';
-export { EXTRA_ROUTES, encodeBody, fingerprint, LOG_FILTERS, type Target } from './play.js';
+export { type Divergence, glob, inexact, type ListedDivergence, matches, valueDiffs } from './compare.js';
+export {
+  NORMALISATIONS,
+  type NormalisationName,
+  type NormaliseContext,
+  normalise,
+  normaliseText,
+  withoutOpenSslThread,
+} from './normalise.js';
+export { EXTRA_ROUTES, encodeBody, fingerprint, LOG_FILTERS, type Received, type Target } from './play.js';
 export { curlLine, reproduction } from './repro.js';
+export { SELF_CHECK_SEQUENCES, type SelfCheckReport, selfCheck } from './selfcheck.js';
 export { callOf, generatedOperations, NOT_GENERATED, PORT_SLOTS, type Step, sequences, trafficStep } from './steps.js';
 
 export interface DifferentialOptions {
@@ -34,6 +42,8 @@ export interface DifferentialOptions {
   timeLimitMs: number;
   /** Collect every first divergence, listed or not, instead of stopping at an unlisted one. */
   survey?: boolean;
+  /** What the loopback target received since the last call (each call empties it). */
+  received?: () => Received[];
   /** Sequences written by hand, played first and as written (fast-check's examples; they count in `runs`). */
   examples?: Step[][];
   log?: (line: string) => void;
@@ -84,14 +94,14 @@ async function probeRoutes(o: DifferentialOptions): Promise<{ extra: Array<keyof
   const port = PORT_SLOTS[0];
   const probe = async (t: Target) => {
     await t.reset();
-    await fetch(`${t.url}/api/proxies`, {
+    await fetchAgainOnClosed(`${t.url}/api/proxies`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ proxy: { port, zone: 'static_zone' } }),
     });
     const out: Record<string, string> = {};
     for (const [name, route] of Object.entries(EXTRA_ROUTES)) {
-      const res = await fetch(`${t.url}${route(port)}`);
+      const res = await fetchAgainOnClosed(`${t.url}${route(port)}`);
       out[name] = `${res.status} ${res.headers.get('content-type')?.split(';')[0] ?? '(no Content-Type)'}`;
       await res.arrayBuffer();
     }
@@ -147,7 +157,12 @@ export async function runDifferential(o: DifferentialOptions): Promise<Different
   // Every answer of the real manager is held to the bundle (the sandbox's are, in its own suites).
   const spec = new Conformance(o.doc);
   const both = async (steps: Step[]): Promise<{ real: Played; sandbox: Played; c: Comparison }> => {
-    const opts = (t: Target) => ({ targetUrl: o.targetUrl, ctx: ctxOf(t, targetPort), extra });
+    const opts = (t: Target) => ({
+      targetUrl: o.targetUrl,
+      ctx: ctxOf(t, targetPort),
+      extra,
+      ...(o.received ? { received: o.received } : {}),
+    });
     const real = await play(o.real, steps, { ...opts(o.real), spec });
     await o.real.reset();
     const sandbox = await play(o.sandbox, steps, opts(o.sandbox));
@@ -161,9 +176,11 @@ export async function runDifferential(o: DifferentialOptions): Promise<Different
     report.sequences++;
     report.steps += steps.length;
     for (const x of c.listed) for (const i of x.entries) (report.listedHits[i] as number)++;
-    for (const s of c.compared.concat([{ operation: 'start', classes: ['start'] }]))
+    // An entry is exercised by a step of its operation and input that had its path (on either side).
+    for (const s of c.compared)
       o.listing.forEach((e, i) => {
-        if (exercises(e, s.operation, s.classes)) (exercised[i] as number)++;
+        if (exercises(e, s.operation, s.classes) && (!namesPath(e) || [...s.paths].some((p) => glob(e.differs, p))))
+          (exercised[i] as number)++;
       });
     if (report.sequences % 5 === 0) log(`${report.sequences} sequences, ${report.steps} steps`);
     const [first] = c.unlisted;
@@ -204,8 +221,10 @@ export async function runDifferential(o: DifferentialOptions): Promise<Different
         reproduction: reproduction(steps, again, { seed: o.seed, path: result.counterexamplePath ?? undefined }),
       };
   }
-  // An entry for any input (`*`) may need a state the run did not reach (a port the network refuses):
-  // it is reported when it did not show, and fails as stale only with a named input class.
+  // An entry with a named input class is stale once it was exercised STALE_AFTER times (for a path:
+  // steps of its operation and input where the path was there, on either side) without differing. An
+  // entry for any input (`*`) may need a state the run did not reach (a port the network refuses, a
+  // rule that fired): it is reported when it did not show.
   const stale = (e: ListedDivergence, i: number) => e.input !== '*' && (exercised[i] as number) >= STALE_AFTER;
   report.stale = o.listing.filter((e, i) => stale(e, i) && report.listedHits[i] === 0);
   report.unseen = o.listing.filter((e, i) => !stale(e, i) && (exercised[i] as number) > 0 && report.listedHits[i] === 0);

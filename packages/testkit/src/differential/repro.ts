@@ -18,8 +18,18 @@ function shellBody(text: string): string {
 }
 
 export function curlLine(step: Step): string {
-  if (step.kind === 'traffic') return `curl -sS -i -x http://127.0.0.1:${step.port} "$TARGET${step.path}"`;
-  const parts = [`curl -sS -i -X ${step.method} "$MANAGER${callPath(step)}"`];
+  const headers = (h: Record<string, string> | undefined) => Object.entries(h ?? {}).map(([k, x]) => `-H ${sq(`${k}: ${x}`)}`);
+  if (step.kind === 'traffic')
+    return [
+      'curl -sS -i',
+      ...(step.via === 'connect' ? ['-p'] : []),
+      `-x http://127.0.0.1:${step.port}`,
+      ...(step.method === 'HEAD' ? ['-I'] : step.method ? [`-X ${step.method}`] : []),
+      ...headers(step.headers),
+      ...(step.body ? [`--data-raw ${sq(step.body)}`] : []),
+      `"$TARGET${step.path}"`,
+    ].join(' ');
+  const parts = [`curl -sS -i -X ${step.method} "$MANAGER${callPath(step)}"`, ...headers(step.headers)];
   if (step.body) {
     // Encoded with the stand-ins left in; the shell puts the ports in.
     const body = encodeBody(step.body);

@@ -26,6 +26,8 @@ export interface CallStep {
   path: string;
   query: Array<[string, string]>;
   body?: StepBody;
+  /** Request headers besides the body's Content-Type. */
+  headers?: Record<string, string>;
   /** The input classes of this call, e.g. `path.port:unknown`, `body.proxy.port:zero`, `query:limit+sort`. */
   classes: string[];
 }
@@ -36,6 +38,12 @@ export interface TrafficStep {
   port: number;
   /** The path asked of the loopback target; `/status/N` answers N. */
   path: string;
+  /** The request's method (GET when absent), headers and body. */
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** `absolute` (default): an absolute-URI request to the port; `connect`: a CONNECT tunnel, then the request through it. */
+  via?: 'absolute' | 'connect';
   classes: string[];
 }
 
@@ -160,7 +168,39 @@ const MEDIA_TYPES = [
   'image/svg+xml',
 ];
 
-/** A request through a port to the loopback target: plain, one the target answers with an error status, or with a media type. */
+/**
+ * Per-request control headers the real manager reads on a request through a port (lib/server.js,
+ * lib/mixins/server_handle.js: its `x-lpm-*` family): a session of the client's own, a country (one
+ * the network has peers in and one it has none), a fake answer (which fires the port's rules), a
+ * reserved session, keep-alive, a user, an IP, a city or ASN. `x-lpm-sleep` and short `x-lpm-timeout`s
+ * are left out: they only cost time.
+ */
+const LPM_HEADERS: Array<fc.Arbitrary<Valued>> = [
+  fc.constantFrom('mysession', 'a_b-1', '').map((x) => v({ 'x-lpm-session': x }, 'header:x-lpm-session')),
+  fc.constantFrom('us', 'fr', 'zz').map((x) => v({ 'x-lpm-country': x }, 'header:x-lpm-country')),
+  fc.constant(v({ 'x-lpm-fake': 'true' }, 'header:x-lpm-fake')),
+  fc.constantFrom('404', '503').map((x) => v({ 'x-lpm-fake': 'true', 'x-lpm-fake-status': x }, 'header:x-lpm-fake-status')),
+  fc.constant(v({ 'x-lpm-fake': 'true', 'x-lpm-fake-data': '2000' }, 'header:x-lpm-fake-data')),
+  fc.constant(v({ 'x-lpm-reserved': 'true' }, 'header:x-lpm-reserved')),
+  fc.constant(v({ 'x-lpm-keep-alive': '60000' }, 'header:x-lpm-keep-alive')),
+  fc.constant(v({ 'x-lpm-user': 'someone@example.com' }, 'header:x-lpm-user')),
+  fc.constant(v({ 'x-lpm-ip': '10.1.1.1' }, 'header:x-lpm-ip')),
+  fc.constantFrom<Json>({ 'x-lpm-city': 'paris' }, { 'x-lpm-asn': '7922' }).map((x) => v(x, 'header:x-lpm-geo')),
+];
+/** Headers any client sends, in the case it writes them. */
+const ORDINARY_HEADERS: Array<fc.Arbitrary<Valued>> = [
+  fc.constant(v({ 'User-Agent': 'curl/8.5.0', Accept: '*/*' }, 'header:ordinary')),
+  fc.constant(v({ 'X-Custom-Thing': 'one', cookie: 'a=1; b=2' }, 'header:arbitrary')),
+  fc.constant(v({ 'Accept-Encoding': 'gzip, deflate' }, 'header:accept-encoding')),
+  fc.constant(v({ Connection: 'close' }, 'header:connection-close')),
+  fc.constant(v({ 'Proxy-Authorization': `Basic ${Buffer.from('user:pass').toString('base64')}` }, 'header:proxy-authorization')),
+];
+
+/**
+ * A request through a port to the loopback target: plain, one the target answers with an error status,
+ * or with a media type; now and then another method (with a body), per-request `x-lpm-*` headers or
+ * ordinary ones, or through a CONNECT tunnel.
+ */
 export function trafficStep(): fc.Arbitrary<TrafficStep> {
   return fc
     .record({
@@ -170,12 +210,35 @@ export function trafficStep(): fc.Arbitrary<TrafficStep> {
         { weight: 1, arbitrary: fc.constantFrom(404, 500, 403).map((n) => `/status/${n}`) },
         { weight: 1, arbitrary: fc.constantFrom(...MEDIA_TYPES).map((t) => `/type/${encodeURIComponent(t)}`) },
       ),
+      method: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(v(undefined)) },
+        { weight: 1, arbitrary: fc.constantFrom('POST', 'PUT').map((m) => v(m, `method:${m}`)) },
+        { weight: 1, arbitrary: fc.constantFrom('HEAD', 'DELETE').map((m) => v(m, `method:${m}`)) },
+      ),
+      headers: fc.oneof(
+        { weight: 4, arbitrary: fc.constant(v(undefined)) },
+        { weight: 2, arbitrary: fc.oneof(...LPM_HEADERS) },
+        { weight: 1, arbitrary: fc.oneof(...ORDINARY_HEADERS) },
+      ),
+      via: fc.oneof(
+        { weight: 5, arbitrary: fc.constant(v(undefined)) },
+        { weight: 1, arbitrary: fc.constant(v('connect', 'via:connect')) },
+      ),
     })
-    .map(({ port, path }) => ({
+    .map(({ port, path, method, headers, via }) => ({
       kind: 'traffic' as const,
       port,
       path,
-      classes: [path.startsWith('/status/') ? 'target-error' : path.startsWith('/type/') ? 'media-type' : 'plain'],
+      ...(method.value ? { method: method.value } : {}),
+      ...(method.value === 'POST' || method.value === 'PUT' ? { body: '{"sent":"by the client"}' } : {}),
+      ...(headers.value ? { headers: headers.value } : {}),
+      ...(via.value ? { via: via.value } : {}),
+      classes: [
+        path.startsWith('/status/') ? 'target-error' : path.startsWith('/type/') ? 'media-type' : 'plain',
+        ...method.classes,
+        ...headers.classes,
+        ...via.classes,
+      ],
     }));
 }
 

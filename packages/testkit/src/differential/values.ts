@@ -128,6 +128,18 @@ const RULE_ACTIONS: Array<fc.Arbitrary<Valued>> = [
   fc.constant(v({ action_type: 'refresh_ip', action: { refresh_ip: true } }, 'action-refresh_ip')),
   fc.constant(v({ action_type: 'null_response', action: { null_response: true } }, 'action-null_response')),
   fc.constant(v({ action_type: 'timeout_response', action: { timeout_response: true } }, 'action-timeout_response')),
+  fc.constant(v({ action_type: 'bypass_proxy', action: { bypass_proxy: true } }, 'action-bypass_proxy')),
+  fc.constant(v({ action_type: 'direct', action: { direct: true } }, 'action-direct')),
+  fc.constant(v({ action_type: 'cache', action: { cache: true } }, 'action-cache')),
+  // The web interface saves "Save IP to reserved pool" as `reserve_session` (lib/rules.js 312-313).
+  fc.constant(v({ action_type: 'save_to_pool', action: { reserve_session: true } }, 'action-save_to_pool')),
+  // A URL asked after the request (lib/rules.js 231-250 and 340-343): the loopback target, so that what it receives shows it.
+  fc
+    .constantFrom<Json>(
+      { url: `http://127.0.0.1:${TARGET_PORT}/requested`, method: 'GET' },
+      { url: `127.0.0.1:${TARGET_PORT}/requested-post`, method: 'POST', payload: { ip: '$IP', n: 1 } },
+    )
+    .map((request_url) => v({ action_type: 'request_url', action: { request_url } }, 'action-request_url')),
 ];
 function ruleValue(): fc.Arbitrary<Valued> {
   const rule = fc
