@@ -119,4 +119,23 @@ describe('a new user’s first minutes, value by value', () => {
     expect(stats.real).toMatchObject({ total: 6, success: 5 });
     expect(stats.sandbox).toEqual(stats.real);
   });
+
+  it('request_stats "false": recent_stats empty, and traffic then counts nothing, while the log still has it', async () => {
+    const port = 24810;
+    await pair.createBoth(port);
+    const [realSet, sbxSet] = await pair.both(() => ['PUT', '/api/settings', { request_stats: 'false' }]);
+    expect(realSet.status).toBe(200);
+    expect(sbxSet.status).toBe(200);
+    const r = await through(port, '/nu/no-stats');
+    expect(r.sandbox.status).toBe(r.real.status);
+    await expect.poll(async () => ((await (await fetch(`${pair.manager.url}/api/logs?search=no-stats`)).json()) as Logs).total).toBe(1);
+    await pair.sandbox.settled();
+    const empty = { ports: {}, status_code: [], hostname: [], protocol: [], total: 0, success: 0, ssl_enable: true };
+    const [real, sbx] = await pair.both(() => ['GET', '/api/recent_stats']);
+    expect(real.body).toEqual(empty);
+    expect(sbx.body).toEqual(real.body);
+    const [realLogs, sbxLogs] = await pair.both(() => ['GET', '/api/logs?search=no-stats']);
+    expect((sbxLogs.body as Logs).total).toBe((realLogs.body as Logs).total);
+    await pair.both(() => ['PUT', '/api/settings', { request_stats: true }]);
+  });
 });
