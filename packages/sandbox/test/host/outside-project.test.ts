@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@zone-api/testkit';
 import { PRELOAD } from '@zone-api/testkit/real-clients';
@@ -103,6 +103,18 @@ function nodeTestFiles(): { path: string; code: string }[] {
   }));
 }
 
+/** The README's `pnpm-workspace.yaml` block for pnpm users (marked `pnpm-overrides`). */
+function pnpmOverridesBlock(): string {
+  const m = readFileSync(join(repoRoot, 'README.md'), 'utf8').match(/<!-- pnpm-overrides[^>]*-->\s*```yaml\n([\s\S]*?)```/);
+  if (!m?.[1]) throw new Error('README.md has no pnpm-overrides block');
+  return m[1];
+}
+
+/** Its overrides: package name -> the tarball it points at. */
+function pnpmOverridesOfReadme(): Record<string, string> {
+  return Object.fromEntries([...pnpmOverridesBlock().matchAll(/^ {2}'([^']+)': (\S+)$/gm)].map((m) => [m[1] as string, m[2] as string]));
+}
+
 /** How many times the guide's suite runs in a row: 2 in CI (ZONE_API_OUTSIDE_RUNS=10 for the issue's ten), at most 20. */
 const RUNS = Math.min(20, Math.max(1, Number(process.env.ZONE_API_OUTSIDE_RUNS ?? 2)));
 
@@ -140,12 +152,15 @@ beforeAll(async () => {
       },
     }),
   );
-  // The packed packages name each other by version; until they are on a registry, point those at the tarballs.
+  // The packed packages name each other by version; until they are on a registry, the README's
+  // pnpm-workspace.yaml points those at the tarballs: written here as the README has it, with its
+  // folder, and each of its file names must be the one packed (else the README is stale).
+  const readmeOverrides = pnpmOverridesOfReadme();
+  expect(Object.keys(readmeOverrides).sort()).toEqual(Object.keys(packed).sort());
+  for (const [name, file] of Object.entries(packed)) expect(readmeOverrides[name], name).toBe(`file:../zone-api-packs/${basename(file)}`);
   writeFileSync(
     join(project, 'pnpm-workspace.yaml'),
-    `overrides:\n${Object.entries(deps)
-      .map(([n, v]) => `  '${n}': '${v}'`)
-      .join('\n')}\n# msw's postinstall only copies a browser worker file (not needed in Node).\nallowBuilds:\n  msw: false\n`,
+    `${pnpmOverridesBlock().replaceAll('file:../zone-api-packs/', `file:${packs}/`)}# msw's postinstall only copies a browser worker file (not needed in Node).\nallowBuilds:\n  msw: false\n`,
   );
   execFileSync('pnpm', ['install', '--offline'], { cwd: project, stdio: 'pipe' });
 
