@@ -107,3 +107,40 @@ describe('the probe against a stand-in that answers off the spec', () => {
     }
   });
 });
+
+describe('a 429', () => {
+  it('holds the next request back for its Retry-After (bounded), beyond the even pace', async () => {
+    const limited = await startStandIn({
+      '/api/status': json({ error: 'Too many requests' }, 429, { 'retry-after': '7' }),
+      '/api/customer/balance': json({ balance: 1, pending_costs: 0 }),
+    });
+    let t = 0;
+    const sent: number[] = [];
+    try {
+      const r = await runProbe({
+        api: 'account',
+        baseUrl: limited.url,
+        token: TOKEN,
+        customer: CUSTOMER,
+        only: ['getBalance', 'getAccountStatus', 'getNetworkStatus'],
+        now: () => t,
+        sleep: async (ms) => {
+          t += ms;
+        },
+        fetch: (input, init) => {
+          sent.push(t);
+          return globalThis.fetch(input, init);
+        },
+      });
+      expect(r.exchanges.map((e) => `${e.operationId} ${e.status}`)).toEqual([
+        'getBalance 200',
+        'getAccountStatus 429',
+        'getNetworkStatus 404',
+      ]);
+      // The even pace is 1.2 s (half the documented 100 a minute); after the 429, its 7 s.
+      expect(sent).toEqual([0, 1200, 8200]);
+    } finally {
+      await limited.close();
+    }
+  });
+});
