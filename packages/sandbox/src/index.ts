@@ -19,8 +19,8 @@ export type {
   SandboxOptions,
   SandboxPorts,
 } from './host/sandbox-types.js';
+export type { Answer, Ctx, Handler } from './router/api-options.js';
 export type { Fault, FaultAction, FaultMatch, FaultSpec, FaultStep } from './router/faults.js';
-export type { Answer, Ctx, Handler } from './router/http.js';
 export type { AccountOperationId, ManagerOperationId } from './router/spec.js';
 export { PROVIDER_API_HOST, REAL_MANAGER_BRAND } from './shared/brand.js';
 export { type ErrorDetail, HttpError } from './shared/errors.js';

@@ -1,7 +1,7 @@
 import type { Store } from '../domain/state.js';
 import type { ZoneState } from '../domain/types.js';
+import type { Ctx } from '../router/api-options.js';
 import type { AccountTable } from '../router/handlers.js';
-import type { Ctx } from '../router/http.js';
 import { badRequest, HttpError } from '../shared/errors.js';
 import type { AccountAuth } from './auth.js';
 

@@ -1,6 +1,6 @@
 import type { Store } from '../domain/state.js';
+import type { Handler } from '../router/api-options.js';
 import { combineHandlers, routerTable } from '../router/handlers.js';
-import type { Handler } from '../router/http.js';
 import { HttpError } from '../shared/errors.js';
 import { accountStatusHandlers } from './account.js';
 import type { AccountAuth } from './auth.js';

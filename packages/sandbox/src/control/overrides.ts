@@ -3,7 +3,7 @@ import type { OperationTypes as ManagerOperations } from '@zone-api/spec/manager
 import { type Operation, operations, schemaValidator } from '@zone-api/spec/model';
 import type { AccountAuth } from '../account/auth.js';
 import { defaultStatus } from '../router/answers.js';
-import type { Answer, Ctx, Handler } from '../router/http.js';
+import type { Answer, Ctx, Handler } from '../router/api-options.js';
 import {
   type AccountOperationId,
   type ApiName,

@@ -2,7 +2,7 @@ import type { Call, CallFilter } from '../control/calls.js';
 import type { FaultControl } from '../control/control.js';
 import type { Overrides } from '../control/overrides.js';
 import type { AnswerForms, StateData } from '../domain/types.js';
-import type { Handler } from '../router/http.js';
+import type { Handler } from '../router/api-options.js';
 import type { AccountOperationId, ApiName, ManagerOperationId, OpenApiDoc } from '../router/spec.js';
 import type { SandboxCredentials } from './boot.js';
 

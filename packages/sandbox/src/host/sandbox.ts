@@ -13,8 +13,9 @@ import { answerInProcess } from '../in-process/in-process.js';
 import { authenticateManager, managerErrorBody, managerHandlers } from '../manager/index.js';
 import { portFieldTypes } from '../manager/port-config.js';
 import { accountAliases } from '../router/aliases.js';
+import type { AnsweredCall, Handler } from '../router/api-options.js';
 import { FaultRegistry } from '../router/faults.js';
-import { type AnsweredCall, buildApi, type Handler } from '../router/http.js';
+import { buildApi } from '../router/http.js';
 import {
   type AccountOperationId,
   type ApiName,

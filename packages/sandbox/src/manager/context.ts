@@ -1,8 +1,8 @@
 import { PORT_DEFAULTS } from '../domain/port-defaults.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
+import type { Ctx } from '../router/api-options.js';
 import type { ManagerTable } from '../router/handlers.js';
-import type { Ctx } from '../router/http.js';
 import type { OpenApiDoc } from '../router/spec.js';
 import { HttpError } from '../shared/errors.js';
 import type { FieldTypes, PortFacts } from './port-config.js';

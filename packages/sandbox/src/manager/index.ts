@@ -1,6 +1,6 @@
 import type { Store } from '../domain/state.js';
+import type { Handler } from '../router/api-options.js';
 import { combineHandlers, routerTable } from '../router/handlers.js';
-import type { Handler } from '../router/http.js';
 import { banningHandlers } from './banning.js';
 import { type ManagerHandlerTable, type ManagerOptions, managerContext } from './context.js';
 import { lifecycleHandlers } from './lifecycle.js';

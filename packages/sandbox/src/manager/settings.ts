@@ -1,6 +1,6 @@
 import { HAR_LIMITS } from '../domain/har.js';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
-import { leniencyHeaders } from '../router/lenient.js';
+import { leniencyHeaders } from '../router/lenient-headers.js';
 import { cloudUrlAddress, PROVIDER_MAIL_DOMAIN } from '../shared/brand.js';
 import { badRequest, HttpError } from '../shared/errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';

@@ -7,7 +7,8 @@ import { parse as parseForm } from 'qs';
 import { HttpError } from '../shared/errors.js';
 import { PROTO_KEY, parseInPieces, yieldToLoop } from '../shared/in-pieces.js';
 import { BODY_DEPTH_LIMIT, tooDeep, tooDeepInPieces } from './depth.js';
-import type { Leniency, RequestChecker } from './lenient.js';
+import type { RequestChecker } from './lenient.js';
+import type { Leniency } from './lenient-headers.js';
 import type { OperationDef } from './spec.js';
 
 // How a request body is read and checked before the handler sees it.

@@ -8,7 +8,7 @@ import type {
   OperationTypes as ManagerOperations,
   operations as managerOperationTable,
 } from '@zone-api/spec/manager';
-import type { Answer, Ctx, Handler } from './http.js';
+import type { Answer, Ctx, Handler } from './api-options.js';
 
 // Handlers typed by operationId: a table's keys are the generated operationId unions, and each
 // handler's `params`, `query` and `body` are the generated types of its operation (what the router

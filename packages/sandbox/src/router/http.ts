@@ -1,12 +1,11 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { HttpError } from '../shared/errors.js';
 import { answerErrors, defaultStatus, textType } from './answers.js';
+import type { ApiOptions, Handler } from './api-options.js';
 import {
   addBodyParsers,
-  type BodyAsSent,
   bodySizeOf,
   bodyTextOf,
   bodyValidator,
@@ -17,108 +16,12 @@ import {
   readBody,
 } from './bodies.js';
 import { boundRequestTimes, capConnections } from './connections.js';
-import { type FaultRegistry, runFault } from './faults.js';
+import { runFault } from './faults.js';
 import { jsonAnswer, PIECE, weighsMore } from './json-pieces.js';
-import { type Leniency, leniencyHeaders, requestCheckerFor } from './lenient.js';
-import { type ApiName, checkHandlers, type OpenApiDoc, type OperationDef, routesOf } from './spec.js';
+import { requestCheckerFor } from './lenient.js';
+import { type Leniency, leniencyHeaders } from './lenient-headers.js';
+import { checkHandlers, type OperationDef, routesOf } from './spec.js';
 import { compileCached, decimalOnly, detailsFromAjv, validatorsFor } from './validators.js';
-
-/** What a handler answers. Nothing at all means the operation's first declared 2xx without a body. */
-export interface Answer {
-  status?: number;
-  /** A JSON body. */
-  body?: unknown;
-  /** A text body, sent as the operation's text media type. */
-  text?: string;
-  headers?: Record<string, string>;
-}
-
-export interface Ctx<A> {
-  op: OperationDef;
-  // biome-ignore lint/suspicious/noExplicitAny: validated against the spec before the handler runs
-  query: Record<string, any>;
-  // biome-ignore lint/suspicious/noExplicitAny: see query
-  params: Record<string, any>;
-  // biome-ignore lint/suspicious/noExplicitAny: see query
-  body: any;
-  headers: IncomingHttpHeaders;
-  ip: string;
-  auth: A;
-}
-
-export type Handler<A> = (ctx: Ctx<A>) => Answer | undefined | Promise<Answer | undefined>;
-
-export interface ApiOptions<A> {
-  name: ApiName;
-  doc: OpenApiDoc;
-  handlers: Record<string, Handler<A>>;
-  faults: FaultRegistry;
-  /**
-   * Runs before the body is read: throws an HttpError (401, 403) for a refused credential. Where bodies
-   * are read as the real manager reads them (`realBodies`), it runs after the body is read, as the real
-   * manager's checks do (its body parsers come before its API routes, web_server.js 166-176).
-   */
-  authenticate?: (req: FastifyRequest, reply: FastifyReply, op: OperationDef) => A;
-  /** Runs before validation, after content parameters are parsed: may fill in values (e.g. from a credential). */
-  prepare?: (req: FastifyRequest, op: OperationDef, auth: A) => void;
-  /** Turns an error into the body the operation declares (e.g. the manager's `{errors}` form). */
-  errorBody?: (op: OperationDef, err: HttpError) => unknown;
-  /** The media type of a text body whose status the operation does not declare (an injected fault). */
-  textMedia?: string;
-  /** Headers sent with every response of the API (e.g. the manager's `Deprecation`). */
-  headers?: Record<string, string>;
-  /** Whether a successful call of the operation may have changed state (then `afterChange` runs before the answer). */
-  mutates: (op: OperationDef) => boolean;
-  afterChange: () => Promise<void>;
-  /** Other paths that serve an operation too (e.g. the real manager's brand in a user path). */
-  aliases?: (op: OperationDef) => string[];
-  /**
-   * Refuse request fields the spec's schemas do not name (`--strict`). Default: accept and ignore
-   * them, and list them in `X-Sandbox-Ignored-Fields` (see lenient.ts).
-   */
-  strict?: boolean;
-  /**
-   * Read bodies as the real local proxy manager does, unless `strict` (bodies.ts): form bodies too, other
-   * media types as none, malformed JSON a 500.
-   */
-  realBodies?: boolean;
-  /**
-   * Match paths as the real local proxy manager's express router does, unless `strict`: without regard to
-   * case, with or without a trailing slash (express's defaults, `caseSensitive` and `strict` off; observed
-   * on 1.570.247: `GET /API/VERSION` and `GET /api/proxies/` are answered as their operations).
-   */
-  realPaths?: boolean;
-  /** Extra routes outside the spec (the control endpoints). */
-  extraRoutes?: (app: FastifyInstance) => void;
-  /** Whether to answer a request with this `Host` header (DNS rebinding); refused with 421 otherwise. */
-  allowHost?: (host: string | undefined) => boolean;
-  logger?: boolean;
-  /** The largest request body, in bytes (1 MiB unless given). */
-  bodyLimit?: number;
-  /** The customer a request's credential belongs to (faults matching an account, the record of calls). */
-  accountOf?: (auth: A | undefined) => string;
-  /** Told of every answered request to an operation (the record of calls). */
-  onCall?: (call: AnsweredCall) => void;
-}
-
-/** A request to an operation, once answered. */
-export interface AnsweredCall {
-  operationId: string;
-  account: string;
-  method: string;
-  path: string;
-  params: Record<string, unknown>;
-  body?: unknown;
-  /** The body's size as sent, in bytes, when it was read from the request. */
-  body_size?: number;
-  /** The body's text as sent, when it was read (the record of calls keeps it rather than `body`). */
-  body_text?: BodyAsSent;
-  status: number;
-  /** Epoch ms when it arrived (the process clock). */
-  started: number;
-  duration_ms: number;
-  fault?: number;
-}
 
 const kAuth = Symbol('auth');
 const kLeniency = Symbol('leniency');

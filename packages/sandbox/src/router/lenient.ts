@@ -1,41 +1,22 @@
 import { createAjv } from '@zone-api/spec/model';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { FIELDS_PER_PIECE, yieldToLoop } from '../shared/in-pieces.js';
+import {
+  ALIAS_KEYWORD,
+  COMPOSITIONS,
+  discriminate,
+  fieldName,
+  isClientObserved,
+  type Json,
+  OBSERVED_VALUES,
+  resolve,
+  rootNamesOf,
+  SUBSCHEMA_MAPS,
+  SUBSCHEMAS,
+  unesc,
+  VALUE_ALIASES,
+} from './lenient-schema.js';
 import type { OpenApiDoc } from './spec.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON Schema nodes are walked generically
-type Json = any;
-
-/** Response header listing the request fields the sandbox accepted but ignored (not sent with `--strict`). */
-export const IGNORED_FIELDS_HEADER = 'X-Sandbox-Ignored-Fields';
-/** Response header listing request values the sandbox accepted as an alias of a value the documentation lists. */
-export const NORMALIZED_FIELDS_HEADER = 'X-Sandbox-Normalized-Fields';
-
-/**
- * Values that the provider's own clients send and the documentation's enums do not list, accepted (without
- * `--strict`) as the documentation's value. Keyed by the schema in the bundle, not by operation.
- * `bandwidth: "bandwidth"` is the default of the provider's JS SDK (`@brightdata/sdk` 0.2.0) for
- * `plan.bandwidth`; the documentation lists `payperusage` and `unlimited`. Pay-per-usage is the provider's
- * ordinary bandwidth billing, and unlimited is an option one chooses, so the sandbox reads it as
- * `payperusage` and says so in `X-Sandbox-Normalized-Fields`.
- */
-export const VALUE_ALIASES: ReadonlyArray<{ schema: string; aliases: Readonly<Record<string, string>> }> = [
-  { schema: '#/components/schemas/Plan/properties/bandwidth', aliases: { bandwidth: 'payperusage' } },
-];
-
-const ALIAS_KEYWORD = 'x-sandbox-value-alias';
-
-/**
- * Request forms known only from real clients' code (the spec's `x-observed-values` on an enum, and a field
- * marked both `x-observed` and `x-observed-source`): accepted by default, refused by `--strict`, whose
- * closed schemas leave them out (the field then counts as unknown, the value as outside the enum).
- */
-const OBSERVED_VALUES = 'x-observed-values';
-const isClientObserved = (node: Json): boolean =>
-  !!node && typeof node === 'object' && node['x-observed'] === true && node['x-observed-source'] !== undefined;
-const COMPOSITIONS = ['allOf', 'anyOf', 'oneOf'] as const;
-const SUBSCHEMA_MAPS = ['properties', 'patternProperties', 'dependentSchemas', '$defs'] as const;
-const SUBSCHEMAS = ['items', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'additionalProperties', 'unevaluatedItems'] as const;
 
 /** What one check of a request part found. */
 export type CheckResult = { ok: true; ignored: string[]; normalized: string[] } | { ok: false; errors: ErrorObject[] | null | undefined };
@@ -59,16 +40,6 @@ interface Compiled {
 interface SetAside {
   keys: string[];
   aside: Set<string>;
-}
-
-/** JSON pointer segment unescaping. */
-const unesc = (s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~');
-
-function resolve(doc: OpenApiDoc, ref: string): Json {
-  return ref
-    .slice(2)
-    .split('/')
-    .reduce((o: Json, k) => o?.[unesc(k)], doc);
 }
 
 /**
@@ -314,95 +285,6 @@ export class RequestChecker {
   }
 }
 
-/**
- * Branches of a `oneOf`/`anyOf` that the spec closes are told apart by their closure (the datacenter
- * form of a refresh refuses `vips`, the gIP form `ips`). Both forms replace that closure with what it
- * decides between the branches, "none of the fields only a sibling names", so that an unknown field
- * no longer fails every branch; the parent is then closed like any other object (closed form).
- */
-function discriminate(branches: Json[]): void {
-  const names = branches.map((b) => new Set(Object.keys(b?.properties ?? {})));
-  branches.forEach((b, i) => {
-    if (!b || typeof b !== 'object' || (b.additionalProperties !== false && b.unevaluatedProperties !== false)) return;
-    const own = names[i] as Set<string>;
-    const others = [...new Set(names.flatMap((n, j) => (j === i ? [] : [...n])))].filter((n) => !own.has(n));
-    delete b.additionalProperties;
-    delete b.unevaluatedProperties;
-    if (!others.length) return;
-    const not = { not: { anyOf: others.map((n) => ({ required: [n] })) } };
-    if (b.not === undefined) Object.assign(b, not);
-    else b.allOf = [...(b.allOf ?? []), not];
-  });
-}
-
-/** Whether a schema path (`#/allOf/0/then`) applies its schema to the value of the root (not to a field or an item of it). */
-function appliesToRoot(path: string): boolean {
-  const segments = path.split('/').slice(1);
-  for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i] as string;
-    if (['allOf', 'anyOf', 'oneOf', 'dependentSchemas'].includes(seg)) i++;
-    else if (!['not', 'if', 'then', 'else'].includes(seg)) return false;
-  }
-  return true;
-}
-
-/**
- * The field names that the schemas applying to a body itself (the root and its `allOf`/`anyOf`/`oneOf`,
- * `not`, `if`/`then`/`else`, `dependentSchemas`, in the lenient schema) name in `properties`, `required`,
- * `dependentRequired` and `dependentSchemas`: any other field of the body is unknown to every one of them,
- * and so is ignored whatever the rest of the body is, and its presence changes no check. Undefined (no
- * field may be set aside) unless the root is the one closure that applies to the body itself, and none of
- * those schemas reads fields it does not name (`additionalProperties`, `patternProperties`,
- * `unevaluatedProperties`, `propertyNames`), counts them (`minProperties`, `maxProperties`), compares the
- * whole object (`const`, `enum`) or refers to a schema not inlined (`$ref`).
- */
-function rootNamesOf(lenient: Json, closures: Set<string>): Set<string> | undefined {
-  if (!closures.has('#')) return undefined;
-  for (const path of closures) if (path !== '#' && appliesToRoot(path)) return undefined;
-  const names = new Set<string>();
-  const refuse = [
-    'additionalProperties',
-    'patternProperties',
-    'unevaluatedProperties',
-    'propertyNames',
-    'minProperties',
-    'maxProperties',
-    'const',
-    'enum',
-    '$ref',
-  ];
-  const visit = (node: Json): boolean => {
-    if (!node || typeof node !== 'object') return true;
-    if (refuse.some((k) => k in node)) return false;
-    for (const k of Object.keys(node.properties ?? {})) names.add(k);
-    for (const k of Array.isArray(node.required) ? node.required : []) names.add(String(k));
-    for (const [k, v] of Object.entries<Json>(node.dependentRequired ?? {})) {
-      names.add(k);
-      for (const n of Array.isArray(v) ? v : []) names.add(String(n));
-    }
-    for (const k of Object.keys(node.dependentSchemas ?? {})) names.add(k);
-    const subs = [
-      ...COMPOSITIONS.flatMap((k) => (Array.isArray(node[k]) ? node[k] : [])),
-      ...['not', 'if', 'then', 'else'].map((k) => node[k]),
-      ...Object.values<Json>(node.dependentSchemas ?? {}),
-    ];
-    return subs.every(visit);
-  };
-  return visit(lenient) ? names : undefined;
-}
-
-/** `body.zone.type`, `query.plan.colour`, `body.ips[0]` from a prefix and an instance path. */
-function fieldName(prefix: string, instancePath: string, extra?: string): string {
-  const segments = instancePath ? instancePath.split('/').slice(1) : [];
-  if (extra !== undefined) segments.push(extra);
-  let out = prefix;
-  for (const raw of segments) {
-    const s = unesc(raw);
-    out += /^\d+$/.test(s) ? `[${s}]` : `.${s}`;
-  }
-  return out;
-}
-
 const checkers = new WeakMap<OpenApiDoc, RequestChecker>();
 
 /** One checker per bundle: its compiled schemas depend only on the bundle (several sandboxes in one process share them). */
@@ -413,37 +295,4 @@ export function requestCheckerFor(doc: OpenApiDoc, id: string): RequestChecker {
     checkers.set(doc, c);
   }
   return c;
-}
-
-/** What the sandbox accepted without `--strict` in one request, for the response headers. */
-export interface Leniency {
-  ignored: string[];
-  normalized: string[];
-}
-
-/** The response headers that report a request's leniency (none when nothing was ignored or normalised). */
-export function leniencyHeaders(found: Leniency[]): Record<string, string> {
-  const ignored = found.flatMap((f) => f.ignored);
-  const normalized = found.flatMap((f) => f.normalized);
-  const out: Record<string, string> = {};
-  if (ignored.length) out[IGNORED_FIELDS_HEADER] = headerList(ignored);
-  if (normalized.length) out[NORMALIZED_FIELDS_HEADER] = headerList(normalized);
-  return out;
-}
-
-const MAX_LISTED = 20;
-const MAX_NAME = 200;
-
-/**
- * A list as one header value. Field names come from the request: anything outside printable ASCII,
- * the list's separator and the backslash are written as `\uXXXX`, and the list is bounded so that a body with
- * thousands of unknown fields cannot make the header too large for a client.
- */
-function headerList(items: string[]): string {
-  const shown = items.slice(0, MAX_LISTED).map((s) => {
-    const safe = s.replace(/[^\x20-\x7e]|[,\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-    return safe.length > MAX_NAME ? `${safe.slice(0, MAX_NAME)}...` : safe;
-  });
-  if (items.length > MAX_LISTED) shown.push(`(${items.length - MAX_LISTED} more)`);
-  return shown.join(', ');
 }

@@ -7,7 +7,7 @@ import { defaultSeed, SEED } from '../domain/seed.js';
 import { validateSeed } from '../domain/seed-check.js';
 import { Store } from '../domain/state.js';
 import type { StateData } from '../domain/types.js';
-import type { Handler } from '../router/http.js';
+import type { Handler } from '../router/api-options.js';
 import type { ApiName, OpenApiDoc } from '../router/spec.js';
 
 // More customers on one sandbox (sandbox.createAccount()): each its own state (Zones, usage, logs),

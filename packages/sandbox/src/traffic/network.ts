@@ -24,6 +24,7 @@ import {
   writeAnswerHead,
 } from './forward.js';
 import type { Inflight } from './inflight.js';
+import { refuse } from './network-refusals.js';
 import { answeredHere, type Exit, testHostAnswer } from './test-host.js';
 import { acceptTls } from './tls-accept.js';
 import { connectHead, dial, relay, respond, TunnelServer, tunnel, type UpstreamTunnel } from './tunnel.js';
@@ -78,31 +79,6 @@ export interface ProxyNetwork {
   /** A plain request as a port of this sandbox sends it, without the loopback hop: the network's answer (its refusals too). */
   request(r: Admission, req: Omit<ForwardOptions, 'ca' | 'via'>): Promise<Forwarded>;
   close(): Promise<void>;
-}
-
-/** The refusals of the network: code, status, RFC 9209 error type. */
-const REFUSALS = {
-  auth_failed: [407, 'http_request_denied'],
-  account_suspended: [403, 'http_request_denied'],
-  zone_disabled: [403, 'http_request_denied'],
-  client_ip_forbidden: [403, 'http_request_denied'],
-  domain_forbidden: [403, 'http_request_denied'],
-  egress_refused: [403, 'destination_ip_prohibited'],
-  no_peers: [502, 'destination_unavailable'],
-  target_unreachable: [502, 'connection_refused'],
-} as const;
-export type RefusalCode = keyof typeof REFUSALS;
-
-function refuse(brand: string, code: RefusalCode, message: string): RequestError {
-  const [status, type] = REFUSALS[code];
-  const b = headerBrand(brand);
-  const headers: Record<string, string> = {
-    [`x-${b}-error`]: message,
-    [`x-${b}-err-code`]: code,
-    'proxy-status': `zone-api-sandbox; error=${type}; details="${code}"`,
-  };
-  if (status === 407) headers['proxy-authenticate'] = 'Basic realm="zone-api sandbox proxy network"';
-  return new RequestError(message, status, headers);
 }
 
 const matchesDomain = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);

@@ -1,10 +1,13 @@
 import type { Exchange } from '../domain/har.js';
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
+import type { SandboxCa } from './ca.js';
+import type { Inflight } from './inflight.js';
 import type { ProxyNetwork } from './network.js';
 import type { Gate, ProxyHop } from './upstream.js';
 
-// What one request through a proxy port carries (its port, session, upstream, log): apart from
+// What the listening ports are given (PortTrafficOptions), and what one request through a proxy port
+// carries (its port, session, upstream, log; what its control headers asked for): apart from
 // port-request.ts, which serves it, so that the modules it uses (rules.ts, port-failure.ts) name it
 // without importing the module that imports them.
 
@@ -68,4 +71,22 @@ export interface FakeRequest {
   headers?: string;
   data?: string;
   sleep?: string;
+}
+
+/** What the listening ports are given (PortTraffic, ports.ts). */
+export interface PortTrafficOptions {
+  store: Store;
+  /** The manager-wide upstream of every port without external proxies (`network`: the sandbox's own network). */
+  network: () => { host: string; port: number; network?: boolean } | undefined;
+  egressAllow: readonly string[];
+  changed: () => void;
+  now: () => number;
+  /** The sandbox's CA, for SSL analyzing (`ssl: true` ports). */
+  ca: () => Promise<SandboxCa>;
+  /** CA certificates trusted for HTTPS targets beside the system's. */
+  targetCa?: readonly string[];
+  /** The sandbox's network in process: ports whose upstream it is reach it without the loopback hop. */
+  inProcess?: Pick<ProxyNetwork, 'openTunnel' | 'request'>;
+  /** Counts each request and tunnel until its HAR entry is written (sandbox.settled()). */
+  inflight?: Inflight;
 }

@@ -2,23 +2,20 @@ import { isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { type Exchange, successful } from '../domain/har.js';
 import { ipInList, isLoopback } from '../domain/net.js';
-import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { listenHost, loopbackFor } from '../host/free-ports.js';
 import { boundRequestTimes, capConnections } from '../router/connections.js';
 import { PORT_ERROR_HEADER, PORT_REALM, UPSTREAM_BRAND } from '../shared/brand.js';
-import type { SandboxCa } from './ca.js';
 import { acceptConnections, closedForInactivity } from './connections.js';
 import { takeControlHeaders } from './control-headers.js';
 import { egressAllowed, loopbackRefused, remoteLoopbackMessage } from './egress.js';
-import { passHeaders } from './forward.js';
-import type { Inflight } from './inflight.js';
 import { listenPortOf } from './listen-port.js';
 import { checkRemoteName } from './lookup.js';
-import type { ProxyNetwork } from './network.js';
-import type { PortRequest, RequestControl } from './port-context.js';
+import type { PortRequest, PortTrafficOptions, RequestControl } from './port-context.js';
+import { newExchange } from './port-exchange.js';
 import { portError } from './port-failure.js';
-import { servePortRequest, servePortTunnel } from './port-request.js';
+import { servePortRequest } from './port-request.js';
+import { servePortTunnel } from './port-tunnel.js';
 import { analyzeSsl } from './ssl-analyzing.js';
 import { statusCheck } from './status-check.js';
 import { respond, TunnelServer, tunnel } from './tunnel.js';
@@ -32,23 +29,6 @@ import { portCustomer, portUsername } from './username.js';
 // client whitelist, sessions and bans (port-request.ts), and logs each request into the HAR log
 // (the Store's logs, domain/logs.ts). Its client connections are taken as the real manager takes them (connections.ts: the
 // inactivity timeout, the `smtp` relay); an `ssl: true` port analyzes its tunnels (ssl-analyzing.ts).
-
-export interface PortTrafficOptions {
-  store: Store;
-  /** The manager-wide upstream of every port without external proxies (`network`: the sandbox's own network). */
-  network: () => { host: string; port: number; network?: boolean } | undefined;
-  egressAllow: readonly string[];
-  changed: () => void;
-  now: () => number;
-  /** The sandbox's CA, for SSL analyzing (`ssl: true` ports). */
-  ca: () => Promise<SandboxCa>;
-  /** CA certificates trusted for HTTPS targets beside the system's. */
-  targetCa?: readonly string[];
-  /** The sandbox's network in process: ports whose upstream it is reach it without the loopback hop. */
-  inProcess?: Pick<ProxyNetwork, 'openTunnel' | 'request'>;
-  /** Counts each request and tunnel until its HAR entry is written (sandbox.settled()). */
-  inflight?: Inflight;
-}
 
 export class PortTraffic {
   /** Each listening port by its `port`: its server, interface and the number it listens on (`at`: its `listen_port`, listen-port.ts). */
@@ -311,7 +291,16 @@ export class PortTraffic {
         return next === undefined || !nextCfg ? undefined : this.requestOn(next, nextCfg, r);
       },
       exchange: (method, url) => ({
-        ...this.exchange(cfg, started, method, url, request, upstream, clientIp),
+        ...newExchange({
+          port: this.listenedAt(cfg),
+          started,
+          method,
+          url,
+          headers: request.headers,
+          upstream,
+          clientIp,
+          harLimit: this.o.store.manager.settings.har_limit,
+        }),
         ...(context ? { context } : {}),
       }),
       // A plain request whose client connection was closed for inactivity before it was answered is not logged (connections.ts).
@@ -328,42 +317,6 @@ export class PortTraffic {
       this.gates.set(cfg.port, gate);
     }
     return gate;
-  }
-
-  private exchange(
-    cfg: ProxyPortConfig,
-    started: number,
-    method: string,
-    url: string,
-    request: PrepareRequestFunctionOpts['request'],
-    upstream: { host: string; port: number },
-    clientIp: string,
-  ): Exchange {
-    return {
-      // Logged and counted under the number it listens on (lib/server.js 328, 352, 451).
-      port: this.listenedAt(cfg),
-      started,
-      time: 0,
-      method,
-      url,
-      requestHeaders: passHeaders(request.headers),
-      requestBody: Buffer.alloc(0),
-      status: 0,
-      statusText: 'unknown',
-      responseHeaders: {},
-      responseBody: undefined,
-      inBw: 0,
-      outBw: 0,
-      peer: null,
-      upstream: `${upstream.host}:${upstream.port}`,
-      username: '',
-      session: '',
-      answered: 0,
-      clientIp,
-      // As the real manager: a tunnel (its URL is its `host:port`) is `https` when its port is 443.
-      protocol: (method === 'CONNECT' ? url.endsWith(':443') : url.startsWith('https:')) ? 'https' : 'http',
-      harLimit: this.o.store.manager.settings.har_limit,
-    };
   }
 
   /** Listeners told of each request through a port that succeeded (its port), as the real manager's usage report. */

@@ -1,7 +1,7 @@
 import { bdclient } from '@brightdata/sdk';
 import { Agent, type Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { IGNORED_FIELDS_HEADER, NORMALIZED_FIELDS_HEADER } from '../../src/router/lenient.js';
+import { IGNORED_FIELDS_HEADER, NORMALIZED_FIELDS_HEADER } from '../../src/router/lenient-headers.js';
 import { TOKEN, useSandbox } from '../helpers.js';
 
 // The provider's own JS SDK (`@brightdata/sdk` 0.2.0), unmodified, against the sandbox. Its zone calls

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { HarEntry } from '../../src/domain/types.js';
 import { defaultSeed } from '../../src/index.js';
-import { IGNORED_FIELDS_HEADER } from '../../src/router/lenient.js';
+import { IGNORED_FIELDS_HEADER } from '../../src/router/lenient-headers.js';
 import { bearer, raw, STATIC, useSandbox } from '../helpers.js';
 
 /** JSON.parse as it is (a test below counts the calls of a replacement). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IGNORED_FIELDS_HEADER } from '../../src/router/lenient.js';
+import { IGNORED_FIELDS_HEADER } from '../../src/router/lenient-headers.js';
 import { bearer, STATIC, useSandbox } from '../helpers.js';
 import { workOf } from '../work-meter.js';
 

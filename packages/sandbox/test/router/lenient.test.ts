@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IGNORED_FIELDS_HEADER, NORMALIZED_FIELDS_HEADER } from '../../src/router/lenient.js';
+import { IGNORED_FIELDS_HEADER, NORMALIZED_FIELDS_HEADER } from '../../src/router/lenient-headers.js';
 import { bearer, C, Conformance, docs, RES, raw, STATIC, useSandbox } from '../helpers.js';
 
 // Fields the provider's documentation does not name: accepted, ignored and listed by default; refused with `strict`.
