@@ -866,13 +866,12 @@ export interface components {
         ZoneName: string;
         /**
          * Format: int32
-         * @description A flag: `1`, `true` (any case) or the bare parameter (`&ip_per_country`, an empty value) sets it;
-         *     `0`, `false` or leaving it out does not. The seed documentation gives `1`; the provider's API
-         *     reference and the clients of the live service send `true` (Python's `requests` sends `True`), and an
-         *     older client the bare name.
-         * @enum {integer|boolean|string}
+         * @description A flag: `1` or `true` (`True`) sets it; `0`, `false` or leaving it out does not. The seed
+         *     documentation gives `1`; the provider's API reference and the clients of the live service send
+         *     `true` (Python's `requests` sends `True`). The bare name (`&ip_per_country`, an empty value), which an
+         *     older client sends, is not accepted: what it means to the service is not shown.
          */
-        Flag: 0 | 1 | false | true | "0" | "1" | "true" | "false" | "True" | "False" | "";
+        Flag: number | boolean | string;
         /**
          * @description The account id (`<CUSTOMER>`). With token or basic authentication the documentation gives it on
          *     every call; left out, the account the credential belongs to is used (observed: the provider's own

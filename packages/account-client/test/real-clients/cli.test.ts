@@ -116,7 +116,8 @@ describe('the provider CLI (@brightdata/cli 0.3.7)', () => {
     expect(one.code, one.stderr).toBe(0);
     const lines = one.stdout.split('\n').map((l) => l.replace(/\s+/g, ' ').trim());
     expect(lines).toContain('Zone: static_zone');
-    expect(lines).toContain('Type: static');
+    // The CLI joins plan.product and plan.type (budget.js:174-177): the reference's product word first.
+    expect(lines).toContain('Type: dc / static');
     expect(lines).toContain('Plan bandwidth: payperusage');
     expect(lines.find((l) => l.startsWith('Cost (this month):'))).toBe(`Cost (this month): $${cost(rows[0]).toFixed(2)}`);
   });

@@ -21,7 +21,7 @@ describe('the provider SDK (@brightdata/sdk 0.2.0): zone list and create', () =>
     const before = out.before?.ok as Zone[];
     expect(before.map((z) => `${z.name}:${z.type}:${z.status}`)).toEqual([
       'static_zone:dc:active',
-      'res_zone:res:active',
+      'res_zone:res_rotating:active',
       'dc_zone_2:dc:active',
       'mob_zone:mobile:active',
     ]);

@@ -11,12 +11,12 @@ export function answerForms(store: Store): AnswerForms {
 }
 
 /**
- * A query flag as the provider's clients send it (the spec's `Flag`): `1`, `true` in any case, or the bare
- * name (an empty value) sets it; `0`, `false` or its absence does not.
+ * A query flag as the provider's clients send it (the spec's `Flag`): `1` or `true` in any case sets it;
+ * `0`, `false` or its absence does not.
  */
 export function flagOn(value: unknown): boolean {
   if (value === undefined || value === null) return false;
-  if (value === true || value === 1 || value === '') return true;
+  if (value === true || value === 1) return true;
   return /^(1|true)$/i.test(String(value));
 }
 

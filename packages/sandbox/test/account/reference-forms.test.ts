@@ -149,9 +149,9 @@ describe('answer forms: the reference form by default, the seed form one option 
 });
 
 describe('request forms the clients send', () => {
-  it('flags as 1, true, True and the bare name set them; 0 and false do not', async () => {
-    for (const on of ['1', 'true', 'True', '']) {
-      const r = await get(t, `/zone/ips?zone=${STATIC}&ip_per_country${on === '' ? '' : `=${on}`}`);
+  it('flags as 1, true and True set them; 0 and false do not', async () => {
+    for (const on of ['1', 'true', 'True']) {
+      const r = await get(t, `/zone/ips?zone=${STATIC}&ip_per_country=${on}`);
       expect(r.status, `${on} ${r.text}`).toBe(200);
       expect(r.json().ips, on).toBeUndefined();
       expect(Object.values(r.json()).every((n) => typeof n === 'number')).toBe(true);
