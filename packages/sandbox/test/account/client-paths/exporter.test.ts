@@ -80,7 +80,11 @@ describe('brightdata-exporter: every call of a scrape cycle, read as the exporte
 
   it('ips/unavailable, proxies_pending_replacement, recent_ips without zones (client.py:680-714)', async () => {
     const unavailable = (await get('zone/ips/unavailable')) as Record<string, unknown>;
-    const counts = Object.fromEntries(Object.entries(unavailable).filter(([, ips]) => Array.isArray(ips)).map(([z, ips]) => [z, (ips as unknown[]).length]));
+    const counts = Object.fromEntries(
+      Object.entries(unavailable)
+        .filter(([, ips]) => Array.isArray(ips))
+        .map(([z, ips]) => [z, (ips as unknown[]).length]),
+    );
     expect(counts).toEqual({ [STATIC]: 1 });
     // collector.py:621-640: a dict payload counts as payload.count or its number of keys.
     const pending = (await get('zone/proxies_pending_replacement')) as Record<string, unknown>;

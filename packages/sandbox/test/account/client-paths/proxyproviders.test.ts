@@ -26,9 +26,18 @@ describe('proxyproviders BrightData: the proxies of each IP of a Zone', () => {
       country: string;
     }[];
     // Lines 85-99: one proxy per IP, its username targeting the IP, its country from the answer.
-    const proxies = ips.map((ip) => ({ id: ip.ip, username: `${username}-ip-${ip.ip}`, password: passwords.passwords[0], country_code: ip.country }));
+    const proxies = ips.map((ip) => ({
+      id: ip.ip,
+      username: `${username}-ip-${ip.ip}`,
+      password: passwords.passwords[0],
+      country_code: ip.country,
+    }));
     const zoneIps = t.sandbox.state().account.zones.find((z) => z.name === STATIC)?.ips ?? [];
     expect(proxies.map((p) => p.id).sort()).toEqual([...zoneIps].sort());
-    expect(proxies[0]).toMatchObject({ username: `brd-customer-${C}-zone-${STATIC}-ip-${proxies[0]?.id}`, password: STATIC_PW, country_code: 'us' });
+    expect(proxies[0]).toMatchObject({
+      username: `brd-customer-${C}-zone-${STATIC}-ip-${proxies[0]?.id}`,
+      password: STATIC_PW,
+      country_code: 'us',
+    });
   });
 });
