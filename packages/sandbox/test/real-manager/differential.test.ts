@@ -21,7 +21,7 @@ import {
   selfCheck,
   type Target,
 } from '@zone-api/testkit/differential';
-import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
+import { type RunningRealManager, realManagerRoutes, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ACCOUNT } from './account.js';
@@ -48,6 +48,8 @@ const runs = Number(env.DIFF_RUNS ?? 24);
 const maxSteps = Number(env.DIFF_STEPS ?? 6);
 const timeLimitMs = Number(env.DIFF_TIME ?? 40) * 1000;
 const survey = env.DIFF_SURVEY === '1';
+/** DIFF_BEYOND=1: draw beyond the spec too (the real manager's other routes, trailing slashes, upper case, HEAD, gen_token). */
+const beyond = env.DIFF_BEYOND === '1';
 const parityFile = join(repoRoot, 'packages/sandbox/parity.yaml');
 /** parity.yaml's differential entries, which both tests play against. */
 const listing = (env.DIFF_SELF === '1' ? [] : (parse(readFileSync(parityFile, 'utf8'))?.differential ?? [])) as ListedDivergence[];
@@ -56,6 +58,8 @@ const listing = (env.DIFF_SELF === '1' ? [] : (parse(readFileSync(parityFile, 'u
 const NETWORK_PORT = 22225;
 
 const doc = loadBundle('manager');
+/** The real manager's own routes (its route table), drawn where the spec does not describe them. */
+const routes = realManagerRoutes();
 // The same start for both: the seed's account and Zones (the real manager's stubbed cloud describes
 // them), no ports, no bans, an empty log.
 // The default Zone is the residential one, which the network lets a loopback client use (the static
@@ -249,7 +253,21 @@ afterAll(async () => {
 
 /** runDifferential on this file's two sides, target, listing, seed and budget. */
 const play = (options: Pick<DifferentialOptions, 'runs' | 'examples' | 'log'>) =>
-  runDifferential({ doc, real, sandbox: sbx, targetUrl, listing, seed, maxSteps, timeLimitMs, survey, received, ...options });
+  runDifferential({
+    doc,
+    real,
+    sandbox: sbx,
+    targetUrl,
+    listing,
+    seed,
+    maxSteps,
+    timeLimitMs,
+    survey,
+    received,
+    routes,
+    beyond,
+    ...options,
+  });
 
 describe('the sandbox against the real manager, on generated sequences', () => {
   it('each parity.yaml differential entry names one value: no whole body, log or state part, no `*` over a path', () => {

@@ -106,7 +106,8 @@ function byPath(diffs: Array<[string, unknown, unknown]>): Diff[] {
 function readable(a: Answer): Record<string, unknown> {
   const body = a.kind === 'json' ? a.value : a.kind === 'none' ? undefined : { '(text)': a.text };
   return {
-    ...(body === undefined ? {} : { body: a.kind === 'json' && !isObject(body) ? { '(root)': body } : body }),
+    // A JSON body that is no object (a list, a scalar) is named `body.(root)` (its items `body.(root)[]`).
+    ...(body === undefined ? {} : { body: a.kind === 'json' && (!isObject(body) || Array.isArray(body)) ? { '(root)': body } : body }),
     header: a.headers,
     ...(a.tunnel ? { tunnel: a.tunnel } : {}),
     ...(a.received ? { target: { count: a.received.length, requests: a.received } } : {}),
@@ -250,7 +251,7 @@ export function compare(
 }
 
 /** What a `differs` names when it is no path of a value: compared whole, by nature. */
-const WHOLE = /^(status|media|route|spec:[\w{},]+)$/;
+const WHOLE = /^(status|media|route|spec:.+)$/;
 /** Globs an exact path may carry: over the ports a part is read for, and over the log's filters. */
 const PART_GLOBS = /^state:(?:(?:ports|running|bans|sessions):\*|logs\?\*)/;
 /** Parts that are only read whole as containers: a difference there must name its field. */
@@ -258,7 +259,7 @@ const CONTAINERS = /^(?:body|header|tunnel|target|target\.requests(?:\[\])?|stat
 
 /**
  * Why a listed `differs` does not name an exact path, or undefined when it does: `status`, `media`,
- * `route`, `spec:<op>`, or the path of one value (`body.data.version`,
+ * `route`, `spec:<op>` (an operationId, or the method and path of a route the spec lacks), or the path of one value (`body.data.version`,
  * `state:logs?*.log.entries[].details.password`), never a whole body, a whole log or `*` over paths.
  */
 export function inexact(differs: string): string | undefined {

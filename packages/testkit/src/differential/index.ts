@@ -5,7 +5,7 @@ import { type Comparison, compare, type Divergence, exercises, glob, type Listed
 import type { NormaliseContext } from './normalise.js';
 import { EXTRA_ROUTES, fetchAgainOnClosed, type Played, play, type Received, type Target } from './play.js';
 import { reproduction } from './repro.js';
-import { PORT_SLOTS, type Step, sequences } from './steps.js';
+import { PORT_SLOTS, type Route, type Step, sequences } from './steps.js';
 
 // The differential suite's driver: fast-check draws sequences (steps.ts), each is played against the
 // real manager and against the sandbox from the same start state (play.ts), compared step by step
@@ -25,7 +25,18 @@ export {
 export { EXTRA_ROUTES, encodeBody, fingerprint, LOG_FILTERS, type Received, type Target } from './play.js';
 export { curlLine, reproduction } from './repro.js';
 export { SELF_CHECK_SEQUENCES, type SelfCheckReport, selfCheck } from './selfcheck.js';
-export { callOf, generatedOperations, NOT_GENERATED, PORT_SLOTS, type Step, sequences, trafficStep } from './steps.js';
+export {
+  callOf,
+  generatedOperations,
+  NOT_DRAWN_ROUTES,
+  NOT_GENERATED,
+  PORT_SLOTS,
+  type Route,
+  routesBeyondSpec,
+  type Step,
+  sequences,
+  trafficStep,
+} from './steps.js';
 
 export interface DifferentialOptions {
   doc: OpenApiDoc;
@@ -44,6 +55,10 @@ export interface DifferentialOptions {
   survey?: boolean;
   /** What the loopback target received since the last call (each call empties it). */
   received?: () => Received[];
+  /** The real manager's own routes (its route table): those the spec does not describe are drawn too. */
+  routes?: Route[];
+  /** Draw beyond the spec: `routes`, the spec's calls with a trailing slash, in upper case and as HEAD, and gen_token. */
+  beyond?: boolean;
   /** Sequences written by hand, played first and as written (fast-check's examples; they count in `runs`). */
   examples?: Step[][];
   log?: (line: string) => void;
@@ -171,7 +186,7 @@ export async function runDifferential(o: DifferentialOptions): Promise<Different
   };
 
   let last: { steps: Step[]; divergence: Divergence } | undefined;
-  const property = fc.asyncProperty(sequences(o.doc, o.maxSteps), async (steps) => {
+  const property = fc.asyncProperty(sequences(o.doc, o.maxSteps, undefined, o.routes, o.beyond), async (steps) => {
     const { c } = await both(steps);
     report.sequences++;
     report.steps += steps.length;

@@ -1,7 +1,7 @@
 import { REAL_MANAGER_BRAND } from '@zone-api/sandbox';
 import { type OpenApiDoc, type Operation, operations } from '@zone-api/spec/model';
 import fc from 'fast-check';
-import { type Json, objectOf, PORT_SLOTS, ruleList, typesOf, UNKNOWN_PORT, type Valued, v } from './values.js';
+import { type Json, objectOf, PORT_SLOTS, ruleList, TARGET_PORT, typesOf, UNKNOWN_PORT, type Valued, v } from './values.js';
 
 // What the differential suite plays: sequences of manager calls and of requests through the ports
 // they create, generated from the operation model (every operation the bundle lists, its parameters
@@ -53,10 +53,13 @@ export type Step = CallStep | TrafficStep;
  * Operations the generator leaves out, and why. Everything else in the bundle is generated.
  * (The operations that end or replace the program are found by their tag and `x-changes-state`.)
  */
-export const NOT_GENERATED: Record<string, string> = {
-  getNewToken:
-    'the real manager allows 5 calls an hour per process, so a run would spend it in the first sequences and every later answer would be 429 on one side only; the scenario suite covers it',
-};
+export const NOT_GENERATED: Record<string, string> = {};
+
+/**
+ * Drawn only beyond the spec (`beyond`): `gen_token`, which the real manager allows 5 times an hour per
+ * process (a run spends it in its first sequences, then answers 429).
+ */
+const BEYOND_ONLY = new Set(['getNewToken']);
 
 /** Whether the generator plays an operation: not one that stops or replaces the program (tag Lifecycle, changes state). */
 export function generated(o: Operation): boolean {
@@ -242,6 +245,107 @@ export function trafficStep(): fc.Arbitrary<TrafficStep> {
     }));
 }
 
+/** A route the real manager serves, read from its own route table (testkit/real-manager `realManagerRoutes`). */
+export interface Route {
+  method: string;
+  /** e.g. `/api/proxies/:port?`, `/api/v2/gen_token`. */
+  path: string;
+}
+
+/**
+ * Routes of the real manager's table the generator leaves out, by the path after `/api` or `/api/v2`,
+ * and why: each stops, replaces or logs out the program, or reaches beyond the machine's loopback.
+ */
+export const NOT_DRAWN_ROUTES: Record<string, string> = {
+  '/shutdown': 'stops the program',
+  '/restart': 'restarts the program',
+  '/upgrade': 'replaces the program (and never answers offline)',
+  '/downgrade': 'replaces the program',
+  '/logout': 'logs the program out of its account: every later call answers otherwise',
+  '/kill_workers': 'stops its workers',
+  '/run_workers': 'starts workers the suite does not run (--no-cluster)',
+  '/browser/:port': 'opens a browser',
+  '/config': 'POST replaces the whole configuration and restarts the ports',
+  '/creds_user': 'logs in to the provider',
+  '/verify_two_step': 'logs in to the provider',
+  '/cloud_auth': 'logs in to the provider',
+  '/cloud_unauth': 'logs out of the provider',
+  '/api_url': "changes the provider's address it keeps",
+  '/pmgr_domain': "changes the provider's address it keeps",
+  '/gen_cert': 'makes a new certificate authority (slow, rate-limited to 5 an hour)',
+  '/emit_ws': "sends to the web interface's sockets",
+  '/report_bug': 'sends a report to the provider',
+  '/test_logs_remote': 'sends logs to a remote address',
+  '/logs_resend': 'sends logs to a remote address',
+};
+
+const routeKey = (path: string) => path.replace(/^\/api(\/v2)?/, '');
+
+/**
+ * The real manager's routes that no operation of the spec describes (method and path, a `:param` for a
+ * `{param}`, the brand's prefix as the real manager writes it), less NOT_DRAWN_ROUTES. A route with an
+ * optional `:port?` is drawn with the port (without it, it is usually an operation of the spec).
+ */
+export function routesBeyondSpec(doc: OpenApiDoc, routes: Route[], brand = REAL_MANAGER_BRAND): Route[] {
+  const inSpec = new Set(
+    operations(doc).map((o) => {
+      const prefix = o.facts.brandPrefix;
+      const path = (prefix ? o.path.replace(`/${prefix}_`, `/${brand}_`) : o.path).replace(/\{(\w+)\}/g, ':$1');
+      return `${o.method.toUpperCase()} ${path}`;
+    }),
+  );
+  const seen = new Set<string>();
+  return routes.filter((r) => {
+    const path = r.path.replace(/:(\w+)\?/g, ':$1');
+    const key = `${r.method} ${path}`;
+    if (inSpec.has(key) || seen.has(key) || routeKey(r.path) in NOT_DRAWN_ROUTES || routeKey(path) in NOT_DRAWN_ROUTES) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** A call of a route beyond the spec: its ports from the slots, no body, `{}`, or a body naming a port or the target. */
+function routeCall(route: Route): fc.Arbitrary<CallStep> {
+  const operation = `${route.method} ${route.path}`;
+  return fc
+    .record({
+      port: pathPort(),
+      body: fc.constantFrom<Json>(
+        undefined,
+        {},
+        { port: PORT_SLOTS[0] },
+        { url: `http://127.0.0.1:${TARGET_PORT}/tested`, headers: [] },
+        { ip: '10.1.1.1', ports: [PORT_SLOTS[0]] },
+      ),
+    })
+    .map(({ port, body }) => ({
+      kind: 'call' as const,
+      operationId: operation,
+      method: route.method,
+      path: route.path.replace(/:port\??/, String(port.value)).replace(/:(\w+)\??/g, 'x1'),
+      query: [],
+      ...(body === undefined || route.method === 'GET' ? {} : { body: { encoding: 'json' as const, value: body } }),
+      classes: ['route:beyond-spec', ...port.classes],
+    }));
+}
+
+/**
+ * A spec operation's call as clients also write it: with a trailing slash, in upper case, or `HEAD` for
+ * a `GET` (Express serves each: non-strict and case-insensitive routing, HEAD by GET).
+ */
+function variantOf(call: fc.Arbitrary<CallStep>): fc.Arbitrary<CallStep> {
+  return fc.tuple(call, fc.constantFrom('trailing-slash', 'upper-case', 'head')).map(([c, variant]) => {
+    if (variant === 'head' && c.method !== 'GET') return c;
+    return {
+      ...c,
+      ...(variant === 'trailing-slash' ? { path: `${c.path}/` } : {}),
+      ...(variant === 'upper-case' ? { path: c.path.toUpperCase() } : {}),
+      ...(variant === 'head' ? { method: 'HEAD' } : {}),
+      classes: [...c.classes, `variant:${variant}`],
+    };
+  });
+}
+
 /** The operations a sequence is drawn from. */
 export function generatedOperations(doc: OpenApiDoc): Operation[] {
   return operations(doc).filter(generated);
@@ -290,13 +394,24 @@ function ruledTraffic(create: Operation, brand?: string): fc.Arbitrary<Step[]> {
  * the calls on ports and the traffic meet ports that exist; one sequence in two starts with a port
  * that has rules and traffic through it (ruledTraffic), then goes on as the others.
  */
-export function sequences(doc: OpenApiDoc, maxSteps: number, brand?: string): fc.Arbitrary<Step[]> {
-  const ops = generatedOperations(doc);
+export function sequences(doc: OpenApiDoc, maxSteps: number, brand?: string, routes: Route[] = [], beyond = false): fc.Arbitrary<Step[]> {
+  const ops = generatedOperations(doc).filter((o) => beyond || !BEYOND_ONLY.has(o.operationId));
   // The operations that create what other paths address by `{port}` (POST /api/proxies).
   const creates = (o: Operation) => o.method === 'post' && ops.some((p) => p.path.startsWith(`${o.path}/{port}`));
+  const others = beyond ? routesBeyondSpec(doc, routes, brand) : [];
   const step = fc.oneof(
     ...ops.map((o) => ({ weight: creates(o) ? Math.ceil(ops.length / 3) : 1, arbitrary: callOf(doc, o, brand) as fc.Arbitrary<Step> })),
     { weight: Math.ceil(ops.length / 4), arbitrary: trafficStep() as fc.Arbitrary<Step> },
+    // Beyond the spec: the real manager's other routes, and the spec's calls as written otherwise.
+    ...(others.length ? [{ weight: Math.ceil(ops.length / 8), arbitrary: fc.oneof(...others.map(routeCall)) as fc.Arbitrary<Step> }] : []),
+    ...(beyond
+      ? [
+          {
+            weight: Math.ceil(ops.length / 8),
+            arbitrary: variantOf(fc.oneof(...ops.map((o) => callOf(doc, o, brand)))) as fc.Arbitrary<Step>,
+          },
+        ]
+      : []),
   );
   const drawn = fc.array(step, { minLength: 1, maxLength: maxSteps });
   const create = ops.find(creates);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,4 +114,35 @@ export async function startRealManager(options: RealManagerOptions, timeoutMs = 
     throw err;
   });
   return { url: `http://127.0.0.1:${options.wwwPort}`, pid: child.pid as number, output: () => out, stop };
+}
+
+/** One route of the real manager's API, as its route table declares it (`:port`, `:port?` kept). */
+export interface RealManagerRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** The full path, with the prefix its router is mounted under (`/api`, `/api/v2`). */
+  path: string;
+}
+
+/**
+ * The routes the installed real manager serves, read from its own route table (lib/mixins/web_api.js:
+ * the routes of `init_common_api` under both `/api` and `/api/v2`, those of `create_api` under `/api`
+ * only, of `create_api_v2` under `/api/v2` only; lib/mixins/web_server.js 175-176 mounts them).
+ */
+export function realManagerRoutes(packageDir = realManagerPackageDir()): RealManagerRoute[] {
+  const source = readFileSync(join(packageDir, 'lib/mixins/web_api.js'), 'utf8');
+  const routes: RealManagerRoute[] = [];
+  const block = (name: string) => {
+    const start = source.indexOf(`E.prototype.${name} = function`);
+    if (start < 0) throw new Error(`real manager: no ${name} in lib/mixins/web_api.js (another version?)`);
+    return source.slice(start, source.indexOf('\n};', start));
+  };
+  const read = (name: string, prefixes: string[]) => {
+    for (const m of block(name).matchAll(/\bapp\.(get|post|put|delete)\('([^']+)'/g))
+      for (const prefix of prefixes)
+        routes.push({ method: (m[1] as string).toUpperCase() as RealManagerRoute['method'], path: `${prefix}${m[2]}` });
+  };
+  read('init_common_api', ['/api', '/api/v2']);
+  read('create_api', ['/api']);
+  read('create_api_v2', ['/api/v2']);
+  return routes;
 }
