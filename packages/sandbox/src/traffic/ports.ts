@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { type Exchange, successful } from '../domain/har.js';
 import { ipInList, isLoopback } from '../domain/net.js';
@@ -190,19 +189,52 @@ export class PortTraffic {
   }
 
   /**
-   * The ports of a chain that comes back to itself: the manager-wide upstream is a port of this sandbox
-   * on loopback (without external proxies of its own), whose upstream is then itself; undefined when
-   * the chain ends elsewhere. One request through such a chain once took 512 sockets and filled the log.
+   * The ports of a chain that comes back to itself, however many hops: from this port, each external
+   * proxy (`ext_proxies`) that is a port of this sandbox on loopback, else the manager-wide upstream
+   * (`--proxy`) when it is one, followed until a port comes again; undefined when every chain ends
+   * elsewhere. One request through such a chain once took 512 sockets (through `ext_proxies`, 2,046)
+   * and filled the log. A chain any of whose entries loops is refused, whichever entry a request's turn
+   * would take.
    */
   private loopOf(cfg: ProxyPortConfig): number[] | undefined {
-    if (cfg.ext_proxies?.length) return undefined;
-    const up = this.o.network();
-    if (!up || up.network) return undefined;
-    const host = up.host.replace(/^\[|\]$/g, '').toLowerCase();
-    if (host !== 'localhost' && !(isIP(host) && isLoopback(host))) return undefined;
-    const next = this.o.store.ports.get(up.port);
-    if (!next || !this.servers.has(next.port) || next.ext_proxies?.length) return undefined;
-    return next.port === cfg.port ? [cfg.port, cfg.port] : [cfg.port, next.port, next.port];
+    const byAt = new Map<number, number>();
+    for (const [port, s] of this.servers) byAt.set(s.at, port);
+    const own = (host: string, port: number) => {
+      const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+      return h === 'localhost' || isLoopback(h) ? byAt.get(port) : undefined;
+    };
+    const next = (c: ProxyPortConfig): number[] => {
+      const entries = (c.ext_proxies ?? []).filter(Boolean);
+      if (entries.length) {
+        const out: number[] = [];
+        for (const e of entries) {
+          const ext = extProxy(e, c);
+          const to = ext && own(ext.host, ext.port);
+          if (to !== undefined) out.push(to);
+        }
+        return out;
+      }
+      const up = this.o.network();
+      if (!up || up.network) return [];
+      const to = own(up.host, up.port);
+      return to === undefined ? [] : [to];
+    };
+    const path: number[] = [];
+    const seen = new Set<number>();
+    const walk = (c: ProxyPortConfig): number[] | undefined => {
+      if (path.includes(c.port)) return [...path, c.port];
+      if (seen.has(c.port)) return undefined;
+      seen.add(c.port);
+      path.push(c.port);
+      for (const to of next(c)) {
+        const n = this.o.store.ports.get(to);
+        const found = n && walk(n);
+        if (found) return found;
+      }
+      path.pop();
+      return undefined;
+    };
+    return walk(cfg);
   }
 
   private async prepare(port: number, { request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
