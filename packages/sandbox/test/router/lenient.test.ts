@@ -143,7 +143,7 @@ describe('plan.bandwidth "bandwidth" (the provider SDK default; the documentatio
   it('lenient: read as payperusage, stored so, and listed in the normalised-fields header', async () => {
     await lenient.sandbox.reset();
     const r = await send(lenient, 'account', 'POST', '/api/zone', body);
-    expect(r.status, r.text).toBe(200);
+    expect(r.status, r.text).toBe(201);
     expect(r.headers.get(NORMALIZED_FIELDS_HEADER)).toBe('body.plan.bandwidth (bandwidth -> payperusage)');
     expect(r.headers.get(IGNORED_FIELDS_HEADER)).toBeNull();
     expect(r.json().plan.bandwidth).toBe('payperusage');

@@ -50,7 +50,7 @@ describe('createAccount()', () => {
       headers: as(a),
       body: { customer: a.customer, zone: { name: 'made_by_a' }, plan: { type: 'resident', ips_type: 'shared', bandwidth: 'payperusage' } },
     });
-    expect(created.status, created.text).toBe(200);
+    expect(created.status, created.text).toBe(201);
     expect(await zoneNames(a)).toContain('made_by_a');
     expect(await zoneNames(b)).toEqual(['only_b']);
     expect(await zoneNames({ token: s.credentials.token, customer: C })).not.toContain('made_by_a');
