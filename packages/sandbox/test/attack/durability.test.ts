@@ -23,7 +23,7 @@ async function runningCopy(dir: string): Promise<string> {
   const s = await startSandbox({ ...free, dataFile: live });
   try {
     const r = await raw(s.accountUrl, 'POST', '/api/zone', { headers: bearer, body: zoneBody('kept_zone') });
-    expect(r.status, r.text).toBe(200);
+    expect(r.status, r.text).toBe(201);
     const file = join(dir, 'state.json');
     copyFileSync(live, file);
     copyFileSync(journalOf(live), journalOf(file));

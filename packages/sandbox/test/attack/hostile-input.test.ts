@@ -170,7 +170,7 @@ describe('lenient parsing where production is strict', () => {
       headers: bearer,
       body: { zone: { name: '__proto__' }, plan: { type: 'static', ips_type: 'shared' } },
     });
-    expect(created.status, created.text).toBe(200);
+    expect(created.status, created.text).toBe(201);
     const bw = (await account(`/api/customer/bw?customer=${C}`)).json()[C];
     expect(Object.keys(bw.data)).toContain('__proto__');
     expect(Object.hasOwn(bw.data, '__proto__')).toBe(true);

@@ -43,7 +43,7 @@ describe('persistence: acknowledged only once on disk, one sandbox per data file
       expect(sandbox.state()).toEqual(before);
       mkdirSync(dir);
       const kept = await raw(sandbox.accountUrl, 'POST', '/api/zone', { headers: bearer, body: zoneBody('kept_zone') });
-      expect(kept.status, kept.text).toBe(200);
+      expect(kept.status, kept.text).toBe(201);
       const names = JSON.parse(readFileSync(dataFile, 'utf8')).account.zones.map((z: { name: string }) => z.name);
       expect(names).toContain('kept_zone');
       expect(names).not.toContain('lost_zone');
