@@ -60,7 +60,7 @@ describe('sandboxHandlers(): the provider host answered in process', () => {
       headers: { Authorization: `Bearer ${s.credentials.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ zone: { name: 'via_msw' }, plan: { type: 'static', ips_type: 'shared', bandwidth: 'payperusage' } }),
     });
-    expect(created.status, await created.clone().text()).toBe(200);
+    expect(created.status, await created.clone().text()).toBe(201);
     expect(s.state().account.zones.map((z) => z.name)).toContain('via_msw');
   });
 
