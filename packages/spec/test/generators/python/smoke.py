@@ -52,8 +52,8 @@ call(
     ),
 )
 # Maps of lists and of maps (4.3.1 loses their element type when the map is a referenced schema).
-call("getZoneWhitelist (map of lists)", lambda: zone_account.ZoneAdministrationApi(bearer).get_zone_whitelist(ZONE, customer=CUSTOMER))
-call("listRecentIps (map of lists)", lambda: zone_account.IPInventoryApi(bearer).list_recent_ips(ZONE, customer=CUSTOMER))
+call("getZoneWhitelist (map of lists)", lambda: zone_account.ZoneAdministrationApi(bearer).get_zone_whitelist(zones=ZONE, customer=CUSTOMER))
+call("listRecentIps (map of lists)", lambda: zone_account.IPInventoryApi(bearer).list_recent_ips(zones=ZONE, customer=CUSTOMER))
 call("getCustomerBandwidth (map of maps)", lambda: zone_account.StatisticsApi(bearer).get_customer_bandwidth(customer=CUSTOMER, details=1))
 call(
     "removeZoneIps (DELETE with body)",
