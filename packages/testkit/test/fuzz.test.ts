@@ -38,7 +38,7 @@ describe('spec-derived fuzz requests', () => {
   });
 
   it('makes valid requests that carry the example bodies and fill path parameters', () => {
-    const reqs = fuzzRequests(doc, 400, 3, { auth: { Authorization: 'Bearer t' } });
+    const reqs = fuzzRequests(doc, 2000, 3, { auth: { Authorization: 'Bearer t' } });
     const create = reqs.find((r) => r.label === 'createZone: valid');
     expect(create && JSON.parse(create.body ?? '')).toMatchObject({ zone: { name: expect.any(String) }, plan: expect.any(Object) });
     const net = reqs.find((r) => r.label.startsWith('getNetworkStatus: valid'));
