@@ -32,7 +32,14 @@ describe('behind prism proxy', () => {
 
   it.each(['account', 'manager'] as const)('%s: no response violations over 300 fuzzed requests', async (api) => {
     const found: string[] = [];
-    const requests = fuzzRequests(loadBundle(api), 300, 5, { auth: api === 'account' ? bearer : {}, pathValues: { port: [24000, 24001] } });
+    // A JSON `null` body is left out: Prism 5.14.2's proxy forwards it with `content-length: 4` and no
+    // bytes (seen on a raw upstream), so the sandbox waits for a body that never comes and answers 408
+    // after its body window; what the sandbox answers a `null` body itself is asserted below.
+    const requests = fuzzRequests(loadBundle(api), 300, 5, {
+      auth: api === 'account' ? bearer : {},
+      pathValues: { port: [24000, 24001] },
+    }).filter((r) => r.body !== 'null');
+    expect(requests.length).toBeGreaterThan(250);
     for (const r of requests) {
       const res = await fetch(`${prism[api].url}${r.url}`, { method: r.method, headers: r.headers, body: r.body });
       await res.text();
@@ -40,5 +47,14 @@ describe('behind prism proxy', () => {
       if (res.status < 300 && r.method !== 'GET') await sandbox.reset();
     }
     expect(found).toEqual([]);
+  });
+
+  it('a JSON null body sent to the sandbox itself is refused as a missing body, naming it', async () => {
+    const res = await raw(sandbox.accountUrl, 'DELETE', '/api/zone/vips', {
+      headers: { ...bearer, 'content-type': 'application/json' },
+      text: 'null',
+    });
+    expect(res.status, res.text).toBe(400);
+    expect(res.json().details[0].field).toBe('body');
   });
 });
