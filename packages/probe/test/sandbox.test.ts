@@ -54,13 +54,27 @@ describe('the account probe against the sandbox', () => {
     expect(JSON.stringify(sandbox.state())).toBe(before);
   });
 
-  it('gets an ordinary answer to each (2xx) and finds nothing but the sandbox\u2019s own Zone fields', () => {
+  it('gets an ordinary answer to each (2xx) and finds nothing', () => {
     expect(result.exchanges.filter((e) => e.status < 200 || e.status > 299)).toEqual([]);
-    // The sandbox adds two fields of its own to getZone (packages/sandbox/src/account/zones.ts: "`disabled` and
-    // `uptime_100` are the sandbox's: the spec's Zone has no field for either state"): the probe reports them.
-    expect(result.findings.map((f) => `${f.operationId} ${f.kind} ${f.message.split(': ').pop()}`)).toEqual([
-      'getZone extra-field data has the field `disabled`, which the schema does not declare',
-      'getZone extra-field data has the field `uptime_100`, which the schema does not declare',
+    expect(result.findings).toEqual([]);
+  });
+
+  it('reports a field the schema does not declare, planted in one answer', async () => {
+    // The same sandbox, with one field added to getZone's answer on its way to the probe: the check that found
+    // nothing above is the one that finds this.
+    const planted = fakeClock();
+    const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
+      const res = await planted.fetch(input, init);
+      if (!new URL(String(input)).pathname.endsWith('/zone')) return res;
+      const body = { ...((await res.json()) as object), planted_field: true };
+      const headers = new Headers(res.headers);
+      headers.delete('content-length');
+      headers.delete('content-encoding');
+      return new Response(JSON.stringify(body), { status: res.status, headers });
+    }) as typeof globalThis.fetch;
+    const r = await runProbe({ api: 'account', baseUrl: sandbox.accountUrl, token: TOKEN, customer: CUSTOMER, ...planted, fetch });
+    expect(r.findings.map((f) => `${f.operationId} ${f.kind} ${f.message.split(': ').pop()}`)).toEqual([
+      'getZone extra-field data has the field `planted_field`, which the schema does not declare',
     ]);
   });
 

@@ -47,7 +47,8 @@ export function zonesHandlers(c: AccountContext) {
   return {
     getZone: (ctx) => {
       const z = zoneOf(ctx);
-      // `disabled` and `uptime_100` are the sandbox's: the spec's Zone has no field for either state.
+      // Neither the Zone's disabled state nor its 100% uptime option is a field here: the reference's example
+      // shows neither and no client reads one (the state shows in getZoneStatus and the listings).
       // `plan`, the current plan with its `product`, beside the documented `plans` (the reference; clients read it).
       // `ips` an array as the reference shows it, the seed's summary string with `answer_forms: seed` (spec: Zone.ips).
       const whitelist = z.whitelist.length === 0 ? ['any'] : z.whitelist;
@@ -57,8 +58,6 @@ export function zonesHandlers(c: AccountContext) {
           password: z.passwords,
           plans: z.plans,
           plan: { ...currentPlan(z), product: productOf(z) },
-          disabled: z.disabled,
-          uptime_100: z.uptime_100,
         },
       };
     },
