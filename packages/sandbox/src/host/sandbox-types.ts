@@ -67,7 +67,7 @@ export interface SandboxOptions {
   /**
    * Refuse request fields the provider's documentation does not name (400 naming each), and values it does not list. Default
    * off: such fields are accepted, ignored and listed in `X-Sandbox-Ignored-Fields`, as the provider
-   * accepts them (see the README).
+   * accepts them (docs/behaviour.md).
    */
   strict?: boolean;
   /** fastify's request log on stdout. Default off (it costs throughput). */

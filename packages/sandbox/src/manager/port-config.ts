@@ -43,7 +43,7 @@ const empty = (v: unknown) => !v && v !== 0 && v !== false;
  * it, and then keeps the copy's own fields only (`omit_by` over `Object.keys`, mgr_proxy.js 270-271;
  * `assign(old_opt, …)`, mgr_proxy.js 407): it is never stored nor answered. One inside a field's value (a
  * rule, an unknown object) is data there, stored and answered as given, on both. The real manager also
- * reads a few fields through that prototype before it drops it (sandbox README, its own choices); the
+ * reads a few fields through that prototype before it drops it (docs/fidelity.md, "The sandbox's own choices"); the
  * sandbox reads none.
  */
 const PROTO_FIELD = '__proto__';

@@ -8,7 +8,7 @@ import { invalidPattern, type Json, type PortRule, type RuleType, type TriggerIn
 // `max_req_time`) and an action (`action: {ban_ip: ms, retry: true, …}`). Rules run in three places: before
 // the request is sent (a rule with no condition on the answer), once the answer's head arrived (status,
 // request time), once its body arrived (body). What the sandbox does not apply, and why, is listed in the
-// sandbox README ("Rules").
+// sandbox's docs/traffic.md ("Rules").
 /**
  * What a rule decided: hand the answer on, send the request again (with a new session unless `same`),
  * send it again through another port of the manager (`port`, as the rule or the request's route header
@@ -186,7 +186,7 @@ export class RuleRun {
         this.effects.newSession();
       }
     }
-    // Not applied offline (see the README): a request to another URL.
+    // Not applied offline (docs/traffic.md): a request to another URL.
     if (a.request_url) return PASS;
     if (this.retried >= retries(a)) return PASS;
     const same = Boolean(a.retry_same);

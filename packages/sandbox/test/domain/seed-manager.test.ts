@@ -7,7 +7,7 @@ import { managerSeed } from '../../src/domain/seed-manager.js';
 import type { HarEntry } from '../../src/domain/types.js';
 import { PROVIDER_TEST_URL } from '../../src/shared/brand.js';
 
-// The manager's part of the built-in seed (src/domain/seed-manager.ts) as the README describes it:
+// The manager's part of the built-in seed (src/domain/seed-manager.ts) as docs/seed-and-state.md describes it:
 // ports 24000 and 24001 on Zones of the account, the ban the spec's unbanIp example lifts, one user, a
 // release to upgrade to, and 40 HAR entries of past requests, the same on every start.
 

@@ -19,6 +19,9 @@ interface Example {
   code: string;
 }
 
+/** The sandbox's testing guide, a page of its own linked from the root README. */
+const GUIDE = 'packages/sandbox/docs/testing-guide.md';
+
 /** Every ```ts block preceded by `<!-- readme-example: NAME -->` in the READMEs users read first (the sandbox's testing guide too). */
 function readmeExamples(): Example[] {
   const out: Example[] = [];
@@ -27,6 +30,7 @@ function readmeExamples(): Example[] {
     'packages/account-client/README.md',
     'packages/manager-client/README.md',
     'packages/sandbox/README.md',
+    GUIDE,
   ]) {
     const text = readFileSync(join(repoRoot, file), 'utf8');
     for (const m of text.matchAll(/<!-- readme-example: ([\w-]+)[^>]*-->\s*```ts\n([\s\S]*?)```/g)) {
@@ -85,18 +89,18 @@ function versionOf(name: string, from = '.'): string {
   return (JSON.parse(readFileSync(join(repoRoot, from, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-/** The testing guide's files: every ```ts block of the sandbox README preceded by `<!-- guide-file: PATH -->`. */
+/** The testing guide's files: every ```ts block of the guide preceded by `<!-- guide-file: PATH -->`. */
 function guideFiles(): { path: string; code: string }[] {
-  const text = readFileSync(join(repoRoot, 'packages/sandbox/README.md'), 'utf8');
+  const text = readFileSync(join(repoRoot, GUIDE), 'utf8');
   return [...text.matchAll(/<!-- guide-file: ([\w./-]+) -->\s*```ts\n([\s\S]*?)```/g)].map((m) => ({
     path: m[1] as string,
     code: m[2] as string,
   }));
 }
 
-/** The testing guide's node:test file: the ```ts block of the sandbox README preceded by `<!-- node-test-file: PATH -->`. */
+/** The testing guide's node:test file: the ```ts block of the guide preceded by `<!-- node-test-file: PATH -->`. */
 function nodeTestFiles(): { path: string; code: string }[] {
-  const text = readFileSync(join(repoRoot, 'packages/sandbox/README.md'), 'utf8');
+  const text = readFileSync(join(repoRoot, GUIDE), 'utf8');
   return [...text.matchAll(/<!-- node-test-file: ([\w./-]+) -->\s*```ts\n([\s\S]*?)```/g)].map((m) => ({
     path: m[1] as string,
     code: m[2] as string,
@@ -300,7 +304,7 @@ function compileInProject(files: { path: string; code: string }[], tsconfig: str
   expect(tsc.status).toBe(0);
 }
 
-describe("the sandbox README's node:test example, run with node --test in the outside project", () => {
+describe("the testing guide's node:test example, run with node --test in the outside project", () => {
   const files = nodeTestFiles();
 
   it('compiles (strict, NodeNext) and passes its test under node --test', () => {
@@ -360,7 +364,7 @@ describe('zone-api-probe from the packed tarballs', () => {
   }, 120_000);
 });
 
-describe("the sandbox README's testing guide, run as a suite in parallel workers in the outside project", () => {
+describe("the sandbox's testing guide, run as a suite in parallel workers in the outside project", () => {
   const files = guideFiles();
 
   it('the guide has its suite: the config, globalSetup, the account helper and four test files', () => {

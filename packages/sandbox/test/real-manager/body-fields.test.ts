@@ -151,7 +151,7 @@ describe('fields named as those of Object.prototype', () => {
     expect(({} as Config).country).toBeUndefined();
   });
 
-  it('what the real manager reads through such a prototype before it drops it, the sandbox does not read (its own choice, sandbox README)', async () => {
+  it('what the real manager reads through such a prototype before it drops it, the sandbox does not read (its own choice, docs/fidelity.md)', async () => {
     // The real one copies the port with Object.assign (web_api.js 372), so `__proto__` becomes the copy's
     // prototype: its `bw_limit` is then read as the port's (web_api.js 373-374, mgr_proxy.js 358-370) and
     // stored; the sandbox takes no field from it.
