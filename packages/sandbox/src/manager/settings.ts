@@ -1,11 +1,12 @@
 import { HAR_LIMITS } from '../domain/har.js';
-import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
+import { isWhitelistEntry } from '../domain/net.js';
 import { leniencyHeaders } from '../router/lenient-headers.js';
 import { cloudUrlAddress, PROVIDER_MAIL_DOMAIN } from '../shared/brand.js';
 import { badRequest, HttpError } from '../shared/errors.js';
 import type { ManagerContext, ManagerHandlers } from './context.js';
 import { MANAGER_BUILT_INS, managerOptions } from './manager-options.js';
 import { settingsZoneChanged } from './multiply.js';
+import { whitelistEntryAsStored } from './netmask.js';
 import { coerceUpdate, type FieldTypes } from './port-config.js';
 import { defaultWhitelistChanged } from './users-access.js';
 
@@ -28,15 +29,6 @@ const SETTINGS_FIELD_TYPES: FieldTypes = {
 /** `[...new Set(value)]`: a list's distinct entries; a string's distinct characters, as the real manager spreads it. */
 const listOf = (value: unknown): string[] =>
   typeof value === 'string' || Array.isArray(value) ? [...new Set(value as Iterable<string>)] : [];
-
-/** A whitelist entry as its network address (`10.9.1.5/16` is `10.9.0.0/16`, a /32 without its mask); none for an invalid one. */
-function networkOf(entry: unknown): string | undefined {
-  if (typeof entry !== 'string' || !/^[0-9.]+(\/[0-9]{1,2})?$/.test(entry)) return undefined;
-  const range = ipv4Range(entry);
-  if (!range) return undefined;
-  const bits = entry.includes('/') ? Number(entry.split('/')[1]) : 32;
-  return bits === 32 ? intToIpv4(range[0]) : `${intToIpv4(range[0])}/${bits}`;
-}
 
 export function settingsHandlers(c: ManagerContext) {
   const { store, m, log, options } = c;
@@ -127,15 +119,18 @@ export function settingsHandlers(c: ManagerContext) {
       }
       const prev = c.portFacts({}).whitelist;
       // `[...new Set(ips)]` of what was given: the admin whitelist as given (lib/manager.js 517-527), the
-      // all-ports whitelist without the admin entries, each as its network address, no invalid entry and
-      // no 127.0.0.1 (lib/manager.js 528-547).
+      // all-ports whitelist without the admin entries, each as netmask 2.0.1 reads it, no invalid entry and
+      // no 127.0.0.1 (lib/manager.js 528-547). A text where a list is expected is spread into its distinct
+      // characters, each read as an address of its own: `"10.1.1.1"` is `1`, `0` and `.`, kept as 0.0.0.1
+      // and 0.0.0.0 (the conversion leaves a text as it is for a list field: lib/middleware.js 102-111,
+      // lib/util.js 650-700 has no text-to-object converter).
       if (b.www_whitelist_ips !== undefined) store.setSettings({ www_whitelist_ips: listOf(b.www_whitelist_ips) });
       if (b.whitelist_ips !== undefined || b.www_whitelist_ips !== undefined) {
         const fixed = [...(s.fixed_whitelist_ips ?? []), ...(s.www_whitelist_ips ?? [])];
         store.setSettings({
           whitelist_ips: listOf(b.whitelist_ips ?? s.whitelist_ips)
             .filter((ip) => !fixed.includes(ip))
-            .map(networkOf)
+            .map(whitelistEntryAsStored)
             .filter((ip): ip is string => ip !== undefined && ip !== '127.0.0.1'),
         });
         defaultWhitelistChanged(c, prev);

@@ -1,9 +1,13 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer, connect as netConnect } from 'node:net';
+import { join } from 'node:path';
 import { loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
+import { realManagerPackageDir } from '@zone-api/testkit/real-manager';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { whitelistEntryAsStored } from '../../src/manager/netmask.js';
 import { type At, call, type Reply, SHIFT, usePair, withoutAddresses, workerCaughtUp } from './pair.js';
 
 // How the real local proxy manager 1.570.247 reads request bodies and keeps port configurations, and the
@@ -722,6 +726,54 @@ describe('settings', () => {
       { status: 200 },
       pick,
     );
+  });
+
+  it('a text where a whitelist is expected: spread into its characters, each read as an address by netmask 2.0.1 (seed 1814808411)', async () => {
+    // The divergence random seed 1814808411 found: the sandbox dropped `1` and `0`, which the real one keeps.
+    const real = await s.same(
+      () => ['PUT', '/api/settings', { www_whitelist_ips: ['10.1.1.1'], whitelist_ips: '10.1.1.1' }],
+      { status: 200 },
+      pick,
+    );
+    expect(pick(real).whitelist_ips).toEqual(['0.0.0.1', '0.0.0.0']);
+    expect(pick(real).www_whitelist_ips).toEqual(['10.1.1.1']);
+    // Short, octal and hexadecimal forms, masks written as addresses, and entries netmask refuses.
+    const entries = ['1.2', '010.1', '0x1F', '08', '10.0.0.0/255.0.0.0', '10.1.2.3/0.0.0.0', '1.2.3.4/8/9', '1./8', 'a'];
+    const [r2, s2] = await s.both(() => ['PUT', '/api/settings', { www_whitelist_ips: [], whitelist_ips: entries }]);
+    expect(pick(r2).whitelist_ips).toEqual(['0.0.1.2', '0.0.8.1', '0.0.0.31', '0.0.0.8', '10.0.0.0/8', '1.0.0.0/8']);
+    expect(pick(s2)).toEqual(pick(r2));
+    await s.same(() => ['PUT', '/api/settings', { www_whitelist_ips: [], whitelist_ips: [] }], { status: 200 }, pick);
+  });
+
+  it("the sandbox reads a whitelist entry as the real manager's own netmask package does, for any text (fast-check)", () => {
+    // The package the real manager loads, from its installation (its lockfile pins 2.0.1).
+    const { Netmask } = createRequire(join(realManagerPackageDir(), 'package.json'))('netmask') as {
+      Netmask: new (net: string) => { base: string; bitmask: number };
+    };
+    const asReal = (entry: string) => {
+      try {
+        const n = new Netmask(entry);
+        return n.bitmask === 32 ? n.base : `${n.base}/${n.bitmask}`;
+      } catch {
+        return undefined;
+      }
+    };
+    const alphabet = fc.constantFrom(...'0123456789abcdefxX./-+ '.split(''));
+    const entry = fc.oneof(
+      fc.string({ unit: alphabet, maxLength: 24 }),
+      fc.ipV4().map((ip) => `${ip}/${ip.split('.')[0]}`),
+    );
+    let kept = 0;
+    fc.assert(
+      fc.property(entry, (e) => {
+        const want = asReal(e);
+        if (want !== undefined) kept++;
+        expect(whitelistEntryAsStored(e), JSON.stringify(e)).toBe(want);
+      }),
+      { numRuns: 5000 },
+    );
+    // The draw reached entries the package keeps, not only ones it refuses.
+    expect(kept).toBeGreaterThan(500);
   });
 });
 
