@@ -6,7 +6,7 @@
 // `forEach`, `reduce`, `slice`, `join`, `concat`, `sort`, … and its iterator, so each `for…of` over an array
 // and each spread of one counts its length), a Set's or Map's size for each pass over it (its iterator,
 // `forEach`, so each `[...set]`), `Object.keys`/`values`/`entries` the fields listed, a string's length
-// for its searches, splits and replaces and for each regex run over it, and the text `JSON.parse` reads
+// for its searches (`indexOf` from where it starts to what it finds), splits and replaces and for each regex run over it, and the text `JSON.parse` reads
 // and `JSON.stringify` writes. What the code does field by field in plain statements (a property read,
 // a `Set.has`, a `delete`) counts nothing; a search of a growing list per field (`list.includes(name)`,
 // `[...seen].includes(name)`) counts the list each time, so its count grows with the square of the fields.
@@ -28,6 +28,12 @@ const ofSize: Sizer = (self) => sizeOf(self);
 const ofResult: Sizer = (_self, _args, result) => lengthOf(result);
 const ofFirstArg: Sizer = (_self, args) => lengthOf(args[0]);
 const ofString: Sizer = (self) => (typeof self === 'string' ? self.length : self instanceof String ? self.length : 0);
+/** A text's indexOf walks from its start position to what it found (or to the end): a scan with `indexOf(c, at + 1)` counts its text once. */
+const ofSearchFrom: Sizer = (self, args, result) => {
+  const length = typeof self === 'string' ? self.length : self instanceof String ? self.length : 0;
+  const from = Math.min(Math.max(Math.trunc(Number(args[1]) || 0), 0), length);
+  return typeof result === 'number' && result >= 0 ? result - from + 1 : length - from;
+};
 const ofInput: Sizer = (_self, args) => (typeof args[0] === 'string' ? args[0].length : 0);
 
 const ARRAY_PASSES = [
@@ -70,7 +76,8 @@ function targets(): Array<[object, PropertyKey, Sizer]> {
     for (const name of ['forEach', 'values', 'keys', 'entries', Symbol.iterator] as PropertyKey[]) out.push([proto, name, ofSize]);
   for (const name of ['keys', 'values', 'entries']) out.push([Object, name, ofResult]);
   out.push([Object, 'fromEntries', ofFirstArg]);
-  for (const name of ['includes', 'indexOf', 'lastIndexOf', 'split', 'replace', 'replaceAll', 'startsWith', 'endsWith', 'search', 'match'])
+  out.push([String.prototype, 'indexOf', ofSearchFrom]);
+  for (const name of ['includes', 'lastIndexOf', 'split', 'replace', 'replaceAll', 'startsWith', 'endsWith', 'search', 'match'])
     out.push([String.prototype, name, ofString]);
   for (const name of ['exec', 'test']) out.push([RegExp.prototype, name, ofInput]);
   out.push([JSON, 'parse', ofInput]);

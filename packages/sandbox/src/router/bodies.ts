@@ -3,10 +3,10 @@ import { gunzipSync, inflateSync } from 'node:zlib';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import iconv from 'iconv-lite';
-import { parse as parseForm } from 'qs';
 import { HttpError } from '../shared/errors.js';
 import { PROTO_KEY, parseInPieces, yieldToLoop } from '../shared/in-pieces.js';
 import { BODY_DEPTH_LIMIT, tooDeep, tooDeepInPieces } from './depth.js';
+import { readForm, readFormOf } from './form-body.js';
 import type { RequestChecker } from './lenient.js';
 import type { Leniency } from './lenient-headers.js';
 import type { OperationDef } from './spec.js';
@@ -16,7 +16,7 @@ import type { OperationDef } from './spec.js';
 // By default a body is JSON: another media type is read and refused later, by the operations that take
 // a JSON body (400 naming Content-Type), and malformed JSON is a 400. An API that reads bodies as the
 // real local proxy manager does (`realBodies`, its express server's body parsers:
-// @luminati-io/luminati-proxy 1.570.247 lib/mixins/web_server.js 166-174, body-parser 1.20 and qs 6)
+// @luminati-io/luminati-proxy 1.570.247 lib/mixins/web_server.js 166-174, body-parser 1.20 and qs 6; form.ts)
 // reads a form body (`a[b][0]=c`) as that JSON, any other media type as no body, and answers a JSON body
 // it cannot read 500 `Server Error` (its error handler, web_server.js 184-187): malformed JSON, JSON that
 // does not start with `{` or `[` (body-parser's `strict`, lib/types/json.js 81-87: `7`, `null`, `"x"`,
@@ -67,32 +67,6 @@ export function readBody(req: FastifyRequest, op: OperationDef, realBodies: bool
 }
 
 /**
- * Form fields as body-parser's `extended` form reads them (types/urlencoded.js 158-190, qs 6): nested
- * names, lists by index up to as many as the body has parameters (at least 100; a larger index names a
- * field), at most 32 levels (deeper is its error, the 500). Names that shadow Object.prototype are
- * dropped (body-parser keeps them), a sandbox choice that no client of the manager's documented fields meets.
- */
-const formOptions = (parameters: number) =>
-  ({
-    depth: 32,
-    strictDepth: true,
-    arrayLimit: Math.max(100, parameters),
-    parameterLimit: FORM_PARAMETER_LIMIT,
-    allowPrototypes: false,
-  }) as const;
-
-/** A form's text read as body-parser reads it (formOptions); undefined where it cannot (its 500). */
-function readForm(text: string): unknown {
-  const parameters = parameterCount(text);
-  if (parameters === undefined) return undefined;
-  try {
-    return parseForm(text, formOptions(parameters));
-  } catch {
-    return undefined;
-  }
-}
-
-/**
  * A JSON body of at least this many characters is parsed, checked for depth and handed on in separate
  * turns of the event loop. JSON.parse of a body of 60,000 fields (700 kB) takes tens of milliseconds.
  */
@@ -116,12 +90,6 @@ function charsetOf(req: FastifyRequest): string | undefined {
     return undefined;
   }
 }
-
-/**
- * The most parameters a form body may have (`api_parameter_limit`, util/lpm_config_static.js 128), counted
- * as body-parser counts them (types/urlencoded.js 214-228: a body with as many `&` as the limit has too many).
- */
-export const FORM_PARAMETER_LIMIT = 10_000;
 
 /**
  * A body's text as the real manager's body-parser reads it (body-parser 1.20.3: lib/read.js 147-186,
@@ -203,16 +171,6 @@ function parseJson(
 }
 
 /**
- * body-parser's parameterCount (types/urlencoded.js 214-228): the `&` of a form, undefined once they are as
- * many as the limit (too many parameters, its 500).
- */
-function parameterCount(text: string): number | undefined {
-  let count = 0;
-  for (let at = text.indexOf('&'); at !== -1; at = text.indexOf('&', at + 1)) if (++count === FORM_PARAMETER_LIMIT) return undefined;
-  return count;
-}
-
-/**
  * A key `constructor`, spelt in letters or `\u` escapes: with PROTO_KEY, what fastify's JSON parser
  * (secure-json-parse 4.1.1, index.js 4-5) looks for before it checks a parsed body for a `__proto__` field
  * or a `constructor` with a `prototype`, which it refuses where it is set to (the account API; the
@@ -250,10 +208,14 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
       const raw = body as Buffer;
       (req as Req)[kBodySize] = raw.length;
       const text = raw.length ? realText(req, raw, 'form') : '';
-      const parsed = text?.length ? readForm(text) : undefined;
-      if (text === undefined || (text.length && parsed === undefined)) return done(new UnreadableBody(), undefined);
-      (req as Req)[kBodyText] = { text, media: 'form' };
-      done(depthError(tooDeep(parsed)), parsed);
+      if (text === undefined) return done(new UnreadableBody(), undefined);
+      void (async () => {
+        const parsed = text.length ? await readFormOf(text, text.length >= LARGE_BODY) : undefined;
+        if (text.length && parsed === undefined) return done(new UnreadableBody(), undefined);
+        (req as Req)[kBodyText] = { text, media: 'form' };
+        if (text.length < LARGE_BODY) return done(depthError(tooDeep(parsed)), parsed);
+        done(await checkDepthInPieces(parsed), parsed);
+      })();
     });
   }
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
