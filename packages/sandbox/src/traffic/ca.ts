@@ -1,4 +1,4 @@
-import { constants, generateKeyPair, privateEncrypt } from 'node:crypto';
+import { constants, createPrivateKey, generateKeyPair, type KeyObject, sign } from 'node:crypto';
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { promisify } from 'node:util';
@@ -10,9 +10,10 @@ import forge from 'node-forge';
 // signed by this CA, as the real manager does with its own. One key serves every host's certificate.
 
 const keyPair = promisify(generateKeyPair);
+const signInPool = promisify(sign);
 const DAY = 86_400_000;
-/** The DER head of a SHA-256 DigestInfo (RFC 8017 9.2, note 1), before the 32 bytes of the digest. */
-const SHA256_DIGEST_INFO = Buffer.from('3031300d060960864801650304020105000420', 'hex');
+/** Certificates kept, by name: past them the oldest goes (a client may send any number of SNI names). */
+export const CERTIFICATES_KEPT = 1000;
 
 async function rsaKeys() {
   return keyPair('rsa', {
@@ -22,18 +23,33 @@ async function rsaKeys() {
   });
 }
 
+/** forge's own step that `cert.sign` takes (x509.js 1141), which its type declarations leave out. */
+interface TbsMaker {
+  getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1;
+}
+
+interface Issued {
+  key: string;
+  cert: string;
+  context: SecureContext;
+}
+
 export class SandboxCa {
-  private readonly contexts = new Map<string, { key: string; cert: string; context: SecureContext }>();
+  /** Certificates issued or being issued, by name (at most CERTIFICATES_KEPT): one signing per name. */
+  private readonly issued = new Map<string, Promise<Issued>>();
   private serial = 1;
+  private readonly caKey: KeyObject;
 
   private constructor(
     /** The CA certificate, PEM: what a client trusts to read through an SSL-analyzing port. */
     readonly certificate: string,
     private readonly caCert: forge.pki.Certificate,
-    private readonly caKeyPem: string,
+    caKeyPem: string,
     private readonly leafKeyPem: string,
     private readonly leafPublic: forge.pki.rsa.PublicKey,
-  ) {}
+  ) {
+    this.caKey = createPrivateKey(caKeyPem);
+  }
 
   static async create(now = Date.now()): Promise<SandboxCa> {
     const [ca, leaf] = await Promise.all([rsaKeys(), rsaKeys()]);
@@ -64,34 +80,35 @@ export class SandboxCa {
   }
 
   /** A TLS context presenting a certificate for `host` (a name or an IP), signed by the CA; cached. */
-  contextFor(host: string, now = Date.now()): SecureContext {
-    return this.issue(host, now).context;
+  async contextFor(host: string, now = Date.now()): Promise<SecureContext> {
+    return (await this.issue(host, now)).context;
   }
 
   /** The key and certificate (PEM) for `host`, for a server's default credentials. */
-  pemFor(host: string, now = Date.now()): { key: string; cert: string } {
-    const { key, cert } = this.issue(host, now);
+  async pemFor(host: string, now = Date.now()): Promise<{ key: string; cert: string }> {
+    const { key, cert } = await this.issue(host, now);
     return { key, cert };
   }
 
-  /**
-   * What forge's `sign` asks of a key: the PKCS#1 v1.5 signature of the digest it made (RFC 8017 9.2:
-   * the DigestInfo of SHA-256, then the private-key operation), here by OpenSSL.
-   */
-  private readonly nativeSigner = {
-    sign: (md: forge.md.MessageDigest): string => {
-      const digest = Buffer.from(md.digest().getBytes(), 'binary');
-      return privateEncrypt(
-        { key: this.caKeyPem, padding: constants.RSA_PKCS1_PADDING },
-        Buffer.concat([SHA256_DIGEST_INFO, digest]),
-      ).toString('binary');
-    },
-  } as unknown as forge.pki.rsa.PrivateKey;
-
-  private issue(host: string, now: number) {
+  private issue(host: string, now: number): Promise<Issued> {
     const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-    const cached = this.contexts.get(h);
-    if (cached) return cached;
+    const known = this.issued.get(h);
+    if (known) return known;
+    const made = this.sign(h, now);
+    // A signing that failed is not kept: the next handshake for the name tries again.
+    made.catch(() => this.issued.get(h) === made && this.issued.delete(h));
+    if (this.issued.size >= CERTIFICATES_KEPT) this.issued.delete(this.issued.keys().next().value as string);
+    this.issued.set(h, made);
+    return made;
+  }
+
+  /**
+   * A certificate for `h` signed by the CA. The signature (an RSA private-key operation) is made by OpenSSL
+   * in node's thread pool, not on the event loop: signed there one after another, names sent by a client
+   * in TLS handshakes (200, each its own) held the manager API 3.4 s (issue 39). What forge's `cert.sign`
+   * does (x509.js 1128-1147), with the signature made apart: the algorithm named, the TBSCertificate in DER.
+   */
+  private async sign(h: string, now: number): Promise<Issued> {
     const cert = forge.pki.createCertificate();
     cert.publicKey = this.leafPublic;
     cert.serialNumber = (++this.serial).toString(16).padStart(2, '0');
@@ -103,13 +120,22 @@ export class SandboxCa {
       { name: 'subjectAltName', altNames: [isIP(h) ? { type: 7, ip: h } : { type: 2, value: h }] },
       { name: 'extKeyUsage', serverAuth: true },
     ]);
-    // Signed by OpenSSL, not by forge's RSA in JavaScript: 30-90 ms of the event loop per name, and a
-    // client sending 200 names held the manager API 3.4 s (issue 39).
-    cert.sign(this.nativeSigner, forge.md.sha256.create());
+    cert.signatureOid = cert.siginfo.algorithmOid = forge.pki.oids.sha256WithRSAEncryption as string;
+    cert.tbsCertificate = (forge.pki as unknown as TbsMaker).getTBSCertificate(cert);
+    const tbs = Buffer.from(forge.asn1.toDer(cert.tbsCertificate).getBytes(), 'binary');
+    const signature = await signInPool('sha256', tbs, { key: this.caKey, padding: constants.RSA_PKCS1_PADDING });
+    cert.signature = signature.toString('binary');
     const pem = forge.pki.certificateToPem(cert);
-    const issued = { key: this.leafKeyPem, cert: pem, context: createSecureContext({ key: this.leafKeyPem, cert: pem }) };
-    if (this.contexts.size > 1000) this.contexts.delete(this.contexts.keys().next().value as string);
-    this.contexts.set(h, issued);
-    return issued;
+    return { key: this.leafKeyPem, cert: pem, context: createSecureContext({ key: this.leafKeyPem, cert: pem }) };
   }
 }
+
+/** A TLS server's SNICallback: the CA's certificate for the name the client asked for, once it is signed. */
+export const sniFrom =
+  (ca: SandboxCa) =>
+  (name: string, done: (err: Error | null, context?: SecureContext) => void): void => {
+    ca.contextFor(name).then(
+      (context) => done(null, context),
+      (err: Error) => done(err),
+    );
+  };

@@ -1,5 +1,5 @@
 import { createServer as createHttpsServer } from 'node:https';
-import type { SandboxCa } from './ca.js';
+import { type SandboxCa, sniFrom } from './ca.js';
 import type { Inflight } from './inflight.js';
 import type { PortRequest } from './port-context.js';
 import { servePortRequest } from './port-request.js';
@@ -18,7 +18,7 @@ export async function analyzeSsl(
   inflight?: Inflight,
 ): Promise<{ customTag: TunnelTag }> {
   const origin = `https://${hostname.includes(':') ? `[${hostname}]` : hostname}${targetPort === 443 ? '' : `:${targetPort}`}`;
-  const server = createHttpsServer({ ...ca.pemFor(hostname), SNICallback: (name, done) => done(null, ca.contextFor(name)) }, (req, res) => {
+  const server = createHttpsServer({ ...(await ca.pemFor(hostname)), SNICallback: sniFrom(ca) }, (req, res) => {
     const served = servePortRequest(ctx, req, new URL(req.url ?? '/', origin), res);
     (inflight?.track(served) ?? served).catch((err: Error & { statusCode?: number; headers?: Record<string, string> }) => {
       // Once the answer's head is out, a failure can only cut it short.

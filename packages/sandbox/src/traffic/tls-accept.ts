@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
 import { HEADERS_MS } from '../router/connections.js';
-import type { SandboxCa } from './ca.js';
+import { type SandboxCa, sniFrom } from './ca.js';
 import type { TunnelServer } from './tunnel.js';
 
 // The proxy network's one listener takes plain HTTP and TLS alike, as the provider's super proxy does
@@ -34,11 +34,11 @@ export function acceptTls(server: TunnelServer, ca: () => Promise<SandboxCa>, ho
   };
   let tls: Promise<TlsServer> | undefined;
   const tlsServer = () => {
-    tls ??= ca().then((authority) => {
+    tls ??= ca().then(async (authority) => {
       const t = createTlsServer({
-        ...authority.pemFor(host),
+        ...(await authority.pemFor(host)),
         handshakeTimeout: HEADERS_MS,
-        SNICallback: (name, done) => done(null, authority.contextFor(name)),
+        SNICallback: sniFrom(authority),
       });
       t.on('secureConnection', (socket: TLSSocket) => {
         handshakeDone();

@@ -18,7 +18,7 @@ let target: Server;
 let targetUrl: string;
 
 beforeAll(async () => {
-  target = createServer(targetCa.pemFor('127.0.0.1'), (req, res) => {
+  target = createServer(await targetCa.pemFor('127.0.0.1'), (req, res) => {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ secure: true, path: req.url }));
   });
@@ -101,7 +101,7 @@ describe('SSL analyzing', () => {
 describe('SSL analyzing and the target', () => {
   it('a target whose certificate the sandbox does not trust is a 502 naming the TLS error, unless the port is insecure', async () => {
     const stranger = await SandboxCa.create();
-    const other = createServer(stranger.pemFor('127.0.0.1'), (_req, res) => res.end('untrusted'));
+    const other = createServer(await stranger.pemFor('127.0.0.1'), (_req, res) => res.end('untrusted'));
     const url = `https://127.0.0.1:${await listenOnLoopback(other)}/`;
     const port = await freePort();
     await t.manager.createProxy({ body: { proxy: { port, zone: RES, ssl: true } } });
