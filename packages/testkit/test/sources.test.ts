@@ -21,8 +21,6 @@ const NOT_YET_SPLIT: Record<string, string> = {
   'packages/sandbox/src/host/sandbox.ts': "startLocked's API settings move to account/ and manager/ (each API's own profile)",
   'packages/testkit/src/differential/steps.ts':
     'grew past the bar with the value comparison and the drawing beyond the spec (issue 34) while the split landed; to split',
-  'packages/sandbox/src/traffic/ports.ts':
-    'grew past the bar with the per-request control headers and the connection bounds (issues 34, 39) while the split landed; to split',
 };
 const SOURCE = /\.(ts|mts|js|mjs|cjs)$/;
 

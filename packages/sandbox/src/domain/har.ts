@@ -135,7 +135,12 @@ function kept(body: Buffer, size: number, limit: number, answer = false): { text
   const text = body.subarray(0, keep).toString('utf8');
   const shown = answer ? text.trim() : text;
   if (keep >= size) return { text: shown };
-  return { text: shown, cut: `cut to har_limit: ${keep} of ${size} bytes kept` };
+  // The real manager cuts an answer at har_limit without a word (lib/util.js 285-287, lib/manager.js
+  // 476-484: no `comment`) and keeps a request's body whole (lib/server.js 455): the comment says where the
+  // sandbox's own bounds cut (HAR_LIMITS.body, a request's body at har_limit).
+  const byHarLimit = limit < 0 || keep === limit;
+  if (answer && byHarLimit) return { text: shown };
+  return { text: shown, cut: `cut to ${byHarLimit ? 'har_limit' : 'the sandbox bound'}: ${keep} of ${size} bytes kept` };
 }
 
 export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
@@ -149,7 +154,8 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
   else if (x.decoded && !bodyless(mime)) ({ text, comment: contentCut } = x.decoded);
   else if (!x.responseBody) text = '';
   else if (!bodyless(mime)) ({ text, cut: contentCut } = kept(x.responseBody, x.responseSize ?? x.responseBody.length, x.harLimit, true));
-  const reqType = x.requestHeaders['content-type'];
+  // Under either spelling, as the real manager reads it (lib/manager.js 467-468): the log keeps the client's.
+  const reqType = x.requestHeaders['content-type'] ?? x.requestHeaders['Content-Type'];
   // The request body too is kept up to har_limit: ten 50 MB uploads once kept 450 MB in the log.
   const posted = kept(x.requestBody, x.requestSize ?? x.requestBody.length, x.harLimit);
   return {
@@ -159,7 +165,8 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       out_bw: x.outBw,
       in_bw: x.inBw,
       bw: x.inBw + x.outBw,
-      proxy_peer: x.peer,
+      // No key where no peer was named: the real manager's is undefined there (lib/server.js 462), which its JSON leaves out.
+      ...(x.peer ? { proxy_peer: x.peer } : {}),
       protocol: x.protocol,
       port: x.port,
       timestamp: x.started,
@@ -202,7 +209,8 @@ export function harEntry(x: Exchange, uuid: string = randomUUID()): HarEntry {
       statusText: x.statusText,
       httpVersion: 'unknown',
       cookies: [],
-      headers: headerList(x.responseHeaders),
+      // In name order: the real manager stores them through json-stable-stringify (lib/server.js 11 and 456).
+      headers: headerList(x.responseHeaders).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
       content: {
         size: x.responseSize ?? x.responseBody?.length ?? x.received ?? 0,
         mimeType: mime || 'unknown',

@@ -55,9 +55,14 @@ export async function harText(
   const decoders = DECODERS[encoding ?? ''];
   if (!decoders || !kept.length) return undefined;
   const chars = harLimit > 0 ? Math.min(harLimit, HAR_LIMITS.body) : HAR_LIMITS.body;
-  const notes = [kept.length < size ? `cut to har_limit: ${kept.length} of ${size} bytes kept` : undefined, `decoded from ${encoding}`];
-  const done = (text: string, more: (string | undefined)[] = []) => ({ text, comment: [...notes, ...more].filter(Boolean).join('; ') });
-  if (encoding === 'br' && size > kept.length) return done('', ['br is not decoded from part of an answer']);
+  // The real manager writes no comment on an entry's content (lib/manager.js 476-484): one is written only
+  // where the sandbox's own bound acted (decoding stopped at its cap) or decoding failed (where the real
+  // manager's decode_body throws, lib/util.js 280-283, and logs nothing of the answer).
+  const done = (text: string, more: (string | undefined)[] = []) => {
+    const comment = more.filter(Boolean).join('; ');
+    return comment ? { text, comment: `decoded from ${encoding}; ${comment}` } : { text };
+  };
+  if (encoding === 'br' && size > kept.length) return done('');
   // UTF-8 takes at most 4 bytes a character: `chars` characters are in the first 4 × chars bytes.
   const cap = Math.min(DECODED_CAP, 4 * chars);
   let failure: Error | undefined;
@@ -65,10 +70,7 @@ export async function harText(
     try {
       const { out, capped } = await decode(make, kept, cap);
       const text = out.toString('utf8').trim();
-      return done(text.slice(0, chars), [
-        capped ? `decoding stopped at ${cap} bytes` : undefined,
-        text.length > chars ? `${chars} characters kept` : undefined,
-      ]);
+      return done(text.slice(0, chars), [capped ? `decoding stopped at ${cap} bytes` : undefined]);
     } catch (err) {
       failure = err as Error;
     }

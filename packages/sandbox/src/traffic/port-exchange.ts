@@ -1,6 +1,6 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Exchange } from '../domain/har.js';
-import { passHeaders } from './forward.js';
+import { loggedRequestHeaders } from './logged-headers.js';
 
 // A request's HAR exchange as a port starts it (ports.ts), before it is sent: filled in as it goes
 // (port-request.ts, port-tunnel.ts) and logged once answered.
@@ -11,7 +11,9 @@ export function newExchange(o: {
   started: number;
   method: string;
   url: string;
-  headers: IncomingHttpHeaders;
+  /** The client's request, its control headers taken off (control-headers.ts), and the port's own `headers`. */
+  request: Pick<IncomingMessage, 'headers' | 'rawHeaders' | 'method'>;
+  portHeaders: readonly { name: string; value: string }[] | undefined;
   upstream: { host: string; port: number };
   clientIp: string;
   harLimit: Exchange['harLimit'];
@@ -23,7 +25,7 @@ export function newExchange(o: {
     time: 0,
     method: o.method,
     url: o.url,
-    requestHeaders: passHeaders(o.headers),
+    requestHeaders: loggedRequestHeaders(o.request, o.portHeaders),
     requestBody: Buffer.alloc(0),
     status: 0,
     statusText: 'unknown',

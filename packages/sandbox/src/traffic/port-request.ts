@@ -4,8 +4,9 @@ import type { ProxyPortConfig } from '../domain/types.js';
 import { PORT_ROUTE_HEADER } from '../shared/brand.js';
 import { StreamedBody } from './body.js';
 import { fakeAnswer } from './control-headers.js';
-import { forward, passHeaders, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
+import { forward, passOn, requestBytes, responseHeadBytes, writeAnswerHead } from './forward.js';
 import { harText } from './har-body.js';
+import { loggedAnswerHeaders, loggedRequestHeaders } from './logged-headers.js';
 import type { PortRequest } from './port-context.js';
 import {
   answerPortFailed,
@@ -73,6 +74,8 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   const routeHeader = request.headers[PORT_ROUTE_HEADER];
   const route = [routeHeader].flat()[0] || undefined;
   const headers = withPortHeaders({ ...request.headers }, ctx);
+  // A client's `connection: close` spelled in lower case reaches the real manager's upstream (logged-headers.ts), which closes.
+  const closes = /\bclose\b/i.test(String(loggedRequestHeaders(request, ctx.cfg.headers).connection ?? ''));
   delete headers[PORT_ROUTE_HEADER];
   // The port's rules (rules.ts) may send the request again (on this port or another), or answer in the upstream's place.
   const ruled = await withRules(
@@ -100,6 +103,7 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
                   },
                   { method: request.method as string, url, headers: sent, body: body.open() },
                 ),
+                closes,
               )
             : forward({
                 method: request.method as string,
@@ -124,7 +128,8 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   // 1.570.247); the client's connection stays open until it or the port's inactivity timeout ends it.
   if ('held' in ruled) return;
   const x = exchange(request.method as string, url.href);
-  x.requestHeaders = passHeaders(headers);
+  // This request's (inside an SSL-analyzing port, not its tunnel's), as the real manager logs them (logged-headers.ts).
+  x.requestHeaders = loggedRequestHeaders(request, ctx.cfg.headers);
   if ('failed' in ruled) {
     // The port's own 502 (UpstreamFailure): logged with the rules that ran on it (unless a rule had sent
     // it again: rules.ts withRules), then answered with no body.
@@ -161,7 +166,8 @@ export async function servePortRequest(ctx: PortRequest, request: IncomingMessag
   const { answer: res, peer, session } = ruled.sent;
   x.status = 'loggedStatus' in res ? (res.loggedStatus as number | string) : res.status;
   x.statusText = res.statusText;
-  x.responseHeaders = res.headers;
+  // As its upstream sent them, connection headers included (logged-headers.ts).
+  x.responseHeaders = { ...loggedAnswerHeaders(res.rawHeaders ?? []), ...res.headers };
   x.peer = peer;
   x.session = session;
   x.username = upstreamUser(at, session);

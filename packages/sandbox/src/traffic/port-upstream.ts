@@ -80,11 +80,15 @@ export function peerOf(headers: Record<string, string | string[] | undefined> | 
  * An answer of the sandbox's own network reached in process, with the connection headers the network
  * writes over TCP to a port that keeps its connection open, as the real manager's keep-alive connection
  * to its upstream gets them: Node's `keep-alive` (5 s), or `close` after a refusal of the network (its
- * `server` header), which ends the connection.
+ * `server` header), or a request that asked for `close` (`closes`: the real manager sends on a client's
+ * `connection` spelled so, logged-headers.ts), which end the connection.
  */
-export async function keptAlive<T extends { rawHeaders: string[]; headers: Record<string, string> }>(answer: Promise<T>): Promise<T> {
+export async function keptAlive<T extends { rawHeaders: string[]; headers: Record<string, string> }>(
+  answer: Promise<T>,
+  closes = false,
+): Promise<T> {
   const a = await answer;
-  const refused = a.headers.server === NETWORK_REALM;
+  const refused = closes || a.headers.server === NETWORK_REALM;
   const kept: string[] = [];
   for (let i = 0; i + 1 < a.rawHeaders.length; i += 2)
     if (!/^(connection|keep-alive)$/i.test(a.rawHeaders[i] as string)) kept.push(a.rawHeaders[i] as string, a.rawHeaders[i + 1] as string);

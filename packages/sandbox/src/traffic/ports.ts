@@ -1,6 +1,6 @@
 import { type PrepareRequestFunctionOpts, RequestError } from 'proxy-chain';
 import { type Exchange, successful } from '../domain/har.js';
-import { ipInList, isLoopback } from '../domain/net.js';
+import { ipInList } from '../domain/net.js';
 import type { ProxyPortConfig } from '../domain/types.js';
 import { listenHost, loopbackFor } from '../host/free-ports.js';
 import { boundRequestTimes, capConnections } from '../router/connections.js';
@@ -13,6 +13,7 @@ import { checkRemoteName } from './lookup.js';
 import type { PortRequest, PortTrafficOptions, RequestControl } from './port-context.js';
 import { newExchange } from './port-exchange.js';
 import { portError } from './port-failure.js';
+import { loopOf } from './port-loop.js';
 import { servePortRequest } from './port-request.js';
 import { servePortTunnel } from './port-tunnel.js';
 import { analyzeSsl } from './ssl-analyzing.js';
@@ -188,55 +189,6 @@ export class PortTraffic {
     return { host: up.host, port: up.port, ...tls, ...(up.network ? { network: true } : {}) };
   }
 
-  /**
-   * The ports of a chain that comes back to itself, however many hops: from this port, each external
-   * proxy (`ext_proxies`) that is a port of this sandbox on loopback, else the manager-wide upstream
-   * (`--proxy`) when it is one, followed until a port comes again; undefined when every chain ends
-   * elsewhere. One request through such a chain once took 512 sockets (through `ext_proxies`, 2,046)
-   * and filled the log. A chain any of whose entries loops is refused, whichever entry a request's turn
-   * would take.
-   */
-  private loopOf(cfg: ProxyPortConfig): number[] | undefined {
-    const byAt = new Map<number, number>();
-    for (const [port, s] of this.servers) byAt.set(s.at, port);
-    const own = (host: string, port: number) => {
-      const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-      return h === 'localhost' || isLoopback(h) ? byAt.get(port) : undefined;
-    };
-    const next = (c: ProxyPortConfig): number[] => {
-      const entries = (c.ext_proxies ?? []).filter(Boolean);
-      if (entries.length) {
-        const out: number[] = [];
-        for (const e of entries) {
-          const ext = extProxy(e, c);
-          const to = ext && own(ext.host, ext.port);
-          if (to !== undefined) out.push(to);
-        }
-        return out;
-      }
-      const up = this.o.network();
-      if (!up || up.network) return [];
-      const to = own(up.host, up.port);
-      return to === undefined ? [] : [to];
-    };
-    const path: number[] = [];
-    const seen = new Set<number>();
-    const walk = (c: ProxyPortConfig): number[] | undefined => {
-      if (path.includes(c.port)) return [...path, c.port];
-      if (seen.has(c.port)) return undefined;
-      seen.add(c.port);
-      path.push(c.port);
-      for (const to of next(c)) {
-        const n = this.o.store.ports.get(to);
-        const found = n && walk(n);
-        if (found) return found;
-      }
-      path.pop();
-      return undefined;
-    };
-    return walk(cfg);
-  }
-
   private async prepare(port: number, { request, hostname, port: targetPort, isHttp }: PrepareRequestFunctionOpts) {
     const store = this.o.store;
     const cfg = store.ports.get(port);
@@ -256,7 +208,9 @@ export class PortTraffic {
     await checkRemoteName(hostname, { clientIp, allow: this.o.egressAllow }).catch((err: Error) => {
       throw portError(403, err.message);
     });
-    const loop = this.loopOf(cfg);
+    const byAt = new Map<number, number>();
+    for (const [p, at] of this.servers) byAt.set(at.at, p);
+    const loop = loopOf(cfg, { byAt, ports: store.ports, network: this.o.network });
     if (loop)
       throw portError(502, `Proxy loop: port ${loop.join(' -> ')} comes back to itself; start the sandbox with another upstream (--proxy)`);
     // The real manager's own headers: read into the request's context, neither passed on nor logged (control-headers.ts).
@@ -328,7 +282,8 @@ export class PortTraffic {
           started,
           method,
           url,
-          headers: request.headers,
+          request,
+          portHeaders: cfg.headers,
           upstream,
           clientIp,
           harLimit: this.o.store.manager.settings.har_limit,
