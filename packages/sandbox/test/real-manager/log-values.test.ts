@@ -115,7 +115,7 @@ describe('a port’s log entries, value by value', () => {
         { name: 'connection', value: 'close' },
       ],
     ]);
-    expect((entries[0]?.response.headers as { name: string }[]).map((h) => h.name)).toEqual([
+    expect(((entries[0]?.response.headers ?? []) as { name: string }[]).map((h) => h.name)).toEqual([
       'connection',
       'content-length',
       'content-type',
