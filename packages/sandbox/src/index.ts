@@ -9,7 +9,7 @@ export { defaultSeed, SEED } from './domain/seed.js';
 export { validateSeed } from './domain/seed-check.js';
 export type { ProxyPortConfig, StateData, StoredPlan, ZoneState } from './domain/types.js';
 export type { SandboxCredentials } from './host/boot.js';
-export { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, MANAGER_SUNSET, startSandbox } from './host/sandbox.js';
+export { DEFAULT_ACCOUNT_PORT, DEFAULT_HOST, DEFAULT_MANAGER_PORT, startSandbox } from './host/sandbox.js';
 export type {
   AccountSeed,
   CreateAccountOptions,
@@ -19,6 +19,7 @@ export type {
   SandboxOptions,
   SandboxPorts,
 } from './host/sandbox-types.js';
+export { MANAGER_SUNSET } from './manager/profile.js';
 export type { Answer, Ctx, Handler } from './router/api-options.js';
 export type { Fault, FaultAction, FaultMatch, FaultSpec, FaultStep } from './router/faults.js';
 export type { AccountOperationId, ManagerOperationId } from './router/spec.js';

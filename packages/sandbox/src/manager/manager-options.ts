@@ -27,6 +27,13 @@ export const MANAGER_BUILT_INS = {
   socket_inactivity_timeout: PORT_DEFAULTS.socket_inactivity_timeout,
 } as const;
 
+/**
+ * The real manager's API body limit, as `GET /api/settings` shows it and in bytes (its `api_body_limit`,
+ * util/lpm_config_static.js 126, read by its body parsers, web_server.js 166-176; express's `bytes`
+ * counts a `mb` as 1,048,576): a sandbox stricter than it breaks clients.
+ */
+export const API_BODY_LIMIT = { shown: '2mb', bytes: 2 * 1024 * 1024 } as const;
+
 /** The real manager's port of its newer upstream, its default (util/lpm_config_static.js 74). */
 const NEW_PROXY_PORT = 33_335;
 /** How often the real manager resolves its upstream's addresses, in ms (util/lpm_config_static.js 78). */
@@ -148,7 +155,7 @@ export function managerOptions(c: ManagerContext) {
       read_only: s.read_only,
       extra_ssl_ips: [],
       new_ui: b.new_ui,
-      api_body_limit: '2mb',
+      api_body_limit: API_BODY_LIMIT.shown,
       api_parameter_limit: 10000,
       socket_inactivity_timeout: b.socket_inactivity_timeout,
       api_domain: PROVIDER_DOMAIN,

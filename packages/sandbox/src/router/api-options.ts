@@ -5,8 +5,9 @@ import type { BodyAsSent } from './bodies.js';
 import type { FaultRegistry } from './faults.js';
 import type { ApiName, OpenApiDoc, OperationDef } from './spec.js';
 
-// What an API hands the router (ApiOptions: its handlers, auth, error bodies, body parsing, hooks) and
-// what its handlers take and answer (Ctx, Answer, Handler); http.ts builds the routes from them.
+// What an API hands the router (ApiProfile: its handlers, auth, error bodies, body parsing and limit,
+// headers), what the host adds (ApiWiring), and what its handlers take and answer (Ctx, Answer,
+// Handler); http.ts builds the routes from them.
 
 /** What a handler answers. Nothing at all means the operation's first declared 2xx without a body. */
 export interface Answer {
@@ -33,58 +34,72 @@ export interface Ctx<A> {
 
 export type Handler<A> = (ctx: Ctx<A>) => Answer | undefined | Promise<Answer | undefined>;
 
-export interface ApiOptions<A> {
+/**
+ * What an API says of itself, whole (account/profile.ts, manager/profile.ts): its handlers, how it
+ * authenticates, how its errors and texts go out, which other paths serve an operation, how bodies are
+ * read and how large they may be, the headers of its answers. The host adds only the wiring (ApiWiring).
+ */
+export interface ApiProfile<A> {
   name: ApiName;
-  doc: OpenApiDoc;
   handlers: Record<string, Handler<A>>;
-  faults: FaultRegistry;
   /**
    * Runs before the body is read: throws an HttpError (401, 403) for a refused credential. Where bodies
    * are read as the real manager reads them (`realBodies`), it runs after the body is read, as the real
    * manager's checks do (its body parsers come before its API routes, web_server.js 166-176).
    */
-  authenticate?: (req: FastifyRequest, reply: FastifyReply, op: OperationDef) => A;
+  authenticate: (req: FastifyRequest, reply: FastifyReply, op: OperationDef) => A;
   /** Runs before validation, after content parameters are parsed: may fill in values (e.g. from a credential). */
   prepare?: (req: FastifyRequest, op: OperationDef, auth: A) => void;
-  /** Turns an error into the body the operation declares (e.g. the manager's `{errors}` form). */
-  errorBody?: (op: OperationDef, err: HttpError) => unknown;
-  /** The media type of a text body whose status the operation does not declare (an injected fault). */
-  textMedia?: string;
-  /** Headers sent with every response of the API (e.g. the manager's `Deprecation`). */
-  headers?: Record<string, string>;
-  /** Whether a successful call of the operation may have changed state (then `afterChange` runs before the answer). */
-  mutates: (op: OperationDef) => boolean;
-  afterChange: () => Promise<void>;
-  /** Other paths that serve an operation too (e.g. the real manager's brand in a user path). */
-  aliases?: (op: OperationDef) => string[];
+  /** The customer a request's credential belongs to (faults matching an account, the record of calls). */
+  accountOf: (auth: A | undefined) => string;
   /**
-   * Refuse request fields the spec's schemas do not name (`--strict`). Default: accept and ignore
-   * them, and list them in `X-Sandbox-Ignored-Fields` (see lenient.ts).
+   * Turns an error into the body the operation declares (e.g. the manager's `{errors}` form). Where there
+   * is none, or it answers nothing, the specs' `Error` form (`{error, details}`).
    */
-  strict?: boolean;
+  errorBody: ((op: OperationDef, err: HttpError) => unknown) | undefined;
+  /** The media type of a text body whose status the operation does not declare (an injected fault). */
+  textMedia: string;
+  /** Headers sent with every response of the API under `/api` (e.g. the manager's `Deprecation`). */
+  headers: Record<string, string>;
+  /** Other paths that serve an operation too (e.g. the real manager's brand in a user path). */
+  aliases: (op: OperationDef) => string[];
+  /** The largest request body, in bytes. */
+  bodyLimit: number;
   /**
    * Read bodies as the real local proxy manager does, unless `strict` (bodies.ts): form bodies too, other
    * media types as none, malformed JSON a 500.
    */
-  realBodies?: boolean;
+  realBodies: boolean;
   /**
    * Match paths as the real local proxy manager's express router does, unless `strict`: without regard to
    * case, with or without a trailing slash (express's defaults, `caseSensitive` and `strict` off; observed
    * on 1.570.247: `GET /API/VERSION` and `GET /api/proxies/` are answered as their operations).
    */
-  realPaths?: boolean;
+  realPaths: boolean;
+}
+
+/** What the host adds to a profile: the bundle, faults, the record of calls, saving, the control routes. */
+export interface ApiWiring {
+  doc: OpenApiDoc;
+  faults: FaultRegistry;
+  /** Whether a successful call of the operation may have changed state (then `afterChange` runs before the answer). */
+  mutates: (op: OperationDef) => boolean;
+  afterChange: () => Promise<void>;
+  /**
+   * Refuse request fields the spec's schemas do not name (`--strict`). Default: accept and ignore
+   * them, and list them in `X-Sandbox-Ignored-Fields` (see lenient.ts).
+   */
+  strict?: boolean;
   /** Extra routes outside the spec (the control endpoints). */
   extraRoutes?: (app: FastifyInstance) => void;
   /** Whether to answer a request with this `Host` header (DNS rebinding); refused with 421 otherwise. */
   allowHost?: (host: string | undefined) => boolean;
   logger?: boolean;
-  /** The largest request body, in bytes (1 MiB unless given). */
-  bodyLimit?: number;
-  /** The customer a request's credential belongs to (faults matching an account, the record of calls). */
-  accountOf?: (auth: A | undefined) => string;
   /** Told of every answered request to an operation (the record of calls). */
   onCall?: (call: AnsweredCall) => void;
 }
+
+export type ApiOptions<A> = ApiProfile<A> & ApiWiring;
 
 /** A request to an operation, once answered. */
 export interface AnsweredCall {

@@ -44,7 +44,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
 
   const app = Fastify({
     logger: options.logger === true,
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    bodyLimit: options.bodyLimit,
     return503OnClosing: false,
     // close() destroys every connection, idle (keep-alive) or in flight (a latency fault): it does not
     // wait for the keep-alive timeout or for answers no one may be waiting for.
@@ -85,7 +85,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     });
   }
 
-  if (options.headers) {
+  if (Object.keys(options.headers).length) {
     const extra = options.headers;
     app.addHook('onRequest', (req, reply, done) => {
       // Under `/api` in the case the router matches (any case with realPaths, as the real manager's mount).
@@ -135,7 +135,6 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
      * refusal handed to `done`. False when refused.
      */
     const authenticated = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): boolean => {
-      if (!authenticate) return true;
       try {
         (req as Req)[kAuth] = authenticate(req, reply, op);
         return true;
@@ -197,7 +196,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         }
         // Faults that match the body or the account: now that the body is read and the credential checked.
         if (faults.active && faults.late) {
-          const account = options.accountOf?.((req as Req)[kAuth] as A);
+          const account = options.accountOf((req as Req)[kAuth] as A);
           const fault = faults.take(op.operationId, { params: paramsOf(req), headers: req.headers, body: req.body, account }, true);
           if (fault) {
             (req as Req)[kFault] = fault.id;
@@ -252,7 +251,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         return reply.send(Readable.from(chunks, { objectMode: false }));
       },
     };
-    for (const url of [op.url, ...(options.aliases?.(op) ?? [])]) app.route({ ...route, url });
+    for (const url of [op.url, ...options.aliases(op)]) app.route({ ...route, url });
   }
 
   if (options.onCall) {
@@ -264,7 +263,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
         const duration = reply.elapsedTime;
         onCall({
           operationId: op.operationId,
-          account: options.accountOf?.(r[kAuth] as A) ?? '',
+          account: options.accountOf(r[kAuth] as A),
           method: req.method,
           path: req.url.split('?')[0] as string,
           params: paramsOf(req),
