@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ipInList, isLoopback } from '../domain/net.js';
 import type { Store } from '../domain/state.js';
 import type { OperationDef } from '../router/spec.js';
-import { clip, ERROR_LIMITS, HttpError } from '../shared/errors.js';
+import { HttpError, withinLimits } from '../shared/errors.js';
 
 /**
  * The manager's access rules, as the spec states them, once the body is read (the real manager's body
@@ -40,9 +40,6 @@ export function managerErrorBody(op: OperationDef, err: HttpError): unknown {
   }
   if (!err.details?.length) return { errors: [{ msg: err.message }] };
   return {
-    errors: err.details.map((d) => ({
-      msg: clip(`${d.field} ${d.reason}`, ERROR_LIMITS.message),
-      field: d.field.replace(/^body\.proxy\./, ''),
-    })),
+    errors: err.details.map((d) => withinLimits({ msg: `${d.field} ${d.reason}`, field: d.field.replace(/^body\.proxy\./, '') })),
   };
 }

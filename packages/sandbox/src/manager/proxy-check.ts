@@ -1,6 +1,6 @@
 import type { Store } from '../domain/state.js';
 import type { ProxyPortConfig, ZoneState } from '../domain/types.js';
-import { clip, ERROR_LIMITS, HttpError } from '../shared/errors.js';
+import { HttpError, withinLimits } from '../shared/errors.js';
 import { FIELDS_PER_PIECE, walkAtOnce, walkInPieces } from '../shared/in-pieces.js';
 import { serverError } from './port-config.js';
 
@@ -28,11 +28,7 @@ export interface ProxyProblem {
 /** The observed refusal of a port's create or update: `400 {errors: [{msg, field}]}`, each problem found. */
 export const refusal = (problems: ProxyProblem[]) => {
   // Cut to the spec's bounds (ProxyError): a message may quote what the client sent.
-  const errors = problems.map((p) => ({
-    ...p,
-    msg: clip(p.msg, ERROR_LIMITS.message),
-    ...(p.field === undefined ? {} : { field: clip(p.field, ERROR_LIMITS.field) }),
-  }));
+  const errors = problems.map(withinLimits);
   return new HttpError(400, errors.map((p) => p.msg).join('; '), { body: { errors } });
 };
 /** A refusal of one problem. */

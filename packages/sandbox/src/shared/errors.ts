@@ -35,6 +35,30 @@ export function clip(text: string, max: number): string {
 }
 
 /**
+ * The bound of each text an error entry may carry, by its name in the specs: the `Error` message and an
+ * `ErrorDetail`'s `field` and `reason`, the manager's `ProxyError` `msg` and `field`.
+ */
+const LIMIT_OF: Readonly<Record<string, number>> = {
+  message: ERROR_LIMITS.message,
+  msg: ERROR_LIMITS.message,
+  field: ERROR_LIMITS.field,
+  reason: ERROR_LIMITS.reason,
+};
+
+/**
+ * An error entry (a detail `{field, reason}`, a manager problem `{msg, field}`) with each of its texts
+ * cut to its bound (ERROR_LIMITS): the one cut every refusal's texts pass, whatever form the API gives them.
+ */
+export function withinLimits<T extends object>(entry: T): T {
+  const out = { ...entry } as Record<string, unknown>;
+  for (const [name, value] of Object.entries(out)) {
+    const max = LIMIT_OF[name];
+    if (max !== undefined && typeof value === 'string') out[name] = clip(value, max);
+  }
+  return out as T;
+}
+
+/**
  * `head: problem; problem; …` within `max` characters: the problems that do not fit are counted
  * (`; and 3 more`), the first is cut rather than left out.
  */
@@ -66,7 +90,8 @@ export interface HttpErrorOptions {
 
 /**
  * A refusal a handler throws before it changes any state: it becomes the response as it is. Its texts
- * are cut to ERROR_LIMITS here, the one place every refusal passes.
+ * are cut to ERROR_LIMITS here (withinLimits), the one place every refusal passes; a `body` of another
+ * form is cut by the same function where it is made (the manager's `{errors}`).
  */
 export class HttpError extends Error {
   readonly details?: ErrorDetail[];
@@ -79,9 +104,7 @@ export class HttpError extends Error {
     options: HttpErrorOptions = {},
   ) {
     super(clip(message, ERROR_LIMITS.message));
-    this.details = options.details
-      ?.slice(0, MAX_DETAILS)
-      .map((d) => ({ field: clip(d.field, ERROR_LIMITS.field), reason: clip(d.reason, ERROR_LIMITS.reason) }));
+    this.details = options.details?.slice(0, MAX_DETAILS).map((d) => withinLimits({ field: d.field, reason: d.reason }));
     this.text = options.text === true;
     this.headers = options.headers;
     this.body = options.body;
