@@ -4,7 +4,8 @@
 // read OpenAPI 3.1 and run offline. A breaking change passes only when a changeset announces
 // `"@zone-api/spec": major`. Exit 0: no breaking change, or announced; 1: unannounced; 2: tool failure.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import readChangesets from '@changesets/read';
@@ -13,8 +14,31 @@ import { apis, distDir, isMain, root } from './lib.mjs';
 export const SPEC_PACKAGE = '@zone-api/spec';
 export const releasedDir = join(root, 'packages/spec/released');
 
-/** Runs Optic on one pair; resolves { breaking, report }; rejects when Optic itself failed. */
-export function diff(before, after) {
+/**
+ * Runs Optic on one pair; resolves { breaking, report }; rejects when Optic itself failed. With
+ * `cacheDir`, a verdict is kept there under the hash of both bundles and Optic's version, and the same
+ * pair is not run again (the tests diff the same changed copies of the released bundle on every run).
+ */
+export async function diff(before, after, cacheDir) {
+  if (!cacheDir) return runOptic(before, after);
+  const optic = JSON.parse(readFileSync(join(root, 'node_modules/@useoptic/optic/package.json'), 'utf8')).version;
+  const key = createHash('sha256')
+    .update(`optic ${optic} diff --check\0`)
+    .update(readFileSync(before))
+    .update('\0')
+    .update(readFileSync(after))
+    .digest('hex');
+  const file = join(cacheDir, `${key}.json`);
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const verdict = await runOptic(before, after);
+  mkdirSync(cacheDir, { recursive: true });
+  // Written whole, then renamed: a run beside this one reads a whole verdict or none.
+  writeFileSync(`${file}.${process.pid}`, JSON.stringify(verdict));
+  renameSync(`${file}.${process.pid}`, file);
+  return verdict;
+}
+
+function runOptic(before, after) {
   return new Promise((resolve, reject) => {
     // Telemetry off: Optic otherwise reports usage to Segment and errors to Sentry. No colours, so the
     // report can be matched.
@@ -70,7 +94,7 @@ export async function majorChangesets(dir = root) {
  * Optic's verdict on each named bundle, current against baseline. A bundle byte-identical to its
  * baseline has no change to judge, and Optic (seconds of CPU per run) is not started for it.
  */
-export async function diffAll({ baseline = releasedDir, current = distDir, names = apis().map((a) => a.name) } = {}) {
+export async function diffAll({ baseline = releasedDir, current = distDir, names = apis().map((a) => a.name), cacheDir } = {}) {
   return Promise.all(
     names.map(async (name) => {
       const before = join(baseline, `${name}.openapi.json`);
@@ -79,7 +103,7 @@ export async function diffAll({ baseline = releasedDir, current = distDir, names
         throw new Error(`${before} is missing: the last released bundle is the baseline (pnpm release:version keeps it)`);
       if (!existsSync(after)) throw new Error(`${after} is missing: run pnpm bundle (or pnpm build) first`);
       if (readFileSync(before).equals(readFileSync(after))) return { name, breaking: false, report: 'identical to the baseline' };
-      return { name, ...(await diff(before, after)) };
+      return { name, ...(await diff(before, after, cacheDir)) };
     }),
   );
 }
@@ -91,9 +115,9 @@ export async function judge(results, changesets = root) {
   return { results, breaking, announcedBy, ok: breaking.length === 0 || announcedBy.length > 0 };
 }
 
-/** @param {{ baseline?: string, current?: string, changesets?: string, names?: string[] }} [options] */
-export async function checkBreaking({ baseline = releasedDir, current = distDir, changesets = root, names } = {}) {
-  return judge(await diffAll({ baseline, current, names }), changesets);
+/** @param {{ baseline?: string, current?: string, changesets?: string, names?: string[], cacheDir?: string }} [options] */
+export async function checkBreaking({ baseline = releasedDir, current = distDir, changesets = root, names, cacheDir } = {}) {
+  return judge(await diffAll({ baseline, current, names, cacheDir }), changesets);
 }
 
 if (isMain(import.meta.url)) {

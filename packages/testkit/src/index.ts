@@ -26,6 +26,7 @@ export {
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
+export { testCacheDir } from './cache.js';
 export { freePort } from './ports.js';
 
 /** A `Proxy-Authorization` (or `Authorization`) value for HTTP basic credentials. */
