@@ -249,6 +249,8 @@ export interface RulesTarget {
   url: string;
   /** How often the target was asked for each path (a retry asks again). */
   asked: Map<string, number>;
+  /** How often it finished an answer for each path (a held-back answer counts once it is given). */
+  answered: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -263,11 +265,13 @@ export interface RulesTarget {
  */
 export async function startRulesTarget(): Promise<RulesTarget> {
   const asked = new Map<string, number>();
+  const answered = new Map<string, number>();
   /** Answers held back (`wait=`): given at once when the target closes. */
   const waiting = new Map<NodeJS.Timeout, () => void>();
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0] as string;
     asked.set(path, (asked.get(path) ?? 0) + 1);
+    res.on('finish', () => answered.set(path, (answered.get(path) ?? 0) + 1));
     const answer = () => {
       res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
       res.setHeader('content-type', decodeURIComponent(/[?&]ct=([^&]+)/.exec(req.url ?? '')?.[1] ?? 'text/plain'));
@@ -297,6 +301,7 @@ export async function startRulesTarget(): Promise<RulesTarget> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     asked,
+    answered,
     close: () => {
       for (const [timer, answer] of waiting) {
         clearTimeout(timer);

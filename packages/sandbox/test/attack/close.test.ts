@@ -1,5 +1,5 @@
-import { Agent, request as httpRequest } from 'node:http';
-import type { Socket } from 'node:net';
+import { Agent, createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { defaultSeed, startSandbox } from '../../src/index.js';
@@ -86,16 +86,24 @@ describe('close() is bounded', () => {
       tunnel.write(`CONNECT ${account.host} HTTP/1.1\r\nHost: ${account.host}\r\nProxy-Authorization: Basic ${auth}\r\n\r\n`);
       const established = await new Promise<string>((resolve) => tunnel.once('data', (d) => resolve(String(d))));
       expect(established).toMatch(/^HTTP\/1\.1 200/);
-      // An upload through the network that is never finished.
+      // An upload through the network that is never finished, to a target of the test's own, which says
+      // when the network has sent the upload's start on (the upload is then in flight through it): more
+      // than the 64 KB the network reads before it forwards (traffic/body.ts), of the million announced.
+      const target = createServer();
+      await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+      const forwarded = new Promise((resolve) => target.once('request', resolve));
+      const targetHost = `127.0.0.1:${(target.address() as AddressInfo).port}`;
       const upload = connect(Number(network.port), network.hostname);
       track(upload);
       upload.on('error', () => undefined);
       upload.write(
-        `POST http://${account.host}/api/zone HTTP/1.1\r\nHost: ${account.host}\r\nProxy-Authorization: Basic ${auth}\r\nContent-Length: 1000000\r\n\r\nabc`,
+        `POST http://${targetHost}/upload HTTP/1.1\r\nHost: ${targetHost}\r\nProxy-Authorization: Basic ${auth}\r\nContent-Length: 1000000\r\n\r\n${'a'.repeat(128 * 1024)}`,
       );
-      await new Promise((r) => setTimeout(r, 100));
+      await forwarded;
 
       await sandbox.close();
+      target.closeAllConnections();
+      target.close();
       // Every connection the sandbox held is gone.
       await Promise.all(closed);
       expect(closed.length).toBe(5);

@@ -62,7 +62,7 @@ describe("a port's socket_inactivity_timeout", () => {
     expect(fast).toMatchObject({ status: 200, text: 'hello /sit-idle-fast?st=200' });
     // Once the slow target has answered the port (it asked; 1.5 s), the log holds the answered request alone.
     expect(target.asked.get('/sit-idle-slow')).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    await expect.poll(() => target.answered.get('/sit-idle-slow'), { timeout: 15_000 }).toBe(1);
     expect(await loggedPaths('/sit-idle-')).toEqual(['/sit-idle-fast']);
   });
 
