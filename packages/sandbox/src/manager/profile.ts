@@ -2,6 +2,7 @@ import type { Store } from '../domain/state.js';
 import type { ApiProfile } from '../router/api-options.js';
 import type { OperationDef } from '../router/spec.js';
 import { REAL_MANAGER_BRAND } from '../shared/brand.js';
+import { managerAnswer } from './api-headers.js';
 import { authenticateManager, managerErrorBody } from './auth.js';
 import type { ManagerOptions } from './context.js';
 import { managerHandlers } from './index.js';
@@ -38,6 +39,8 @@ export function managerProfile(own: Store, options: ManagerOptions): ApiProfile<
     errorBody: managerErrorBody,
     textMedia: MANAGER_TEXT_MEDIA,
     headers: { ...MANAGER_HEADERS },
+    // Its web server's own headers, ETag and gzip (api-headers.ts).
+    onSend: managerAnswer,
     aliases: managerAliases,
     // Its `api_body_limit` (manager-options.ts).
     bodyLimit: API_BODY_LIMIT.bytes,

@@ -61,6 +61,8 @@ export interface ApiProfile<A> {
   textMedia: string;
   /** Headers sent with every response of the API under `/api` (e.g. the manager's `Deprecation`). */
   headers: Record<string, string>;
+  /** Runs on each answer before it is sent (fastify's onSend): may add headers and replace the body (the manager's, manager/api-headers.ts). */
+  onSend?: (req: FastifyRequest, reply: FastifyReply, payload: unknown) => unknown;
   /** Other paths that serve an operation too (e.g. the real manager's brand in a user path). */
   aliases: (op: OperationDef) => string[];
   /** The largest request body, in bytes. */

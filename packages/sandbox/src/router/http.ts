@@ -94,6 +94,11 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
     });
   }
 
+  if (options.onSend) {
+    const onSend = options.onSend;
+    app.addHook('onSend', (req, reply, payload, done) => done(null, onSend(req, reply, payload)));
+  }
+
   for (const op of ops) {
     const handler = options.handlers[op.operationId] as Handler<A>;
     const query = op.params.filter((p) => p.in === 'query');
