@@ -3,7 +3,7 @@
 // Each takes the hostile target (hostile-target.mjs) and returns its row: label, reading, ok/OVER, detail.
 import { fork } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 import { createGzip } from 'node:zlib';
 
 const MB = 1024 * 1024;
@@ -19,6 +19,15 @@ async function until(ask, ok, ms) {
   return { value, ms: performance.now() - started };
 }
 
+/** A loopback port no one listens on now. */
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createNetServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
 /** `n` connections to loopback `port`, resolved once each is connected. */
 const connections = (port, n) =>
   Promise.all(
@@ -31,6 +40,29 @@ const connections = (port, n) =>
         }),
     ),
   );
+
+/**
+ * How long the sandbox holds `sockets` from now: the longest time until one of them closes. Each is read,
+ * so that the sandbox's end is seen (a socket never read never learns of it). Bounded: sockets still open
+ * after 120 s are let go of then, and read as held 120 s.
+ */
+async function heldFor(sockets) {
+  const started = performance.now();
+  const closed = sockets.map(
+    (s) =>
+      new Promise((resolve) => {
+        s.on('error', () => undefined);
+        s.resume();
+        s.once('close', () => resolve(performance.now() - started));
+      }),
+  );
+  const timer = setTimeout(() => {
+    for (const s of sockets) s.destroy();
+  }, 120_000);
+  const longest = Math.max(...(await Promise.all(closed)));
+  clearTimeout(timer);
+  return longest;
+}
 
 /** A loopback target answering `answer(req, res)`, until `stop()`. */
 async function target(answer) {
@@ -134,6 +166,58 @@ export const clientRows = {
       `answers ${once}; ${five.join(',')}; longest delay once ${onceLag.toFixed(0)} ms (target: delay < 100 ms)`,
     ];
   },
+  /**
+   * Loops through ext_proxies: a port whose external proxy is itself, and two ports naming each other, 50
+   * requests through each (10 at once). Once one request took up to 2,046 fds and filled the HAR log; now the
+   * sandbox's fds at their highest meanwhile (sampled every 50 ms) and after, and the log entries they left.
+   */
+  async 'ext-loops'(t) {
+    const create = async (port, ext) => {
+      const r = await fetch(`${t.managerUrl}/api/proxies`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ proxy: { port, zone: 'res_zone', ext_proxies: ext.map((p) => `127.0.0.1:${p}`) } }),
+      });
+      if (r.status !== 200) throw new Error(`port ${port}: ${r.status} ${await r.text()}`);
+    };
+    const [self, b, c] = [await freePort(), await freePort(), await freePort()];
+    await create(self, [self]);
+    await create(b, [c]);
+    await create(c, [b]);
+    const fds0 = await t.ask('fds', 'fds');
+    let peak = fds0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        peak = Math.max(peak, await t.ask('fds', 'fds'));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const codes = new Set();
+    for (const port of [self, b]) {
+      for (let round = 0; round < 5; round++) {
+        const got = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => through(port, `http://127.0.0.1:9/ext-loop/${port}/${round}-${i}`)),
+        );
+        for (const g of got) codes.add(g.status);
+      }
+    }
+    sampling = false;
+    await sampler;
+    const after = await until(
+      () => t.ask('fds', 'fds'),
+      (n) => n <= fds0 + 2,
+      20_000,
+    );
+    const logged = await t.ask({ harMatching: '/ext-loop/' }, 'harMatching');
+    const bounded = peak - fds0 <= 64 && after.value - fds0 <= 2 && logged <= 100;
+    return [
+      'ext_proxies loops (a port to itself; two ports to each other), 100 requests, 10 at once',
+      `+${peak - fds0} fds`,
+      bounded ? 'ok' : 'OVER',
+      `answers ${[...codes].join(',')}; fds at their highest +${peak - fds0}, +${after.value - fds0} after; ${logged} log entries for 100 requests (target: fds back to their start, at most one entry a request)`,
+    ];
+  },
   /** A body rule on a 1 MB gzip answer of 1 GiB: the event loop's longest delay and the RSS meanwhile. */
   async 'rule-bomb'(t) {
     const bomb = await gzipBomb(1024);
@@ -210,16 +294,7 @@ export const clientRows = {
     const port = Number(new URL(t.managerUrl).port);
     const rss0 = await t.ask('rss', 'rss');
     const sockets = await connections(port, 50);
-    const started = performance.now();
-    const closed = sockets.map(
-      (s) =>
-        new Promise((resolve) => {
-          s.on('error', () => undefined);
-          // Read, so that the sandbox's end is seen (a socket never read never learns of it).
-          s.resume();
-          s.once('close', () => resolve(performance.now() - started));
-        }),
-    );
+    const held = heldFor(sockets);
     const body = Buffer.alloc(1.9 * MB, 120);
     await Promise.all(
       sockets.map(
@@ -231,17 +306,12 @@ export const clientRows = {
       ),
     );
     const rssHeld = await t.ask('rss', 'rss');
-    // Bounded: a sandbox that holds them longer than 120 s is read as holding them 120 s.
-    const timer = setTimeout(() => {
-      for (const s of sockets) s.destroy();
-    }, 120_000);
-    const held = Math.max(...(await Promise.all(closed)));
-    clearTimeout(timer);
+    const longest = await held;
     const rssAfter = await t.ask('rss', 'rss');
     return [
       '50 manager bodies of 1.9 MB, then stalled',
-      `${(held / 1000).toFixed(1)} s`,
-      held < 60_000 ? 'ok' : 'OVER',
+      `${(longest / 1000).toFixed(1)} s`,
+      longest < 60_000 ? 'ok' : 'OVER',
       `held that long; RSS +${((rssHeld - rss0) / MB).toFixed(0)} MB while held, +${((rssAfter - rss0) / MB).toFixed(0)} MB after (target: let go of within a minute)`,
     ];
   },
@@ -249,30 +319,17 @@ export const clientRows = {
   async drip(t) {
     const port = await t.ask('port', 'port');
     const sockets = await connections(port, 20);
-    const started = performance.now();
-    const closed = sockets.map(
-      (s) =>
-        new Promise((resolve) => {
-          s.on('error', () => undefined);
-          // Read, so that the sandbox's end is seen (a socket never read never learns of it).
-          s.resume();
-          s.once('close', () => resolve(performance.now() - started));
-        }),
-    );
+    const held = heldFor(sockets);
     for (const s of sockets) s.write('POST http://127.0.0.1:9/upload HTTP/1.1\r\nHost: 127.0.0.1:9\r\nContent-Length: 1000000\r\n\r\n');
     const drip = setInterval(() => {
       for (const s of sockets) if (!s.destroyed) s.write(Buffer.alloc(1024, 120));
     }, 5_000);
-    const timer = setTimeout(() => {
-      for (const s of sockets) s.destroy();
-    }, 120_000);
-    const held = Math.max(...(await Promise.all(closed)));
+    const longest = await held;
     clearInterval(drip);
-    clearTimeout(timer);
     return [
       '20 bodies through a port, 1 KB every 5 s',
-      `${(held / 1000).toFixed(1)} s`,
-      held < 60_000 ? 'ok' : 'OVER',
+      `${(longest / 1000).toFixed(1)} s`,
+      longest < 60_000 ? 'ok' : 'OVER',
       'held that long (target: within a minute)',
     ];
   },

@@ -98,6 +98,8 @@ process.on('message', async (m) => {
     process.send({ armed: true });
   } else if (m === 'loop') {
     process.send({ loop: await loopSandbox() });
+  } else if (m?.harMatching) {
+    process.send({ harMatching: sandbox.state().manager.har.filter((e) => e.request.url.includes(m.harMatching)).length });
   } else if (m === 'har') {
     process.send({ har: harOf(sandbox) });
   } else if (m === 'loopHar') {
