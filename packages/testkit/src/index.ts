@@ -28,6 +28,7 @@ export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../..'
 
 export { testCacheDir } from './cache.js';
 export { freePort } from './ports.js';
+export { type StandInProxy, standInProxy } from './stand-in-proxy.js';
 
 /** A `Proxy-Authorization` (or `Authorization`) value for HTTP basic credentials. */
 export const basicAuth = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

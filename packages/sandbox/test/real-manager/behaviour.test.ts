@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
-import { freePort, loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
-import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
+import type { Sandbox } from '@zone-api/sandbox';
+import { loadBundle, schemaValidator, viaProxy } from '@zone-api/testkit';
+import type { RunningRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Reply, workerCaughtUp } from './pair.js';
+import { call, fieldsOf, type Reply, startSideBySide, workerCaughtUp } from './pair.js';
 
 // The sandbox behaves as the real local proxy manager 1.570.247 where a call changes state: each case
 // below plays the same calls against both (run by `pnpm test:real-manager`, inside a network namespace
@@ -37,15 +37,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
   targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-  const seed = defaultSeed();
-  seed.manager.ports = [];
-  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, freeProxyPorts: false, seed });
-  manager = await startRealManager({
-    wwwPort: await freePort(),
-    ...ACCOUNT,
-    proxy: '127.0.0.1',
-    proxyPort: Number(new URL(sandbox.networkUrl as string).port),
-  });
+  ({ sandbox, manager } = await startSideBySide(ACCOUNT));
 }, 120_000);
 
 afterAll(async () => {
@@ -235,16 +227,10 @@ describe('log filters as the real manager reads them', () => {
 });
 
 describe('settings as the real manager applies them', () => {
-  const pick = (r: Reply) => {
-    const b = r.body as Record<string, unknown>;
-    return {
-      status: r.status,
-      zone: b.zone,
-      logs: b.logs,
-      har_limit: b.har_limit,
-      fixed: (b.fixed_whitelist_ips as string[]).includes('9.9.9.9'),
-    };
-  };
+  const pick = (r: Reply) => ({
+    ...fieldsOf('zone', 'logs', 'har_limit')(r),
+    fixed: ((r.body as Record<string, unknown>).fixed_whitelist_ips as string[]).includes('9.9.9.9'),
+  });
   it('an unknown zone is stored, logs: true is 1 and false 0 (nothing logged), har_limit caps the logged bodies, fixed_whitelist_ips is not set', async () => {
     const port = 25240;
     await createBoth(port);

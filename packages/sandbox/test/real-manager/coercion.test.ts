@@ -8,7 +8,7 @@ import { realManagerPackageDir } from '@zone-api/testkit/real-manager';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { whitelistEntryAsStored } from '../../src/manager/netmask.js';
-import { type At, call, type Reply, SHIFT, usePair, withoutAddresses, workerCaughtUp } from './pair.js';
+import { type At, call, fieldsOf, type Reply, SHIFT, usePair, withoutAddresses, workerCaughtUp } from './pair.js';
 
 // How the real local proxy manager 1.570.247 reads request bodies and keeps port configurations, and the
 // sandbox (default, not strict) the same: each case plays the same calls against both and compares the
@@ -694,17 +694,7 @@ describe('the admin whitelist', () => {
 });
 
 describe('settings', () => {
-  const pick = (r: Reply) => {
-    const b = r.body as Record<string, unknown>;
-    return {
-      status: r.status,
-      logs: b.logs,
-      har_limit: b.har_limit,
-      request_stats: b.request_stats,
-      whitelist_ips: b.whitelist_ips,
-      www_whitelist_ips: b.www_whitelist_ips,
-    };
-  };
+  const pick = fieldsOf('logs', 'har_limit', 'request_stats', 'whitelist_ips', 'www_whitelist_ips');
   it('strings for numbers and booleans converted, form and text bodies read, invalid whitelist entries dropped, the admin whitelist as given', async () => {
     await s.same(
       () => ['PUT', '/api/settings', { request_stats: 'false', logs: '5', har_limit: '100', unknown_field: 1 }],

@@ -1,9 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
+import type { Sandbox } from '@zone-api/sandbox';
 import { freePort, loadBundle, schemaValidator, tunnelThrough, viaProxy } from '@zone-api/testkit';
-import { type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
+import type { RunningRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSideBySide } from './pair.js';
 
 // The real local proxy manager forwards through the sandbox's proxy network (run by
 // `pnpm test:real-manager`, inside a network namespace with only loopback): the real program is
@@ -40,18 +41,12 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   echoAt = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
   // The sandbox's own ports listen too (none from the seed), to be compared with the real manager's.
-  const seed = defaultSeed();
-  seed.manager.ports = [];
-  sandbox = await startSandbox({ accountPort: 0, managerPort: 0, networkPort: 0, proxyPorts: true, freeProxyPorts: false, seed });
-  manager = await startRealManager({
-    wwwPort: await freePort(),
+  ({ sandbox, manager } = await startSideBySide({
     customer: CUSTOMER,
     zone: ZONE,
     password: PASSWORD,
     zones: { [ZONE]: { password: [PASSWORD], plan: { type: 'resident', vip: true }, perm: 'vip city asn' } },
-    proxy: '127.0.0.1',
-    proxyPort: Number(new URL(sandbox.networkUrl as string).port),
-  });
+  }));
 }, 120_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { defaultSeed, type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { freePort, startRulesTarget, viaProxy } from '@zone-api/testkit';
-import { type RealManagerZone, type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
+import { type RealManagerOptions, type RealManagerZone, type RunningRealManager, startRealManager } from '@zone-api/testkit/real-manager';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ACCOUNT } from './account.js';
 
@@ -65,6 +65,14 @@ export interface Pair {
  */
 export const withoutAddresses = (text: string): string => text.replace(/\b\d{1,3}(?:\.\d{1,3}){3}:\d+\b/g, '<address>');
 
+/** An answer as a case compares it: its status and the named fields of its JSON body. */
+export const fieldsOf =
+  (...names: string[]) =>
+  (r: Reply): Record<string, unknown> => ({
+    status: r.status,
+    ...Object.fromEntries(names.map((name) => [name, (r.body as Record<string, unknown>)[name]])),
+  });
+
 /** One call as a client makes it: a JSON body unless a string with its own media type is given. */
 export async function call(base: string, method: string, path: string, body?: unknown, media = 'application/json'): Promise<Reply> {
   const init: RequestInit = { method, headers: {} };
@@ -106,15 +114,16 @@ export async function workerCaughtUp(managerUrl: string, targetUrl: string, port
 }
 
 /**
- * Starts the sandbox (no ports, an empty log, proxy ports listening), the real manager upstream of it
- * (its stubbed cloud describing the sandbox's Zones, prices included), and the loopback target.
+ * The sandbox (its network and proxy ports listening, none of `seed`'s ports) and the real manager whose
+ * upstream (`--proxy`) is the sandbox's network, with `account` (its customer, Zones and arguments): what
+ * each side-by-side suite starts. The sandbox is closed again when the real manager does not start.
  */
-export async function startPair(options: PairOptions = {}): Promise<Pair> {
-  const target = await startRulesTarget();
-  const { url: targetUrl, asked } = target;
-  const seed = defaultSeed();
+export async function startSideBySide(
+  account: Omit<RealManagerOptions, 'wwwPort' | 'proxy' | 'proxyPort'>,
+  seed: ReturnType<typeof defaultSeed> = defaultSeed(),
+  strict?: boolean,
+): Promise<{ sandbox: Sandbox; manager: RunningRealManager }> {
   seed.manager.ports = [];
-  seed.manager.har = [];
   const sandbox = await startSandbox({
     accountPort: 0,
     managerPort: 0,
@@ -122,8 +131,31 @@ export async function startPair(options: PairOptions = {}): Promise<Pair> {
     proxyPorts: true,
     freeProxyPorts: false,
     seed,
-    strict: options.strict,
+    strict,
   });
+  try {
+    const manager = await startRealManager({
+      wwwPort: await freePort(),
+      ...account,
+      proxy: '127.0.0.1',
+      proxyPort: Number(new URL(sandbox.networkUrl as string).port),
+    });
+    return { sandbox, manager };
+  } catch (err) {
+    await sandbox.close();
+    throw err;
+  }
+}
+
+/**
+ * Starts the sandbox (no ports, an empty log, proxy ports listening), the real manager upstream of it
+ * (its stubbed cloud describing the sandbox's Zones, prices included), and the loopback target.
+ */
+export async function startPair(options: PairOptions = {}): Promise<Pair> {
+  const target = await startRulesTarget();
+  const { url: targetUrl, asked } = target;
+  const seed = defaultSeed();
+  seed.manager.har = [];
   const zones: Record<string, RealManagerZone> = Object.fromEntries(
     Object.entries(ACCOUNT.zones).map(([name, z]) => [
       name,
@@ -139,18 +171,11 @@ export async function startPair(options: PairOptions = {}): Promise<Pair> {
       perm: z.perms.join(' '),
       cost: { gb: z.price_per_gb },
     };
+  let sandbox: Sandbox;
   let manager: RunningRealManager;
   try {
-    manager = await startRealManager({
-      wwwPort: await freePort(),
-      ...ACCOUNT,
-      zones,
-      proxy: '127.0.0.1',
-      proxyPort: Number(new URL(sandbox.networkUrl as string).port),
-      extraArgs: options.extraArgs ?? [],
-    });
+    ({ sandbox, manager } = await startSideBySide({ ...ACCOUNT, zones, extraArgs: options.extraArgs ?? [] }, seed, options.strict));
   } catch (err) {
-    await sandbox.close();
     await target.close();
     throw err;
   }

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
-import { tunnelThrough, viaProxy } from '@zone-api/testkit';
+import { standInProxy, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 import { type At, type Reply, SHIFT, usePair, workerCaughtUp } from './pair.js';
 
@@ -350,15 +350,8 @@ describe('rules on both, side by side', () => {
   it("a tunnelled CONNECT's own 502 (an external proxy that hangs up) runs the port's status rules: a retry sends it once more and logs nothing, a null_response answers 501 NULL unlogged, another rule is listed in the 502's entry", async () => {
     // Counts the CONNECTs of this case that reach the stand-in external proxy (not the status checks'), then hangs up.
     const authority = new URL(pair.targetUrl).host;
-    let sent = 0;
-    const hang = createNetServer((c) =>
-      c.once('data', (d: Buffer) => {
-        if (d.toString().startsWith(`CONNECT ${authority} `)) sent++;
-        c.destroy();
-      }),
-    );
-    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
-    const ext_proxies = [`127.0.0.1:${(hang.address() as AddressInfo).port}`];
+    const hang = await standInProxy(authority);
+    const ext_proxies = [hang.address];
     const on502 = { action_type: 'retry', trigger_type: 'status', status: '502' };
     const failed = { status: 502, statusMessage: 'Proxy Manager - Bad Gateway', error: 'socket hang up' };
     const ban = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
@@ -379,9 +372,9 @@ describe('rules on both, side by side', () => {
         cases,
         { ext_proxies },
         async (side, [port]) => {
-          sent = 0;
+          hang.sent = 0;
           const opened = await tunnelThrough(`http://127.0.0.1:${portOf(side, port)}`, authority);
-          return { status: opened.status, statusMessage: opened.statusMessage, error: opened.headers['x-lpm-error'], sent };
+          return { status: opened.status, statusMessage: opened.statusMessage, error: opened.headers['x-lpm-error'], sent: hang.sent };
         },
         (real, [port, , answer, times]) => expect(real, String(port)).toEqual({ ...answer, sent: times }),
       );
@@ -393,27 +386,17 @@ describe('rules on both, side by side', () => {
   it("a tunnelled CONNECT's own 502 sent again by a retry, answered the second time: the tunnel opened and logged with the rule", async () => {
     // A stand-in external proxy that hangs up on the first CONNECT to the target and opens the second as an echo.
     const authority = new URL(pair.targetUrl).host;
-    let sent = 0;
-    const hang = createNetServer((c) =>
-      c.once('data', (d: Buffer) => {
-        if (!d.toString().startsWith(`CONNECT ${authority} `)) return void c.destroy();
-        sent++;
-        if (sent % 2 === 1) return void c.destroy();
-        c.write('HTTP/1.1 200 Connection established\r\n\r\n');
-        c.on('data', (more: Buffer) => c.end(more));
-      }),
-    );
-    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
-    const ext_proxies = [`127.0.0.1:${(hang.address() as AddressInfo).port}`];
+    const hang = await standInProxy(authority, 2);
+    const ext_proxies = [hang.address];
     const retry = { action: { retry: true }, action_type: 'retry', trigger_type: 'status', status: '502' };
     const port = 25644;
     try {
       await pair.createBoth(port, { ext_proxies, rules: [retry] });
       const seen = {} as Record<Side, Record<string, unknown>>;
       for (const side of SIDES) {
-        sent = 0;
+        hang.sent = 0;
         const opened = await tunnelThrough(`http://127.0.0.1:${portOf(side, port)}`, authority);
-        seen[side] = { status: opened.status, echoed: opened.echoed, sent };
+        seen[side] = { status: opened.status, echoed: opened.echoed, sent: hang.sent };
       }
       expect(seen.real).toEqual({ status: 200, echoed: 'ping through the tunnel\n', sent: 2 });
       expect(seen.sandbox).toEqual(seen.real);

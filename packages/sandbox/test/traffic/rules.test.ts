@@ -1,5 +1,4 @@
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
-import { freePort, type RulesTarget, startRulesTarget, tunnelThrough, viaProxy } from '@zone-api/testkit';
+import { freePort, type RulesTarget, standInProxy, startRulesTarget, tunnelThrough, viaProxy } from '@zone-api/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RES, type Rec, useTrafficSandbox } from '../helpers.js';
 
@@ -264,15 +263,8 @@ describe('rules applied to a port’s traffic', () => {
   it("a tunnelled CONNECT's own 502 runs the port's status rules: a retry sends it once more, a null_response answers 501 NULL, another rule is listed in the 502's entry", async () => {
     // A stand-in external proxy that hangs up on every CONNECT to the target, counting them.
     const authority = new URL(targetUrl).host;
-    let sent = 0;
-    const hang = createNetServer((c) =>
-      c.once('data', (d: Buffer) => {
-        if (d.toString().startsWith(`CONNECT ${authority} `)) sent++;
-        c.destroy();
-      }),
-    );
-    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
-    const ext_proxies = [`127.0.0.1:${(hang.address() as AddressInfo).port}`];
+    const hang = await standInProxy(authority);
+    const ext_proxies = [hang.address];
     const on502 = { trigger_type: 'status', status: '502' };
     const ban = { action: { ban_ip: 0 }, action_type: 'ban_ip', trigger_type: 'status', status: '5..' };
     const logOf = async (proxy: string) => {
@@ -290,7 +282,7 @@ describe('rules applied to a port’s traffic', () => {
         ext_proxies,
       });
       const again = await tunnelThrough(retrying, authority);
-      expect([again.status, again.statusMessage, again.headers['x-lpm-error'], sent]).toEqual([
+      expect([again.status, again.statusMessage, again.headers['x-lpm-error'], hang.sent]).toEqual([
         502,
         'Proxy Manager - Bad Gateway',
         'socket hang up',
@@ -298,34 +290,26 @@ describe('rules applied to a port’s traffic', () => {
       ]);
       expect(await logOf(retrying)).toEqual([]);
       // null_response: 501 NULL (a plain request's is 200), sent once, nothing logged.
-      sent = 0;
+      hang.sent = 0;
       const nulled = await portWith([{ ...on502, action: { null_response: true }, action_type: 'null_response' }], undefined, {
         ext_proxies,
       });
       const nothing = await tunnelThrough(nulled, authority);
-      expect([nothing.status, nothing.statusMessage, nothing.headers['x-lpm-error'], sent]).toEqual([501, 'NULL', undefined, 1]);
+      expect([nothing.status, nothing.statusMessage, nothing.headers['x-lpm-error'], hang.sent]).toEqual([501, 'NULL', undefined, 1]);
       expect(await logOf(nulled)).toEqual([]);
       // Another rule: the 502 answered and logged with it.
-      sent = 0;
+      hang.sent = 0;
       const banning = await portWith([ban], undefined, { ext_proxies });
       expect((await tunnelThrough(banning, authority)).status).toBe(502);
-      expect(sent).toBe(1);
+      expect(hang.sent).toBe(1);
       expect(await logOf(banning)).toEqual([['CONNECT', 502, [{ ...ban, type: 'after_hdr' }]]]);
       // A retry whose second CONNECT is answered: the tunnel opened, logged with the rule, both passes in its timeline.
-      const opening = createNetServer((c) =>
-        c.once('data', (d: Buffer) => {
-          if (!d.toString().startsWith(`CONNECT ${authority} `) || ++sent % 2 === 1) return void c.destroy();
-          c.write('HTTP/1.1 200 Connection established\r\n\r\n');
-          c.on('data', (more: Buffer) => c.end(more));
-        }),
-      );
-      await new Promise<void>((resolve) => opening.listen(0, '127.0.0.1', resolve));
-      sent = 0;
+      const opening = await standInProxy(authority, 2);
       const retry = { ...on502, action: { retry: true }, action_type: 'retry' };
-      const reopened = await portWith([retry], undefined, { ext_proxies: [`127.0.0.1:${(opening.address() as AddressInfo).port}`] });
+      const reopened = await portWith([retry], undefined, { ext_proxies: [opening.address] });
       try {
         const opened = await tunnelThrough(reopened, authority);
-        expect([opened.status, opened.echoed, sent]).toEqual([200, 'ping through the tunnel\n', 2]);
+        expect([opened.status, opened.echoed, opening.sent]).toEqual([200, 'ping through the tunnel\n', 2]);
       } finally {
         opening.close();
       }
