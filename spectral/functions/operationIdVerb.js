@@ -2,11 +2,28 @@
 // the name a user sees in the client, the docs, the sandbox handler and the tests.
 export const VERBS = {
   get: ['get', 'list'],
-  post: ['create', 'add', 'refresh', 'switch', 'change', 'ban', 'unban', 'enable', 'shutdown', 'restart', 'upgrade', 'delete', 'remove'],
+  // `reset`: POST /__sandbox/reset of the sandbox's control API, which puts the sandbox back at its seed.
+  post: [
+    'create',
+    'add',
+    'refresh',
+    'switch',
+    'change',
+    'ban',
+    'unban',
+    'enable',
+    'shutdown',
+    'restart',
+    'upgrade',
+    'delete',
+    'remove',
+    'reset',
+  ],
   // `reset`: PUT /api/logs_reset of the manager (observed), which clears the request log.
   put: ['update', 'set', 'reset'],
   patch: ['update', 'set'],
-  delete: ['delete', 'remove'],
+  // `reset`: DELETE /__sandbox/clock of the control API, which puts the clock back on real time.
+  delete: ['delete', 'remove', 'reset'],
 };
 
 export default function operationIdVerb(operationId, _opts, context) {

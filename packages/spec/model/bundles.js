@@ -5,10 +5,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** @typedef {'account' | 'manager'} ApiName */
+/** @typedef {ApiName | 'sandbox-control'} BundleName  a bundle this package ships: the provider's two APIs and the sandbox's control API */
 /** @typedef {Record<string, any>} OpenApiDoc */
 
-/** The APIs whose bundles this package ships. */
+/** The provider's APIs, whose bundles this package ships. */
 export const API_NAMES = /** @type {const} */ (['account', 'manager']);
+
+/** Every bundle this package ships: the provider's APIs and the sandbox's own control API (`/__sandbox/*`). */
+export const BUNDLE_NAMES = /** @type {const} */ ([...API_NAMES, 'sandbox-control']);
 
 /** Where this package's bundles are built (`packages/spec/dist`, or `dist/` of an installed copy). */
 export const bundleDir = fileURLToPath(new URL('../dist/', import.meta.url));
@@ -22,7 +26,7 @@ export const bundleFile = (api, options = {}) => join(options.dir ?? bundleDir, 
 
 /**
  * The path of one bundle (see `bundleFile`); throws, saying how to build it, when the file is missing.
- * @param {ApiName} api
+ * @param {BundleName} api
  * @param {{ ext?: 'json' | 'yaml', dir?: string }} [options]
  */
 export function bundlePath(api, options = {}) {
@@ -33,7 +37,7 @@ export function bundlePath(api, options = {}) {
 
 /**
  * One bundle (JSON), parsed.
- * @param {ApiName} api
+ * @param {BundleName} api
  * @param {{ dir?: string }} [options]
  * @returns {OpenApiDoc}
  */

@@ -1,4 +1,4 @@
-import { type ApiName, deref, esc, HTTP_METHODS, loadBundle, type OpenApiDoc, schemaValidator } from '@zone-api/testkit';
+import { type BundleName, deref, esc, HTTP_METHODS, loadBundle, type OpenApiDoc, schemaValidator } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 
 // Every example in each bundle validates against its schema (JSON Schema 2020-12, ajv):
@@ -76,7 +76,7 @@ function collect(doc: OpenApiDoc): Case[] {
   return out;
 }
 
-describe.each<ApiName>(['account', 'manager'])('examples of the %s bundle', (api) => {
+describe.each<BundleName>(['account', 'manager', 'sandbox-control'])('examples of the %s bundle', (api) => {
   const doc = loadBundle(api);
   const cases = collect(doc);
   const validator = schemaValidator(doc);

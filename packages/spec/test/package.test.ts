@@ -58,8 +58,10 @@ describe('@zone-api/spec as packed and installed', () => {
       expected.push(`package/model/${m}.js`, `package/types/${m}.d.ts`);
     // The reference pages, where the hover text of each method links its operation (`pnpm build` makes them).
     for (const page of ['index', 'account', 'manager', 'parity-manager']) expected.push(`package/dist/docs/${page}.html`);
-    for (const api of ['account', 'manager']) for (const f of ['js', 'd.ts', 'schema.d.ts']) expected.push(`package/generated/${api}.${f}`);
-    for (const api of ['account', 'manager'])
+    for (const page of ['sandbox-control']) expected.push(`package/dist/docs/${page}.html`);
+    for (const api of ['account', 'manager', 'sandbox-control'])
+      for (const f of ['js', 'd.ts', 'schema.d.ts']) expected.push(`package/generated/${api}.${f}`);
+    for (const api of ['account', 'manager', 'sandbox-control'])
       for (const f of ['openapi.json', 'openapi.yaml', 'openapi.deref.json', 'openapi-3.0.json', 'openapi-3.0.yaml'])
         expected.push(`package/dist/${api}.${f}`);
     expect(list).toEqual(expected.sort());
@@ -96,7 +98,10 @@ describe('@zone-api/spec as packed and installed', () => {
       import manager from '@zone-api/spec/manager.json' with { type: 'json' };
       import managerDeref from '@zone-api/spec/manager.deref.json' with { type: 'json' };
       import manager30 from '@zone-api/spec/manager.3.0.json' with { type: 'json' };
-      console.log(JSON.stringify([account, accountDeref, account30, manager, managerDeref, manager30].map((d) => [d.openapi, d.info.title, d.info.version])));
+      import control from '@zone-api/spec/sandbox-control.json' with { type: 'json' };
+      import controlDeref from '@zone-api/spec/sandbox-control.deref.json' with { type: 'json' };
+      import control30 from '@zone-api/spec/sandbox-control.3.0.json' with { type: 'json' };
+      console.log(JSON.stringify([account, accountDeref, account30, manager, managerDeref, manager30, control, controlDeref, control30].map((d) => [d.openapi, d.info.title, d.info.version])));
     `);
     expect(stderr).toBe('');
     expect(status).toBe(0);
@@ -108,6 +113,9 @@ describe('@zone-api/spec as packed and installed', () => {
       ['3.1.0', 'Local Proxy Manager API', v],
       ['3.1.0', 'Local Proxy Manager API', v],
       ['3.0.3', 'Local Proxy Manager API', v],
+      ['3.1.0', 'Sandbox control API', v],
+      ['3.1.0', 'Sandbox control API', v],
+      ['3.0.3', 'Sandbox control API', v],
     ]);
   });
 
@@ -116,7 +124,7 @@ describe('@zone-api/spec as packed and installed', () => {
       import { readFileSync } from 'node:fs';
       import { fileURLToPath } from 'node:url';
       const out = {};
-      for (const p of ['account.yaml', 'account.3.0.yaml', 'manager.yaml', 'manager.3.0.yaml']) {
+      for (const p of ['account.yaml', 'account.3.0.yaml', 'manager.yaml', 'manager.3.0.yaml', 'sandbox-control.yaml', 'sandbox-control.3.0.yaml']) {
         const text = readFileSync(fileURLToPath(import.meta.resolve('@zone-api/spec/' + p)), 'utf8');
         out[p] = text.match(/^openapi: *['"]?([0-9.]+)/m)?.[1];
       }
@@ -129,6 +137,8 @@ describe('@zone-api/spec as packed and installed', () => {
       'account.3.0.yaml': '3.0.3',
       'manager.yaml': '3.1.0',
       'manager.3.0.yaml': '3.0.3',
+      'sandbox-control.yaml': '3.1.0',
+      'sandbox-control.3.0.yaml': '3.0.3',
     });
   });
 

@@ -4,7 +4,7 @@ import { repoRoot } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
-// `info.version` of both specs is the version of @zone-api/spec, the release that contains them.
+// `info.version` of every spec is the version of @zone-api/spec, the release that contains them.
 // `pnpm release:version` moves all of them together (packages/spec/README.md, "Versions").
 
 const pkg = JSON.parse(readFileSync(join(repoRoot, 'packages/spec/package.json'), 'utf8'));
@@ -15,12 +15,12 @@ describe('info.version moves with the package version', () => {
     expect(pkg.version).toMatch(SEMVER);
   });
 
-  it.each(['account', 'manager'])('%s: the source spec says the package version', (api) => {
+  it.each(['account', 'manager', 'sandbox-control'])('%s: the source spec says the package version', (api) => {
     const src = parse(readFileSync(join(repoRoot, `specs/${api}/openapi.yaml`), 'utf8'));
     expect(src.info.version).toBe(pkg.version);
   });
 
-  it.each(['account', 'manager'])('%s: every published artifact says the package version', (api) => {
+  it.each(['account', 'manager', 'sandbox-control'])('%s: every published artifact says the package version', (api) => {
     const dist = (f: string) => readFileSync(join(repoRoot, 'packages/spec/dist', f), 'utf8');
     const versions = [
       JSON.parse(dist(`${api}.openapi.json`)).info.version,

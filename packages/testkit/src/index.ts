@@ -10,6 +10,7 @@ import { freePort } from './ports.js';
 // the operation model of `@zone-api/spec/model`, the one the sandbox, the probe and the build scripts use.
 export {
   type ApiName,
+  type BundleName,
   bundlePath,
   Conformance,
   deref,
