@@ -1,15 +1,21 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { loadBundle, type OpenApiDoc } from '@zone-api/spec/model';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Store } from '../domain/state.js';
-import type { StateData } from '../domain/types.js';
+import { defaultStatus } from '../router/answers.js';
+import type { Handler } from '../router/api-options.js';
 import type { Fault, FaultRegistry, FaultSpec } from '../router/faults.js';
-import { badRequest, HttpError } from '../shared/errors.js';
-import type { CallFilter, CallLog } from './calls.js';
+import { routerTable } from '../router/handlers.js';
+import { checkHandlers, type OperationDef, routesOf } from '../router/spec.js';
+import { compileCached, detailsFromAjv, type Validators, validatorsFor } from '../router/validators.js';
+import { HttpError } from '../shared/errors.js';
+import { type ControlOptions, controlHandlers, unknownOperation } from './handlers.js';
 
-// The sandbox's own endpoints under /__sandbox/ (state, reset, faults) and the guards of both ports:
+export type { ControlOptions } from './handlers.js';
+
+// The sandbox's own endpoints under /__sandbox/ (the control API, specs/sandbox-control) and the guards of both ports:
 // a sandbox is a test tool, and what it holds (every token and password) must not leak to a web page
 // the developer visits or to the network it listens on.
 
@@ -42,85 +48,14 @@ export function hostAllowed(boundHost: string, header: string | undefined): bool
   return (boundHost === '0.0.0.0' || boundHost === '::') && isIP(bare) !== 0;
 }
 
-const actionProperties = {
-  count: { type: 'integer', minimum: 1, maximum: 1_000_000 },
-  status: { type: 'integer', minimum: 100, maximum: 599 },
-  body: {},
-  latency_ms: { type: 'integer', minimum: 0, maximum: 120_000 },
-  drop: { type: 'boolean' },
-  pass: { type: 'boolean', const: true },
-};
-const anAction = [{ required: ['status'] }, { required: ['latency_ms'] }, { required: ['drop'] }, { required: ['pass'] }];
-
-const faultSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    operationId: { type: 'string', minLength: 1 },
-    ...actionProperties,
-    when: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        params: { type: 'object' },
-        body: {},
-        headers: { type: 'object', additionalProperties: { type: 'string' } },
-        account: { type: 'string', minLength: 1 },
-      },
-    },
-    sequence: {
-      type: 'array',
-      minItems: 1,
-      maxItems: 100,
-      items: { type: 'object', additionalProperties: false, properties: actionProperties, anyOf: anAction },
-    },
-  },
-  // One action, or a sequence of them (not both).
-  oneOf: [
-    { anyOf: anAction, not: { required: ['sequence'] } },
-    { required: ['sequence'], not: { anyOf: anAction } },
-  ],
-};
-
-const accountSchema = {
-  anyOf: [
-    { type: 'null' },
-    { type: 'object', additionalProperties: false, properties: { seed: { type: 'object' }, manager: { type: 'boolean' } } },
-  ],
-};
-
-const callsQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    api: { enum: ['account', 'manager'] },
-    operationId: { type: 'string' },
-    account: { type: 'string' },
-    method: { type: 'string' },
-    status: { type: 'integer' },
-    after: { type: 'integer', minimum: 0 },
-  },
-};
-
-const clockSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    advance_ms: { type: 'integer', minimum: 0, maximum: 100 * 365 * 86_400_000 },
-    set: { type: 'string', format: 'date-time' },
-  },
-  oneOf: [{ required: ['advance_ms'] }, { required: ['set'] }],
-};
-
-/** Moves the clock as a control request asks; a refusal is a 400 naming the field. */
-function moveClock(store: Store, body: { advance_ms?: number; set?: string }) {
-  try {
-    if (body.advance_ms !== undefined) store.clock.advance(body.advance_ms);
-    else store.clock.set(body.set as string);
-  } catch (err) {
-    throw badRequest(body.advance_ms !== undefined ? 'body.advance_ms' : 'body.set', (err as Error).message);
+/** The control API's bundle and its validators (the router's, compiled once per bundle). */
+let bundle: { doc: OpenApiDoc; v: Validators } | undefined;
+function controlBundle() {
+  if (!bundle) {
+    const doc = loadBundle('sandbox-control');
+    bundle = { doc, v: validatorsFor(doc, 'sandbox-control') };
   }
-  return store.clock.state();
+  return bundle;
 }
 
 /** The fault control of one API, in process: what `/__sandbox/faults` does, typed. */
@@ -133,23 +68,16 @@ export interface FaultControl<Id extends string> {
   clear(): number;
 }
 
-let checkFault: ValidateFunction | undefined;
-
-/** Why `operationId` cannot be armed on this API (it names no operation of it), or undefined. */
-function unknownOperation(api: string, operationIds: ReadonlySet<string>, operationId: string | undefined): string | undefined {
-  return operationId !== undefined && !operationIds.has(operationId) ? `the ${api} API has no operation ${operationId}` : undefined;
-}
-
 export function faultControl<Id extends string>(api: string, registry: FaultRegistry, operationIds: ReadonlySet<string>): FaultControl<Id> {
-  checkFault ??= new Ajv({ allErrors: true }).compile(faultSchema);
-  const check = checkFault;
+  const { v } = controlBundle();
+  // The schema `POST /__sandbox/faults` checks its body against.
+  const check = compileCached(v, 'body', 'FaultSpec', { $ref: `${v.id}#/components/schemas/FaultSpec` });
   return {
     arm(spec) {
       if (!check(spec)) {
-        const e = check.errors?.[0];
-        const field = e?.instancePath ? `spec${e.instancePath.replaceAll('/', '.')}` : 'spec';
+        const d = detailsFromAjv(check.errors, 'spec')[0];
         throw new TypeError(
-          `faults.${api}.arm: ${field} ${e?.message ?? 'is not a fault'} (a fault needs status, latency_ms or drop, or pass: true, or else a sequence of steps that each have one)`,
+          `faults.${api}.arm: ${d?.field ?? 'spec'} ${d?.reason ?? 'is not a fault'} (a fault needs status, latency_ms or drop, or pass: true, or else a sequence of steps that each have one)`,
         );
       }
       const unknown = unknownOperation(api, operationIds, spec.operationId);
@@ -161,33 +89,6 @@ export function faultControl<Id extends string>(api: string, registry: FaultRegi
   };
 }
 
-export interface ControlOptions {
-  api: 'account' | 'manager';
-  store: Store;
-  /** Back to the seed: the state, the listening ports, the data file. */
-  reset: () => Promise<void>;
-  /** The CA certificate of SSL analyzing, when ports listen. */
-  caCertificate: () => Promise<string | undefined>;
-  faults: FaultRegistry;
-  operationIds: ReadonlySet<string>;
-  /** The calls received (both APIs). */
-  calls: CallLog;
-  /** The sandbox's other customers (createAccount()). */
-  accounts: {
-    create(
-      seed?: StateData,
-      options?: { manager?: boolean },
-    ): Promise<{ customer: string; token: string; credentials: unknown; manager?: { url: string; ports: unknown } }>;
-    remove(customer: string): Promise<boolean>;
-    list(): string[];
-    storeOf(customer: string): Store | undefined;
-  };
-  /** Resolves once every request and tunnel so far is billed and logged (sandbox.settled()). */
-  settled: () => Promise<void>;
-  /** Required in `X-Sandbox-Control-Token` when set (the sandbox listens beyond loopback). */
-  token?: string;
-}
-
 function sameToken(given: unknown, token: string): boolean {
   if (typeof given !== 'string') return false;
   const a = Buffer.from(given);
@@ -195,11 +96,60 @@ function sameToken(given: unknown, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** A body the operation may be sent without: absent passes, anything else is checked. */
+function optional(check: ValidateFunction): ValidateFunction {
+  const fn = ((data: unknown) => {
+    if (data === undefined) {
+      fn.errors = null;
+      return true;
+    }
+    const ok = check(data);
+    fn.errors = check.errors;
+    return ok;
+  }) as ValidateFunction;
+  return fn;
+}
+
+/** The validators of one route's parts, against the bundle, as fastify's route `schema` carries them. */
+function routeSchemas(v: Validators, op: OperationDef): { schema: Record<string, object>; compiled: Map<object, ValidateFunction> } {
+  const schema: Record<string, object> = {};
+  const compiled = new Map<object, ValidateFunction>();
+  const use = (part: string, jsonSchema: object, fn: ValidateFunction) => {
+    schema[part] = jsonSchema;
+    compiled.set(jsonSchema, fn);
+  };
+  for (const [part, where] of [
+    ['querystring', 'query'],
+    ['params', 'path'],
+  ] as const) {
+    const params = op.params.filter((p) => p.in === where);
+    if (!params.length) continue;
+    const s = {
+      type: 'object',
+      properties: Object.fromEntries(params.map((p) => [p.name, { $ref: `${v.id}${p.schemaPointer}` }])),
+      required: params.filter((p) => p.required).map((p) => p.name),
+    };
+    use(part, s, compileCached(v, 'query', `${op.operationId} ${where}`, s));
+  }
+  if (op.body) {
+    const s = { $ref: `${v.id}${op.body.schemaPointer}` };
+    const check = compileCached(v, 'body', op.operationId, s);
+    use('body', s, op.body.required ? check : optional(check));
+  }
+  return { schema, compiled };
+}
+
 /**
- * The control endpoints of one port. With a token, every request needs it. A POST must be JSON: a
- * cross-site page can send a "simple" POST (`text/plain`, no preflight) but not a JSON one.
+ * The control endpoints of one port: every operation of the control API's bundle, its request checked
+ * against the bundle, answered by its handler (handlers.ts). With a token, every request needs it. A
+ * POST must be JSON: a cross-site page can send a "simple" POST (`text/plain`, no preflight) but not a JSON one.
  */
 export function controlRoutes(o: ControlOptions) {
+  const { doc, v } = controlBundle();
+  const ops = routesOf(doc);
+  const table = controlHandlers(o);
+  checkHandlers('sandbox-control', ops, Object.keys(table));
+  const handlers = routerTable<undefined>(table);
   return (app: FastifyInstance) => {
     const guard = async (req: FastifyRequest, _reply: FastifyReply) => {
       if (o.token && !sameToken(req.headers[CONTROL_TOKEN_HEADER], o.token)) {
@@ -211,72 +161,37 @@ export function controlRoutes(o: ControlOptions) {
         });
       }
     };
-    /** The store a control request is about: `?account=<customer>` names one made by createAccount(). */
-    const storeOf = (req: FastifyRequest): Store => {
-      const customer = (req.query as { account?: unknown }).account;
-      if (customer === undefined) return o.store;
-      const store = typeof customer === 'string' ? o.accounts.storeOf(customer) : undefined;
-      if (!store)
-        throw new HttpError(404, `No account ${String(customer)} in this sandbox`, {
-          details: [{ field: 'query.account', reason: 'no such account' }],
-        });
-      return store;
-    };
-    app.get('/__sandbox/state', { onRequest: guard }, async (req) => storeOf(req).toData());
-    app.get('/__sandbox/accounts', { onRequest: guard }, async () => ({ accounts: o.accounts.list() }));
-    app.post('/__sandbox/accounts', { onRequest: guard, schema: { body: accountSchema } }, async (req) => {
-      const body = req.body as { seed?: StateData; manager?: boolean } | undefined;
-      let a: Awaited<ReturnType<ControlOptions['accounts']['create']>>;
-      try {
-        a = await o.accounts.create(body?.seed, { manager: body?.manager === true });
-      } catch (err) {
-        throw badRequest('body.seed', (err as Error).message);
-      }
-      return {
-        customer: a.customer,
-        token: a.token,
-        credentials: a.credentials,
-        ...(a.manager ? { managerUrl: a.manager.url, ports: a.manager.ports } : {}),
-      };
-    });
-    app.get('/__sandbox/settled', { onRequest: guard }, async () => {
-      await o.settled();
-      return { settled: true };
-    });
-    app.delete('/__sandbox/accounts/:customer', { onRequest: guard }, async (req) => {
-      const { customer } = req.params as { customer: string };
-      if (!(await o.accounts.remove(customer))) throw new HttpError(404, `No account ${customer} made by createAccount in this sandbox`);
-      return { removed: customer };
-    });
-    app.post('/__sandbox/reset', { onRequest: guard }, async () => {
-      await o.reset();
-      return { reset: true };
-    });
-    app.get('/__sandbox/ca', { onRequest: guard }, async (_req, reply) => {
-      const pem = await o.caCertificate();
-      if (!pem) throw new HttpError(404, 'SSL analyzing needs listening proxy ports: start without --no-proxy-ports / --no-traffic');
-      return reply.type('application/x-pem-file').send(pem);
-    });
-    app.get('/__sandbox/clock', { onRequest: guard }, async (req) => storeOf(req).clock.state());
-    app.post('/__sandbox/clock', { onRequest: guard, schema: { body: clockSchema } }, async (req) =>
-      moveClock(storeOf(req), req.body as { advance_ms?: number; set?: string }),
-    );
-    app.delete('/__sandbox/clock', { onRequest: guard }, async (req) => {
-      const store = storeOf(req);
-      store.clock.reset();
-      return store.clock.state();
-    });
-    app.get('/__sandbox/faults', { onRequest: guard }, async () => ({ faults: o.faults.list() }));
-    app.post('/__sandbox/faults', { onRequest: guard, schema: { body: faultSchema } }, async (req) => {
-      const spec = req.body as FaultSpec;
-      const unknown = unknownOperation(o.api, o.operationIds, spec.operationId);
-      if (unknown) throw badRequest('body.operationId', unknown);
-      return { fault: o.faults.add(spec) };
-    });
-    app.delete('/__sandbox/faults', { onRequest: guard }, async () => ({ cleared: o.faults.clear() }));
-    app.get('/__sandbox/calls', { onRequest: guard, schema: { querystring: callsQuery } }, async (req) => ({
-      calls: o.calls.list(req.query as CallFilter),
-    }));
-    app.delete('/__sandbox/calls', { onRequest: guard }, async () => ({ cleared: o.calls.clear() }));
+    for (const op of ops) {
+      const handler = handlers[op.operationId] as Handler<undefined>;
+      const { schema, compiled } = routeSchemas(v, op);
+      const status = defaultStatus(op);
+      const media = op.responses.get(String(status))?.media[0];
+      app.route<{ Querystring: Record<string, unknown>; Params: Record<string, unknown> }>({
+        method: op.method,
+        url: op.url,
+        onRequest: guard,
+        schema,
+        validatorCompiler: ({ schema: s }) => compiled.get(s) ?? missing(op),
+        handler: async (req, reply) => {
+          const answer = await handler({
+            op,
+            query: req.query,
+            params: req.params,
+            body: req.body,
+            headers: req.headers,
+            ip: req.ip,
+            auth: undefined,
+          });
+          reply.code(answer?.status ?? status);
+          if (answer?.headers) reply.headers(answer.headers);
+          if (answer?.text !== undefined) return reply.type(media ?? 'text/plain').send(answer.text);
+          return reply.send(answer?.body);
+        },
+      });
+    }
   };
+}
+
+function missing(op: OperationDef): never {
+  throw new Error(`control route ${op.operationId}: a schema without its validator`);
 }

@@ -74,6 +74,7 @@ async function startLocked(
     controlRoutes({
       api,
       store,
+      specs,
       reset: () => reload(seed),
       caCertificate: () => traffic.caCertificate(),
       faults: faults[api],

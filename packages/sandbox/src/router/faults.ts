@@ -1,65 +1,25 @@
+import type { components } from '@zone-api/spec/sandbox-control';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { declaresOnlyText, textType } from './answers.js';
 import type { OperationDef } from './spec.js';
 
-/** What a fault does to a request it matches: answer a status, wait, drop the connection, or let it through. */
-export interface FaultAction {
-  /** Answer with this status instead of running the operation. */
-  status?: number;
-  /** Body sent with `status` (JSON, or a string sent as text/plain); an `Error` body by default. */
-  body?: unknown;
-  /** Delay before answering (or before running the operation, when no `status` or `drop` is given). */
-  latency_ms?: number;
-  /** Destroy the connection without an answer. */
-  drop?: boolean;
-  /** Let the request through untouched (a step of a sequence: "fail, then succeed once, then fail"). */
-  pass?: boolean;
-}
-
-/**
- * Which requests a fault takes, beyond its operation: every condition given must hold. Values are
- * compared as the request carries them (path and query parameters as strings or parsed JSON, header
- * names in any case); `body` matches when each field it gives is in the request's body with that
- * value (nested objects the same way, arrays whole).
- */
-export interface FaultMatch {
-  /** Path and query parameters, by name. */
-  params?: Record<string, unknown>;
-  /** A part of the JSON body. */
-  body?: unknown;
-  /** Request headers, by name (case-insensitive), exact values. */
-  headers?: Record<string, string>;
-  /** The customer the request's credential belongs to. */
-  account?: string;
-}
-
-/** One step of a fault's `sequence`: its action, for `count` matching requests (1 unless given; the last step: until cleared). */
-export interface FaultStep extends FaultAction {
-  count?: number;
-}
-
+// The fault vocabulary is the control API's (specs/sandbox-control: FaultActionFields names the kinds of
+// action, FaultSpec a fault as `POST /__sandbox/faults` takes it): these are its generated types, and
+// the kinds' behaviour below is a table keyed by them, so that a kind added to the spec does not
+// compile until it acts.
+type Schemas = components['schemas'];
+/** What a fault does to a request it matches: answer a status (with a body), wait, drop the connection, or let it through. */
+export type FaultAction = Schemas['FaultActionFields'];
+/** Which requests a fault takes, beyond its operation. */
+export type FaultMatch = Schemas['FaultMatch'];
+/** One step of a fault's `sequence`. */
+export type FaultStep = Schemas['FaultStep'];
 /** A fault injected through `POST /__sandbox/faults` or `sandbox.faults.<api>.arm()`. */
-export interface FaultSpec extends FaultAction {
-  /** Only requests to this operation; any operation of the API when absent. */
-  operationId?: string;
-  /** Only requests that match these conditions too. */
-  when?: FaultMatch;
-  /** How many matching requests get the fault. Default: 1 without `operationId`, unlimited with it. */
-  count?: number;
-  /**
-   * Steps instead of one action: the first `count` matching requests get the first step, the next ones
-   * the second, … (`[{ status: 503, count: 2 }, { pass: true }]`: fail two, then succeed).
-   */
-  sequence?: FaultStep[];
-}
-
-export interface Fault extends FaultSpec {
-  id: number;
-  /** Matching requests still to be hit by the current step; undefined = until cleared. */
-  remaining?: number;
-  /** The current step of its `sequence` (0 without one). */
-  step: number;
-}
+export type FaultSpec = Schemas['FaultSpec'];
+/** An armed fault: its spec, id, current step and what that step has left. */
+export type Fault = Schemas['Fault'];
+/** The action a fault takes on one request, and which fault it is. */
+export type TakenFault = FaultAction & { id: number };
 
 /** What a fault matches against: known before the body is read (`early`), or once it is read and the credential checked. */
 export interface FaultRequest {
@@ -132,19 +92,12 @@ export class FaultRegistry {
    * The action of the first fault that matches the request, used up by one (moving its sequence on);
    * `late`: only faults that need the body or the account, else only the others.
    */
-  take(operationId: string, request: FaultRequest, late = false): (FaultAction & { id: number }) | undefined {
+  take(operationId: string, request: FaultRequest, late = false): TakenFault | undefined {
     const i = this.faults.findIndex((f) => matchesLate(f) === late && matches(f, operationId, request));
     if (i < 0) return undefined;
     const fault = this.faults[i] as Fault;
     const step: FaultAction = fault.sequence?.[fault.step] ?? fault;
-    const action: FaultAction & { id: number } = {
-      id: fault.id,
-      ...(step.status !== undefined ? { status: step.status } : {}),
-      ...(step.body !== undefined ? { body: step.body } : {}),
-      ...(step.latency_ms !== undefined ? { latency_ms: step.latency_ms } : {}),
-      ...(step.drop ? { drop: true } : {}),
-      ...(step.pass ? { pass: true } : {}),
-    };
+    const action: TakenFault = { id: fault.id, ...actionOf(step) };
     if (fault.remaining !== undefined) {
       fault.remaining -= 1;
       if (fault.remaining <= 0) {
@@ -160,42 +113,82 @@ export class FaultRegistry {
   }
 }
 
+/** One request a fault acts on. */
+interface Exchange {
+  op: OperationDef;
+  fault: TakenFault;
+  req: FastifyRequest;
+  reply: FastifyReply;
+  /** Runs the operation. */
+  next: () => void;
+  textMedia: string | undefined;
+}
+
+/** What one kind of action does: answers (or drops, or lets the request through), or hands on to the next kind (`go`). */
+type Act = (x: Exchange, go: () => void) => void;
+
+/** Answers the fault's status: its body, or a text or JSON error as the operation declares that status. */
+function answer(x: Exchange, status: number): void {
+  const { op, fault, reply, textMedia } = x;
+  if (status === 429 || status === 503) reply.header('Retry-After', '1');
+  reply.code(status);
+  if (typeof fault.body === 'string') reply.type(textType(op, status, textMedia)).send(fault.body);
+  else if (fault.body !== undefined) reply.send(fault.body);
+  else if (declaresOnlyText(op, status)) reply.type(textType(op, status, textMedia)).send(`Injected fault ${fault.id}`);
+  else if (status === 204 || status === 304) reply.send();
+  else reply.send({ error: `Injected fault ${fault.id}` });
+}
+
 /**
- * Acts out a fault on one request: after its latency, drops the connection, answers its status (with
- * its body, or a text or JSON one as the operation declares), or lets the request go on (`next`).
+ * What each kind of action the spec defines does, in the order they act; after the last, the operation
+ * runs. Keyed by the generated `FaultActionFields`: a kind the spec gains fails to compile here.
+ */
+const ACTS: { readonly [K in keyof FaultAction]-?: Act } = {
+  // Unref'd: a fault still waiting when the sandbox closes does not hold the process.
+  latency_ms: (x, go) => {
+    if (x.fault.latency_ms) setTimeout(go, x.fault.latency_ms).unref();
+    else go();
+  },
+  pass: (x, go) => (x.fault.pass ? x.next() : go()),
+  drop: (x, go) => {
+    if (!x.fault.drop) return go();
+    x.reply.hijack();
+    // Over a socket the connection goes; a request served in process (sandbox.handle(), no socket)
+    // has its answer destroyed, which rejects it.
+    const socket = x.req.raw.socket as { destroy?: unknown } | undefined;
+    if (typeof socket?.destroy === 'function') x.req.raw.socket.destroy();
+    else x.reply.raw.destroy();
+  },
+  status: (x, go) => (x.fault.status !== undefined ? answer(x, x.fault.status) : go()),
+  // Sent with `status`; alone it does nothing.
+  body: (_x, go) => go(),
+};
+const KINDS = Object.keys(ACTS) as (keyof FaultAction)[];
+
+/** The action of a fault or of one of its steps: the kinds it gives (a `drop: false` gives none). */
+function actionOf(step: FaultAction): FaultAction {
+  const out: Partial<Record<keyof FaultAction, unknown>> = {};
+  for (const kind of KINDS) if (step[kind] !== undefined && step[kind] !== false) out[kind] = step[kind];
+  return out as FaultAction;
+}
+
+/**
+ * Acts out a fault on one request: each kind of its action in turn (ACTS), then the operation (`next`)
+ * when none answered.
  */
 export function runFault(
   op: OperationDef,
-  fault: FaultAction & { id: number },
+  fault: TakenFault,
   req: FastifyRequest,
   reply: FastifyReply,
   next: () => void,
   textMedia?: string,
 ) {
-  const act = () => {
-    if (fault.pass) return next();
-    if (fault.drop) {
-      reply.hijack();
-      // Over a socket the connection goes; a request served in process (sandbox.handle(), no socket)
-      // has its answer destroyed, which rejects it.
-      const socket = req.raw.socket as { destroy?: unknown } | undefined;
-      if (typeof socket?.destroy === 'function') req.raw.socket.destroy();
-      else reply.raw.destroy();
-      return;
-    }
-    if (fault.status !== undefined) {
-      const status = fault.status;
-      if (status === 429 || status === 503) reply.header('Retry-After', '1');
-      reply.code(status);
-      if (typeof fault.body === 'string') return reply.type(textType(op, status, textMedia)).send(fault.body);
-      if (fault.body !== undefined) return reply.send(fault.body);
-      if (declaresOnlyText(op, status)) return reply.type(textType(op, status, textMedia)).send(`Injected fault ${fault.id}`);
-      if (status === 204 || status === 304) return reply.send();
-      return reply.send({ error: `Injected fault ${fault.id}` });
-    }
-    next();
+  const x: Exchange = { op, fault, req, reply, next, textMedia };
+  const act = (i: number): void => {
+    const kind = KINDS[i];
+    if (kind === undefined) next();
+    else ACTS[kind](x, () => act(i + 1));
   };
-  // Unref'd: a fault still waiting when the sandbox closes does not hold the process.
-  if (fault.latency_ms) setTimeout(act, fault.latency_ms).unref();
-  else act();
+  act(0);
 }

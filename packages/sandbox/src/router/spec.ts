@@ -71,7 +71,7 @@ function readRoutes(doc: OpenApiDoc): OperationDef[] {
  * Start-up contract: every operation of the bundle has a handler and every handler an operation.
  * The sandbox refuses to start otherwise, so a spec change cannot silently leave a route unserved.
  */
-export function checkHandlers(api: ApiName, ops: readonly OperationDef[], handlerNames: Iterable<string>): void {
+export function checkHandlers(api: ApiName | 'sandbox-control', ops: readonly OperationDef[], handlerNames: Iterable<string>): void {
   const names = new Set(handlerNames);
   const opIds = new Set(ops.map((o) => o.operationId));
   const missing = [...opIds].filter((id) => !names.has(id)).sort();
