@@ -176,7 +176,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Puts the sandbox back at its seed: the state of its first account, its listening proxy ports and its
    * data file. The faults armed and the calls recorded stay (`DELETE /__sandbox/faults`,
-   * `DELETE /__sandbox/calls` clear them). Takes no body; a body, if sent, is ignored but must be JSON.
+   * `DELETE /__sandbox/calls` clear them).
    *
    * `POST /__sandbox/reset` · operationId `resetSandbox` · reference: `@zone-api/spec/docs/sandbox-control.html#operation/resetSandbox` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/sandbox-control.html`)
    */

@@ -38,7 +38,7 @@ export interface paths {
          * Reset to the seed
          * @description Puts the sandbox back at its seed: the state of its first account, its listening proxy ports and its
          *     data file. The faults armed and the calls recorded stay (`DELETE /__sandbox/faults`,
-         *     `DELETE /__sandbox/calls` clear them). Takes no body; a body, if sent, is ignored but must be JSON.
+         *     `DELETE /__sandbox/calls` clear them).
          */
         post: operations["resetSandbox"];
         delete?: never;
@@ -279,6 +279,8 @@ export interface components {
             /** @description For a bad request, one entry per problem, naming the field at fault. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        /** @description Empty. The body is there for its media type: a `POST` here must be `application/json`, which a web page cannot send cross-site without a preflight. */
+        ResetRequest: Record<string, never>;
         /** @description The sandbox is back at its seed. */
         ResetDone: {
             /**
@@ -660,7 +662,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetRequest"];
+            };
+        };
         responses: {
             /** @description Reset. */
             200: {
