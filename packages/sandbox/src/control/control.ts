@@ -9,7 +9,7 @@ import type { Handler } from '../router/api-options.js';
 import type { Fault, FaultRegistry, FaultSpec } from '../router/faults.js';
 import { routerTable } from '../router/handlers.js';
 import { checkHandlers, type OperationDef, routesOf } from '../router/spec.js';
-import { compileCached, detailsFromAjv, type Validators, validatorsFor } from '../router/validators.js';
+import { bundleId, compileCached, detailsFromAjv, validatorsFor } from '../router/validators.js';
 import { HttpError } from '../shared/errors.js';
 import { type ControlOptions, controlHandlers, unknownOperation } from './handlers.js';
 
@@ -48,15 +48,13 @@ export function hostAllowed(boundHost: string, header: string | undefined): bool
   return (boundHost === '0.0.0.0' || boundHost === '::') && isIP(bare) !== 0;
 }
 
-/** The control API's bundle and its validators (the router's, compiled once per bundle). */
-let bundle: { doc: OpenApiDoc; v: Validators } | undefined;
-function controlBundle() {
-  if (!bundle) {
-    const doc = loadBundle('sandbox-control');
-    bundle = { doc, v: validatorsFor(doc, 'sandbox-control') };
-  }
-  return bundle;
-}
+const CONTROL = 'sandbox-control';
+/** The control API's bundle, read once. Its validators (the router's) are compiled when first used. */
+let bundle: OpenApiDoc | undefined;
+const controlBundle = () => (bundle ??= loadBundle(CONTROL));
+const validators = () => validatorsFor(controlBundle(), CONTROL);
+/** A schema of the control API's bundle, by its JSON pointer. */
+const ref = (pointer: string) => ({ $ref: `${bundleId(CONTROL)}${pointer}` });
 
 /** The fault control of one API, in process: what `/__sandbox/faults` does, typed. */
 export interface FaultControl<Id extends string> {
@@ -69,9 +67,8 @@ export interface FaultControl<Id extends string> {
 }
 
 export function faultControl<Id extends string>(api: string, registry: FaultRegistry, operationIds: ReadonlySet<string>): FaultControl<Id> {
-  const { v } = controlBundle();
   // The schema `POST /__sandbox/faults` checks its body against.
-  const check = compileCached(v, 'body', 'FaultSpec', { $ref: `${v.id}#/components/schemas/FaultSpec` });
+  const check = lazy(() => compileCached(validators(), 'body', 'FaultSpec', ref('#/components/schemas/FaultSpec')));
   return {
     arm(spec) {
       if (!check(spec)) {
@@ -96,22 +93,29 @@ function sameToken(given: unknown, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** A body the operation may be sent without: absent passes, anything else is checked. */
-function optional(check: ValidateFunction): ValidateFunction {
-  const fn = ((data: unknown) => {
-    if (data === undefined) {
-      fn.errors = null;
+/**
+ * A validator compiled when it first checks something (a sandbox starts without compiling the control
+ * API's schemas; most runs never call most routes); `optional`: an absent value passes (a body the
+ * operation may be sent without).
+ */
+function lazy(make: () => ValidateFunction, optional = false): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const check = ((data: unknown) => {
+    if (optional && data === undefined) {
+      check.errors = null;
       return true;
     }
-    const ok = check(data);
-    fn.errors = check.errors;
+    compiled ??= make();
+    const ok = compiled(data);
+    check.errors = compiled.errors;
     return ok;
   }) as ValidateFunction;
-  return fn;
+  check.errors = null;
+  return check;
 }
 
 /** The validators of one route's parts, against the bundle, as fastify's route `schema` carries them. */
-function routeSchemas(v: Validators, op: OperationDef): { schema: Record<string, object>; compiled: Map<object, ValidateFunction> } {
+function routeSchemas(op: OperationDef): { schema: Record<string, object>; compiled: Map<object, ValidateFunction> } {
   const schema: Record<string, object> = {};
   const compiled = new Map<object, ValidateFunction>();
   const use = (part: string, jsonSchema: object, fn: ValidateFunction) => {
@@ -126,15 +130,22 @@ function routeSchemas(v: Validators, op: OperationDef): { schema: Record<string,
     if (!params.length) continue;
     const s = {
       type: 'object',
-      properties: Object.fromEntries(params.map((p) => [p.name, { $ref: `${v.id}${p.schemaPointer}` }])),
+      properties: Object.fromEntries(params.map((p) => [p.name, ref(p.schemaPointer)])),
       required: params.filter((p) => p.required).map((p) => p.name),
     };
-    use(part, s, compileCached(v, 'query', `${op.operationId} ${where}`, s));
+    use(
+      part,
+      s,
+      lazy(() => compileCached(validators(), 'query', `${op.operationId} ${where}`, s)),
+    );
   }
   if (op.body) {
-    const s = { $ref: `${v.id}${op.body.schemaPointer}` };
-    const check = compileCached(v, 'body', op.operationId, s);
-    use('body', s, op.body.required ? check : optional(check));
+    const s = ref(op.body.schemaPointer);
+    use(
+      'body',
+      s,
+      lazy(() => compileCached(validators(), 'body', op.operationId, s), !op.body.required),
+    );
   }
   return { schema, compiled };
 }
@@ -145,8 +156,7 @@ function routeSchemas(v: Validators, op: OperationDef): { schema: Record<string,
  * POST must be JSON: a cross-site page can send a "simple" POST (`text/plain`, no preflight) but not a JSON one.
  */
 export function controlRoutes(o: ControlOptions) {
-  const { doc, v } = controlBundle();
-  const ops = routesOf(doc);
+  const ops = routesOf(controlBundle());
   const table = controlHandlers(o);
   checkHandlers('sandbox-control', ops, Object.keys(table));
   const handlers = routerTable<undefined>(table);
@@ -163,7 +173,7 @@ export function controlRoutes(o: ControlOptions) {
     };
     for (const op of ops) {
       const handler = handlers[op.operationId] as Handler<undefined>;
-      const { schema, compiled } = routeSchemas(v, op);
+      const { schema, compiled } = routeSchemas(op);
       const status = defaultStatus(op);
       const media = op.responses.get(String(status))?.media[0];
       app.route<{ Querystring: Record<string, unknown>; Params: Record<string, unknown> }>({

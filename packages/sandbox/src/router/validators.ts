@@ -16,10 +16,13 @@ export interface Validators {
 // Compiled validators depend only on the bundle: several sandboxes in one process (the tests) share them.
 const validatorCache = new WeakMap<OpenApiDoc, Validators>();
 
+/** The `$id` a bundle is known by in its validators: a schema refers into it as `${bundleId(name)}#/components/…`. */
+export const bundleId = (name: string) => `https://zone-api.local/${name}.openapi.json`;
+
 export function validatorsFor(doc: OpenApiDoc, name: string): Validators {
   let v = validatorCache.get(doc);
   if (!v) {
-    const id = `https://zone-api.local/${name}.openapi.json`;
+    const id = bundleId(name);
     const common = { strict: false, allErrors: true, validateFormats: true } as const;
     // Bodies are JSON: no coercion. Query and path values are strings on the wire: coerced to the schema's types.
     const body = createAjv({ ...common, coerceTypes: false, useDefaults: false });
