@@ -329,4 +329,15 @@ describe('bodies compressed, in UTF-16, or with many parameters, as body-parser 
     expect(real[0]).toMatchObject({ l: { 150: 'x' }, m: ['y'] });
     expect(sbx).toEqual(real);
   });
+
+  it("forms where qs 6.13.0 (the real one's) and later versions part read as 6.13.0 reads them: a value after fields names a field, index 100 is a list's, a bracket inside brackets is dropped", async () => {
+    // qs 6.16 would store l as [{a: '1'}, '2'], m as {100: 'x'} and n as {'a[b]': '1'} (router/form.ts reads forms as 6.13.0).
+    const port = 26170;
+    const form = (at: (p: number) => number) =>
+      `proxy[port]=${at(port)}&proxy[zone]=res_zone&proxy[l][a]=1&proxy[l]=2&proxy[m][100]=x&proxy[n][a[b]]=1`;
+    await s.same((at) => ['POST', '/api/proxies', form(at), FORM_TYPE], { status: 200 }, status);
+    const [real, sbx] = await stored([port]);
+    expect(real[0]).toMatchObject({ l: { a: '1', 2: true }, m: ['x'], n: { b: '1' } });
+    expect(sbx).toEqual(real);
+  });
 });
