@@ -251,7 +251,7 @@ export interface RulesTarget {
   url: string;
   /** How often the target was asked for each path (a retry asks again). */
   asked: Map<string, number>;
-  /** How often it finished an answer for each path (a held-back answer counts once it is given). */
+  /** How often an exchange for each path ended: answered (a held-back answer once given), or its connection closed first. */
   answered: Map<string, number>;
   close(): Promise<void>;
 }
@@ -273,7 +273,7 @@ export async function startRulesTarget(): Promise<RulesTarget> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0] as string;
     asked.set(path, (asked.get(path) ?? 0) + 1);
-    res.on('finish', () => answered.set(path, (answered.get(path) ?? 0) + 1));
+    res.on('close', () => answered.set(path, (answered.get(path) ?? 0) + 1));
     const answer = () => {
       res.statusCode = Number(/[?&]st=(\d{3})/.exec(req.url ?? '')?.[1] ?? 200);
       res.setHeader('content-type', decodeURIComponent(/[?&]ct=([^&]+)/.exec(req.url ?? '')?.[1] ?? 'text/plain'));

@@ -156,7 +156,14 @@ describe('mswDispatcher(): undici requests through MSW handlers', () => {
       return new HttpResponse(body);
     });
     const res = await request('https://stream.test/', { dispatcher: mswDispatcher([streaming], recordingFallback()) as never });
-    await new Promise((r) => setTimeout(r, 300));
+    // Everything runs in this process: what pulls unread chunks does so within turns of the event loop,
+    // not after some wall-clock time. Once pulling has started, the count must stay put over 50 turns
+    // in a row (at most 5,000 turns), however loaded the machine.
+    for (let turns = 0, still = 0, last = -1; turns < 5000 && still < 50; turns++) {
+      await new Promise((r) => setImmediate(r));
+      still = pulled > 0 && pulled === last ? still + 1 : 0;
+      last = pulled;
+    }
     // Unread: a few chunks at most (undici's body buffer), not all 200.
     expect(pulled).toBeGreaterThan(0);
     expect(pulled).toBeLessThan(CHUNKS / 4);
