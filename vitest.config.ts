@@ -23,6 +23,9 @@ const alias = {
   '@zone-api/testkit': src('testkit'),
 };
 
+/** The sandbox's test files that share their modules in a worker (project sandbox:shared). */
+const SANDBOX_SHARED = ['packages/sandbox/test/account/**/*.test.ts', 'packages/sandbox/test/manager/**/*.test.ts'];
+
 export default defineConfig({
   resolve: { alias },
   test: {
@@ -55,9 +58,20 @@ export default defineConfig({
         test: {
           name: 'sandbox',
           include: ['packages/sandbox/test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'packages/sandbox/test/samples/**', 'packages/sandbox/test/real-manager/**'],
+          exclude: [
+            ...configDefaults.exclude,
+            'packages/sandbox/test/samples/**',
+            'packages/sandbox/test/real-manager/**',
+            ...SANDBOX_SHARED,
+          ],
         },
       },
+      // Its API files, their modules loaded once per worker rather than once per file (isolate: false):
+      // each file imported the sandbox, Ajv and fastify anew, about 2 s of CPU a file. These 16 files at a
+      // load average of 30: 65.9 s of CPU isolated, 20.5 s not, every test passing in both. Not (yet) the
+      // others: the CPU-heavy property tests (router/json-pieces, attack/amplification) ran past their
+      // timeouts at a load of 25 in a shared worker and passed isolated.
+      { extends: true, test: { name: 'sandbox:shared', include: SANDBOX_SHARED, isolate: false } },
       // Every operation's code samples (x-codeSamples of the bundles) run against the sandbox: TypeScript
       // through the built clients (`pnpm build` first), curl and python3.
       { extends: true, test: { name: 'samples', include: ['packages/sandbox/test/samples/**/*.test.ts'], testTimeout: 30_000 } },
@@ -78,10 +92,10 @@ export default defineConfig({
         extends: true,
         test: { name: 'generators', include: ['packages/spec/test/generators/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000 },
       },
-      // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it), each
-      // file with its own Chromium and profile; the pages are built once, by its global setup. Its files
-      // run beside the others: one after another they were vitest's last group, about 100 s with the
-      // second worker idle.
+      // The reference docs in headless Chromium (Debian's chromium; scripts/setup.sh installs it): the
+      // pages built and one Chromium started once, by its global setup; each file opens a context of its
+      // own in that browser. Its files run beside the others: one after another they were vitest's last
+      // group, about 100 s with the second worker idle.
       {
         extends: true,
         test: {
