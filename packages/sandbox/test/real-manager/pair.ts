@@ -47,6 +47,8 @@ export interface Pair {
   targetUrl: string;
   /** How often the target was asked for each path (a retry asks again). */
   asked: Map<string, number>;
+  /** How often an exchange with the target ended for each path: answered, or its connection closed first. */
+  answered: Map<string, number>;
   /** The same call to both; their answers, the real one first. */
   both(req: Call): Promise<[Reply, Reply]>;
   /** Both answer alike (after `norm`), and the real one is `expected` (a partial match). */
@@ -153,7 +155,7 @@ export async function startSideBySide(
  */
 export async function startPair(options: PairOptions = {}): Promise<Pair> {
   const target = await startRulesTarget();
-  const { url: targetUrl, asked } = target;
+  const { url: targetUrl, asked, answered } = target;
   const seed = defaultSeed();
   seed.manager.har = [];
   const zones: Record<string, RealManagerZone> = Object.fromEntries(
@@ -188,6 +190,7 @@ export async function startPair(options: PairOptions = {}): Promise<Pair> {
     manager,
     targetUrl,
     asked,
+    answered,
     both,
     async same(req, expected, norm = (r) => r) {
       const [real, sbx] = await both(req);
@@ -240,6 +243,9 @@ export function usePair(options: PairOptions = {}): Pair {
     },
     get asked() {
       return pair().asked;
+    },
+    get answered() {
+      return pair().answered;
     },
     both: (req) => pair().both(req),
     same: (req, expected, norm) => pair().same(req, expected, norm),

@@ -1,6 +1,6 @@
-import { freePort } from '@zone-api/testkit';
+import { freePort, viaProxy } from '@zone-api/testkit';
 import { describe, expect, it } from 'vitest';
-import { type Reply, SHIFT, usePair } from './pair.js';
+import { type Reply, SHIFT, usePair, workerCaughtUp } from './pair.js';
 
 // A port's traffic as the real manager 1.570.247 runs it, played against it and the sandbox side by
 // side (pair.ts; a sandbox port is the real one's number + SHIFT): which upstream a port's traffic takes,
@@ -336,8 +336,12 @@ describe("a port's socket_inactivity_timeout", () => {
     const [fastReal, fastSbx] = await pair.through(port, '/idle-fast?st=200');
     expect(fastReal).toMatchObject({ status: 200, text: 'hello /idle-fast?st=200' });
     expect({ status: fastSbx.status, text: fastSbx.text }).toEqual({ status: fastReal.status, text: fastReal.text });
-    // Once the slow target has answered (3 s) and a while after, the log holds the answered request alone.
-    await new Promise((resolve) => setTimeout(resolve, 3500));
+    // Once the slow target's exchange with both has ended (its answer at 3 s, or the real manager's own
+    // upstream timeout first, below), and each has logged a later request through the port (the real
+    // manager's worker reports in order), the log holds the answered request alone.
+    await expect.poll(() => pair.answered.get('/idle-slow'), { timeout: 30_000 }).toBe(2);
+    await workerCaughtUp(pair.manager.url, pair.targetUrl, port);
+    expect((await viaProxy(`http://127.0.0.1:${port + SHIFT}`, `${pair.targetUrl}/later-than-idle`)).status).toBe(200);
     await pair.sandbox.settled();
     const [realLog, sbxLog] = [
       entries(await call('real', '/idle-'), '/idle-', port),
@@ -352,8 +356,9 @@ describe("a port's socket_inactivity_timeout", () => {
     expect(sbxLog).toEqual(['0 /idle-fast?st=200 200']);
     const [statsReal, statsSbx] = await pair.both(() => ['GET', '/api/recent_stats']);
     const raced = realLog.includes(race) ? 1 : 0;
-    expect(counts(statsReal, port).ports['0']).toEqual({ reqs: 1 + raced, success: 1 });
-    expect(counts(statsSbx, port + SHIFT).ports['0']).toEqual({ reqs: 1, success: 1 });
+    // The fast request and the later one.
+    expect(counts(statsReal, port).ports['0']).toEqual({ reqs: 2 + raced, success: 2 });
+    expect(counts(statsSbx, port + SHIFT).ports['0']).toEqual({ reqs: 2, success: 2 });
   });
 
   it('given as text (a form body, as random seed 486167907 gave it): every connection of the port is reset and nothing is logged; other ports carry on', async () => {
