@@ -11,6 +11,7 @@ import { routerTable } from '../router/handlers.js';
 import { checkHandlers, type OperationDef, routesOf } from '../router/spec.js';
 import { bundleId, compileCached, detailsFromAjv, validatorsFor } from '../router/validators.js';
 import { HttpError } from '../shared/errors.js';
+import { CONTROL_TOKEN_HEADER } from './client.js';
 import { type ControlOptions, controlHandlers, unknownOperation } from './handlers.js';
 
 export type { ControlOptions } from './handlers.js';
@@ -20,7 +21,7 @@ export type { ControlOptions } from './handlers.js';
 // the developer visits or to the network it listens on.
 
 /** Header carrying the control token (required for /__sandbox/* when listening beyond loopback). */
-export const CONTROL_TOKEN_HEADER = 'x-sandbox-control-token';
+export { CONTROL_TOKEN_HEADER } from './client.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -162,7 +163,7 @@ export function controlRoutes(o: ControlOptions) {
   const handlers = routerTable<undefined>(table);
   return (app: FastifyInstance) => {
     const guard = async (req: FastifyRequest, _reply: FastifyReply) => {
-      if (o.token && !sameToken(req.headers[CONTROL_TOKEN_HEADER], o.token)) {
+      if (o.token && !sameToken(req.headers[CONTROL_TOKEN_HEADER.toLowerCase()], o.token)) {
         throw new HttpError(401, `The control endpoints need the control token (header X-Sandbox-Control-Token, printed at start)`);
       }
       if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {

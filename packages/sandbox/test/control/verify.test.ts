@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createControlClient } from '../../src/control/client.js';
+import type { FaultSpec } from '../../src/index.js';
 import { bearer, C, RES, raw, STATIC, STATIC_PW, TOKEN, useSandbox } from '../helpers.js';
 
 // Verify: the calls a sandbox received, per API, account and operation (in process and over HTTP),
@@ -6,7 +8,11 @@ import { bearer, C, RES, raw, STATIC, STATIC_PW, TOKEN, useSandbox } from '../he
 
 const t = useSandbox();
 const zoneUrl = (zone = STATIC) => `/api/zone?customer=${C}&zone=${zone}`;
-const arm = (base: string, body: unknown) => raw(base, 'POST', '/__sandbox/faults', { body });
+/** Arms a fault over HTTP through the control API's typed client: the status, and the error's text. */
+async function arm(base: string, body: FaultSpec): Promise<{ status: number; text: string }> {
+  const { response, error } = await createControlClient({ baseUrl: base }).addFault({ body });
+  return { status: response.status, text: JSON.stringify(error ?? null) };
+}
 
 describe('sandbox.calls(): what the sandbox received', () => {
   it('records each call with its operation, account, method, path, params, body, status and time', async () => {
