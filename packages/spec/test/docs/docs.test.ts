@@ -233,13 +233,14 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
 });
 
 describe('index page', () => {
-  it('links both reference pages and the parity matrix', async () => {
+  it('links the reference pages (both APIs and the sandbox control API) and the parity matrix', async () => {
     ready();
     const page = await open('index.html');
     const links = await page.locator('a').evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href')]));
     expect(links).toEqual([
       [loadBundle('account').info.title, 'account.html'],
       [loadBundle('manager').info.title, 'manager.html'],
+      [loadBundle('sandbox-control').info.title, 'sandbox-control.html'],
       ['Parity: the sandbox against the real local proxy manager', 'parity-manager.html'],
     ]);
     await page.screenshot({ path: join(shots, 'index.png') });
@@ -247,6 +248,25 @@ describe('index page', () => {
     await page.getByTestId('menu-item-label').first().waitFor({ timeout: 30_000 });
     expect(page.url()).toMatch(/manager\.html/);
   });
+});
+
+describe('sandbox control API reference page', () => {
+  it('shows its title and version, and every operation of its bundle by its summary, without an Observed badge', async () => {
+    ready();
+    const doc = loadBundle('sandbox-control');
+    const page = await open('sandbox-control.html');
+    await page.getByTestId('menu-item-label').first().waitFor({ timeout: 30_000 });
+    expect(await page.title()).toBe(`${doc.info.title} ${doc.info.version}`);
+    const ops = listOperations(doc);
+    expect(ops.length).toBe(15);
+    const html = await page.content();
+    for (const op of ops) expect(html, op.operationId).toContain(`"operationId":"${op.operationId}"`);
+    const labels = (await page.getByTestId('menu-item-label').allTextContents()).join('\n');
+    for (const tag of doc.tags) expect(labels).toContain(tag.name);
+    expect(html).not.toContain('x-observed-badge');
+    expect(page.errors).toEqual([]);
+    await page.screenshot({ path: join(shots, 'sandbox-control.png') });
+  }, 90_000);
 });
 
 describe('parity page', () => {
