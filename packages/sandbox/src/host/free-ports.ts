@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { StateData } from '../domain/types.js';
 
@@ -12,7 +12,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
     server.unref();
     server.once('error', reject);
     server.listen({ host, port: 0, exclusive: true }, () => {
-      const { port } = server.address() as { port: number };
+      const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });
   });
@@ -56,7 +56,7 @@ export function renumberPorts(data: StateData, map: ReadonlyMap<number, number>)
   const to = (p: number) => map.get(p) ?? p;
   const m = data.manager;
   const har = m.har.map((e) => {
-    const d = e.details as { port?: number; timeline?: { port?: number }[] } | undefined;
+    const d = e.details;
     if (!d || typeof d.port !== 'number' || !map.has(d.port)) return e;
     return {
       ...e,

@@ -65,7 +65,8 @@ export function portChecks(c: ManagerContext) {
       if (unknownZone && options.ports) s = { status: 'ok' };
       // A port with an `smtp` list is an SMTP relay: not checked, nor its status kept (web_api.js 563-564:
       // the port's `status` is left as it was, so proxies_running shows none).
-      const smtp = (cfg as { smtp?: unknown }).smtp as ArrayLike<unknown> | undefined;
+      // A list as the spec types it, or the text a lenient create kept as sent: either has a length.
+      const smtp: ArrayLike<unknown> | undefined = cfg.smtp;
       if (s.status === 'ok' && smtp?.length) return reply({ status: 'ok', status_details: [{ msg: 'SMTP proxy' }] }, false);
       if (s.status !== 'ok' || !options.ports) return answer(s);
       // When ports carry traffic, the port is checked as the real manager checks it: its last status is

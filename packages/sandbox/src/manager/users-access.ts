@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { intToIpv4, ipv4Range, isWhitelistEntry } from '../domain/net.js';
 import { HttpError } from '../shared/errors.js';
-import type { ManagerContext, ManagerHandlers } from './context.js';
+import type { ManagerContext, ManagerHandlers, ManagerHandlerTable } from './context.js';
 
 // Users and access: the API token, the whitelists of the ports and of the admin UI, the users.
 
@@ -26,13 +26,16 @@ export function defaultWhitelistChanged(c: ManagerContext, prev: string[]): void
   }
 }
 
+/** A whitelist body as the router hands it on: its documented `ip`, unchecked (the spec's `x-observed-unchecked`). */
+type WhitelistBody = Parameters<ManagerHandlerTable['addWhitelistIp' | 'addAdminWhitelistIp']>[0]['body'];
+
 /**
  * The `ip` of a whitelist body, read as the real manager reads it, unchecked (web_api.js 1058-1062 and
  * 1127-1136): a body without one (none, a text, a form without `ip`) or with a false one (`""`, `0`) is
  * answered 400 with its text; one it cannot parse as an IP or subnet (no text, `any`) 422.
  */
-function ipOf(body: unknown): string {
-  const ip = (body as { ip?: unknown } | null | undefined)?.ip;
+function ipOf(body: WhitelistBody): string {
+  const ip = body?.ip;
   if (!ip) throw new HttpError(400, 'You need to pass an IP to add\n', { text: true });
   if (typeof ip !== 'string' || ip === 'any' || !isWhitelistEntry(ip)) throw new HttpError(422, 'Wrong format\n', { text: true });
   return ip;

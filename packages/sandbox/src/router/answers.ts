@@ -65,7 +65,7 @@ export function answerErrors(
   };
 
   app.setErrorHandler((error, request, reply) => {
-    const op = (request.routeOptions.config as { op?: OperationDef } | undefined)?.op;
+    const op = request.routeOptions.config?.op;
     const e = error as Error & { validation?: ErrorObject[]; validationContext?: string; code?: string; statusCode?: number };
     if (e instanceof HttpError) return sendError(op, reply, e);
     if (e.validation) {

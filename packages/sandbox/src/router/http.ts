@@ -23,6 +23,13 @@ import { type Leniency, leniencyHeaders } from './lenient-headers.js';
 import { checkHandlers, type OperationDef, routesOf } from './spec.js';
 import { compileCached, decimalOnly, detailsFromAjv, validatorsFor } from './validators.js';
 
+declare module 'fastify' {
+  /** Each route of an operation carries it (here; not in the package's public types): the error handler and the record of calls read it. */
+  interface FastifyContextConfig {
+    op?: OperationDef;
+  }
+}
+
 const kAuth = Symbol('auth');
 const kLeniency = Symbol('leniency');
 const kFault = Symbol('fault');
@@ -262,7 +269,7 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
   if (options.onCall) {
     const onCall = options.onCall;
     app.addHook('onResponse', (req, reply, done) => {
-      const op = (req.routeOptions.config as { op?: OperationDef } | undefined)?.op;
+      const op = req.routeOptions.config?.op;
       if (op) {
         const r = req as Req;
         const duration = reply.elapsedTime;

@@ -14,7 +14,8 @@ const idleClosed = new WeakSet<Socket>();
  * Node's `socket.setTimeout` refuses (no number, or a negative one).
  */
 function inactivityOf(cfg: ProxyPortConfig | undefined): number | undefined {
-  const given: unknown = (cfg as { socket_inactivity_timeout?: unknown } | undefined)?.socket_inactivity_timeout;
+  // The spec's number, or whatever a lenient create kept as sent.
+  const given: unknown = cfg?.socket_inactivity_timeout;
   if (given === undefined || given === null || given === '') return PORT_DEFAULTS.socket_inactivity_timeout;
   return typeof given === 'number' && given >= 0 ? given : undefined;
 }
@@ -55,7 +56,7 @@ export function acceptConnections(server: TunnelServer, cfgOf: () => ProxyPortCo
       socket.once('error', () => undefined);
       return;
     }
-    const list = (cfg as { smtp?: unknown } | undefined)?.smtp as ArrayLike<unknown> | undefined;
+    const list: ArrayLike<unknown> | undefined = cfg?.smtp;
     if (list?.length) {
       const address = list[Math.floor(Math.random() * list.length)];
       if (typeof address !== 'string') {

@@ -71,7 +71,7 @@ const PORT_OPTIONS = ['country', 'state', 'city', 'zip', 'session', 'asn', 'dns'
  * know is then refused there (407), as the provider's network refuses it.
  */
 export function portCustomer(cfg: ProxyPortConfig, customer: string): string {
-  const own = (cfg as { customer?: unknown }).customer;
+  const own: unknown = cfg.customer;
   return own ? String(own).toLowerCase().replace(/ /g, '_') : customer;
 }
 
@@ -104,7 +104,7 @@ export function portUsername(
   // The port's `debug` as it runs (its default `none` too: lib/context.js 225), sent as every other option.
   const c: Record<string, unknown> = {
     ...(cfg as Record<string, unknown>),
-    debug: (cfg as { debug?: unknown }).debug ?? PORT_DEFAULTS.debug,
+    debug: cfg.debug ?? PORT_DEFAULTS.debug,
     ...(o.request ?? {}),
     session,
   };
