@@ -99,9 +99,8 @@ async function startLocked(
     await persist();
   };
 
-  const allowHost = (h: string | undefined) => hostAllowed(host, h);
   const core = { options, specs, store, accounts, faults, calls, listening, host, urlHost, persist };
-  const apiHost = { ...core, traffic, control, allowHost };
+  const apiHost = { ...core, traffic, control, allowHost: (h: string | undefined) => hostAllowed(host, h) };
   const account = accountApi(apiHost);
   const managerApi = managerApiOf(apiHost);
   const manager = managerApi(store, traffic.ports, () => listening, true);
