@@ -1,4 +1,4 @@
-import { getResponse, RequestHandler } from 'msw';
+import { getResponse, onUnhandledRequest, RequestHandler, type UnhandledRequestStrategy } from 'msw';
 
 // undici's own `request()`/`stream()` (the provider's JS SDK calls them: its `dist/esm/utils/net.mjs`
 // 29-32 hands `undici.request` its zone calls, `api/zones.mjs` 18 and 91, with no dispatcher of their
@@ -7,6 +7,11 @@ import { getResponse, RequestHandler } from 'msw';
 // under the same global symbol. `interceptUndici` puts a dispatcher there that asks the same MSW
 // handlers (`getResponse`) first and hands everything they leave alone to the dispatcher it replaced.
 // Calls given a dispatcher of their own (the SDK's scrape and dataset calls, `net.mjs` 7-16) pass it by.
+//
+// What no handler answers meets an `onUnhandledRequest` strategy of its own, 'error' unless the caller
+// chooses another: MSW keeps the one given to `server.listen()` to itself, and a request that no
+// handler answers must not reach the real network by default (a test could reach the provider).
+// Passing it on is the caller's explicit choice ('bypass', 'warn', or a callback that does not throw).
 
 /** undici's global dispatcher slots: `.1` is read by every undici since 5, `.2` is written beside it by undici 7. */
 const SLOTS = [Symbol.for('undici.globalDispatcher.1'), Symbol.for('undici.globalDispatcher.2')] as const;
@@ -58,6 +63,16 @@ export interface UndiciDispatcher {
  * its WebSocket handlers have nothing to say to undici's requests and are left out.
  */
 export type HandlerSource = readonly RequestHandler[] | { listHandlers(): readonly unknown[] };
+
+export interface InterceptUndiciOptions {
+  /**
+   * What happens to a request no handler answers, as MSW's option of the same name (give both the same
+   * value): 'error' (default) refuses it with a network error and sends nothing; 'warn' and 'bypass'
+   * hand it to the dispatcher that was there before; a callback hands it on unless it throws or calls
+   * `print.error()`. A handler's `passthrough()` and a `bypass()`ed request are always handed on.
+   */
+  onUnhandledRequest?: UnhandledRequestStrategy;
+}
 
 /** undici's header forms: a flat `[name, value, …]` list, `[name, value]` pairs, or an object. */
 function headersOf(raw: unknown): Headers {
@@ -178,10 +193,12 @@ async function deliver(handler: DispatchHandler, response: Response): Promise<vo
 }
 
 /**
- * A dispatcher that answers from MSW's handlers what they answer, and hands on to `fallback` what they
- * leave alone (no handler, `passthrough()`, `bypass()`).
+ * A dispatcher that answers from MSW's handlers what they answer, hands on to `fallback` what they
+ * pass (`passthrough()`, `bypass()`), and what no handler answers as `options.onUnhandledRequest` says
+ * (refused by default).
  */
-export function mswDispatcher(source: HandlerSource, fallback: UndiciDispatcher): UndiciDispatcher {
+export function mswDispatcher(source: HandlerSource, fallback: UndiciDispatcher, options: InterceptUndiciOptions = {}): UndiciDispatcher {
+  const strategy = options.onUnhandledRequest ?? 'error';
   const handlersOf = () =>
     'listHandlers' in source ? source.listHandlers().filter((h): h is RequestHandler => h instanceof RequestHandler) : [...source];
   return {
@@ -192,6 +209,16 @@ export function mswDispatcher(source: HandlerSource, fallback: UndiciDispatcher)
         const forward = { ...opts, body: request.body ? new Uint8Array(await request.clone().arrayBuffer()) : opts.body };
         const bypassed = request.headers.get('accept')?.includes('msw/passthrough') || request.headers.get('x-msw-intention') === 'bypass';
         const response = bypassed ? undefined : await getResponse(handlersOf(), request.clone());
+        if (!response && !bypassed) {
+          // Throws (refusing the request) on 'error', on print.error(), or when the callback throws.
+          await onUnhandledRequest(request.clone(), strategy).catch((err: unknown) => {
+            const reason = err instanceof Error ? err.message : String(err);
+            throw Object.assign(new TypeError(`Refused, not sent (no MSW handler, onUnhandledRequest): ${reason}`), {
+              code: 'UND_ERR_SOCKET',
+              cause: err,
+            });
+          });
+        }
         if (!response || response.headers.get('x-msw-intention') === 'passthrough') {
           fallback.dispatch(forward, handler);
           return;
@@ -222,10 +249,10 @@ function deadController(reason: Error): Controller {
  * the process, and returns the function that puts the previous one back:
  *
  *   const server = setupServer(...sandboxHandlers(sandbox));
- *   server.listen();
- *   const restore = interceptUndici(server); // the provider's SDK is answered too
+ *   server.listen({ onUnhandledRequest: 'error' });
+ *   const restore = interceptUndici(server); // the provider's SDK is answered too; unmatched: refused
  */
-export function interceptUndici(source: HandlerSource): () => void {
+export function interceptUndici(source: HandlerSource, options: InterceptUndiciOptions = {}): () => void {
   const slots = globalThis as unknown as Record<symbol, UndiciDispatcher | undefined>;
   // Node loads its bundled undici, and with it the global dispatcher, on the first use of a fetch class.
   if (slots[SLOTS[0]] === undefined) new Headers();
@@ -235,7 +262,7 @@ export function interceptUndici(source: HandlerSource): () => void {
   const set = (slot: symbol, value: UndiciDispatcher | undefined) =>
     // As undici's own setGlobalDispatcher defines it, so that undici can set it again.
     Object.defineProperty(globalThis, slot, { value, writable: true, enumerable: false, configurable: false });
-  const dispatcher = mswDispatcher(source, fallback);
+  const dispatcher = mswDispatcher(source, fallback, options);
   for (const s of SLOTS) set(s, dispatcher);
   return () => {
     SLOTS.forEach((s, i) => {

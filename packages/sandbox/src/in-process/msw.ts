@@ -1,4 +1,4 @@
-import { bypass, type HttpHandler, HttpResponse, http } from 'msw';
+import { bypass, type HttpHandler, HttpResponse, http, passthrough } from 'msw';
 import type { Sandbox } from '../host/sandbox-types.js';
 import { PROVIDER_API_ORIGINS } from '../shared/brand.js';
 
@@ -19,7 +19,7 @@ import { PROVIDER_API_ORIGINS } from '../shared/brand.js';
 // undici's own `request()` (mswjs/msw#2165), which the provider's JS SDK uses: `interceptUndici(server)`
 // has the same handlers answer those too (msw-undici.ts).
 
-export { type HandlerSource, interceptUndici, mswDispatcher, type UndiciDispatcher } from './msw-undici.js';
+export { type HandlerSource, type InterceptUndiciOptions, interceptUndici, mswDispatcher, type UndiciDispatcher } from './msw-undici.js';
 
 export interface SandboxHandlersOptions {
   /**
@@ -77,5 +77,14 @@ export function sandboxHandlers(sandbox: Pick<Sandbox, 'handle'> | SandboxUrls, 
       }),
     );
   const managerOrigins = options.managerOrigins ?? ('handle' in sandbox || sandbox.managerUrl ? MANAGER_ORIGINS : []);
-  return [...route('account', options.accountOrigins ?? PROVIDER_API_ORIGINS), ...route('manager', managerOrigins)];
+  // The sandbox's own URLs (its control calls such as POST /__sandbox/accounts, clients pointed at it)
+  // are handled by passing them on: left unhandled, a user's `onUnhandledRequest: 'error'` refuses them
+  // and MSW prints each one with its body (a seed is ~10 KB of JSON).
+  const urls = sandbox as Partial<SandboxUrls>;
+  const own = [...new Set([urls.accountUrl, urls.managerUrl].filter((u): u is string => !!u).map((u) => new URL(u).origin))];
+  return [
+    ...route('account', options.accountOrigins ?? PROVIDER_API_ORIGINS),
+    ...route('manager', managerOrigins),
+    ...own.map((origin) => http.all(`${origin}/*`, () => passthrough())),
+  ];
 }

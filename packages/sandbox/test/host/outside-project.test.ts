@@ -433,8 +433,12 @@ describe("the sandbox's testing guide, run as a suite in parallel workers in the
         expect(failed, `run ${run}: ${res.stderr.slice(-2000)}`).toEqual([]);
         expect(res.status, `run ${run}`).toBe(0);
         expect(json.testResults).toHaveLength(4);
-        expect(json.numTotalTests).toBe(6);
-        expect(json.numPassedTests).toBe(6);
+        expect(json.numTotalTests).toBe(7);
+        expect(json.numPassedTests).toBe(7);
+        // Under the guide's plain onUnhandledRequest: 'error', the control calls are passed on: MSW
+        // refuses and prints only the one request no handler answers, never a call to the sandbox.
+        expect(res.stdout + res.stderr).not.toContain('/__sandbox/');
+        expect((res.stdout + res.stderr).match(/without a matching request handler/g) ?? [], `run ${run}`).toHaveLength(1);
         expect(readFileSync(guardLog, 'utf8'), `run ${run}: the guard refused`).toBe('');
         results.push(`run ${run}: ${json.numPassedTests}/${json.numTotalTests}`);
       }

@@ -193,9 +193,18 @@ describe('mswDispatcher(): undici requests through MSW handlers', () => {
     expect(await streamed.body.json()).toEqual({ body: 'one,two', type: 'text/plain' });
   });
 
-  it('what the handlers leave alone (no handler, passthrough()) goes to the fallback; HttpResponse.error() is a network error', async () => {
+  it('no handler: refused by default, nothing handed to the fallback; a passthrough() is handed on', async () => {
     const fallback = recordingFallback();
     const dispatcher = mswDispatcher(handlers, fallback) as never;
+    await expect(request('https://other.test/x?y=1', { dispatcher })).rejects.toThrow(/Refused, not sent/);
+    expect(fallback.seen).toEqual([]);
+    await expect(request('https://pass.test/', { dispatcher })).rejects.toThrow(/fallback: not sent/);
+    expect(fallback.seen).toEqual(['GET https://pass.test/']);
+  });
+
+  it("what the handlers leave alone (no handler with 'bypass' chosen, passthrough()) goes to the fallback; HttpResponse.error() is a network error", async () => {
+    const fallback = recordingFallback();
+    const dispatcher = mswDispatcher(handlers, fallback, { onUnhandledRequest: 'bypass' }) as never;
     await expect(request('https://pass.test/', { dispatcher })).rejects.toThrow(/fallback: not sent/);
     await expect(request('https://other.test/x?y=1', { dispatcher })).rejects.toThrow(/fallback: not sent/);
     async function* chunks() {

@@ -1,8 +1,8 @@
 import https from 'node:https';
 import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sandboxHandlers } from '../../src/in-process/msw.js';
-import { type Sandbox, startSandbox } from '../../src/index.js';
+import { type Sandbox, seed, startSandbox } from '../../src/index.js';
 
 // The MSW adapter: code that calls the provider's own host (global fetch, node:https as axios uses it)
 // and the local manager's well-known address is answered by the sandbox in process, with the
@@ -120,6 +120,42 @@ describe('sandboxHandlers({ accountUrl, managerUrl }): a sandbox in another proc
       expect((await fetch('http://localhost:22999/api/version')).status).toBe(200);
       expect(other.calls({ operationId: 'getVersion' })).toHaveLength(1);
     } finally {
+      remote.close();
+      server.listen({ onUnhandledRequest: 'error' });
+      await other.close();
+    }
+  });
+});
+
+describe("the sandbox's own URLs under onUnhandledRequest: 'error'", () => {
+  it('a control call (POST /__sandbox/accounts with a seed) is passed on, neither refused nor printed', async () => {
+    const other = await startSandbox();
+    const remote = setupServer(...sandboxHandlers({ accountUrl: other.accountUrl, managerUrl: other.managerUrl }));
+    const printed = vi.spyOn(console, 'error');
+    const warned = vi.spyOn(console, 'warn');
+    server.close();
+    remote.listen({ onUnhandledRequest: 'error' });
+    try {
+      // A whole seed (~10 KB of JSON), as the testing guide's newAccount() sends it.
+      const built = seed().build();
+      expect(JSON.stringify(built).length).toBeGreaterThan(5_000);
+      const res = await fetch(`${other.accountUrl}/__sandbox/accounts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ seed: built, manager: true }),
+      });
+      expect(res.status, await res.clone().text()).toBeLessThan(300);
+      const account = (await res.json()) as { token: string; managerUrl: string };
+      expect(account.token).toBeTruthy();
+      // A client pointed at the sandbox's URL directly is passed on too.
+      const balance = await fetch(`${other.accountUrl}/api/customer/balance`, { headers: { Authorization: `Bearer ${account.token}` } });
+      expect(balance.status).toBe(200);
+      expect((await fetch(`${other.managerUrl}/api/version`)).status).toBe(200);
+      expect(printed).not.toHaveBeenCalled();
+      expect(warned).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+      warned.mockRestore();
       remote.close();
       server.listen({ onUnhandledRequest: 'error' });
       await other.close();
