@@ -152,10 +152,15 @@ export async function servePortTunnel(
     x.outBw = connectBytes;
   } else {
     const text = Buffer.from(up.body ?? '');
-    const answer = connectHead(up.status, up.statusText, { ...up.headers, 'content-length': String(text.length), connection: 'close' });
+    const head = { ...up.headers, 'content-length': String(text.length), connection: 'close' };
+    const answer = connectHead(up.status, up.statusText, head);
     socket.end(answer + text);
-    x.received = text.length;
-    x.inBw = Buffer.byteLength(answer) + text.length;
+    // Logged as the real manager logs its upstream's refusal of a CONNECT: the answer's headers as
+    // the upstream sent them, `connection` and `content-length` among them, no body, and only the head
+    // counted in (observed on 1.570.247: traffic-cases.test.ts).
+    x.responseHeaders = Object.fromEntries(Object.entries(head).flatMap(([k, v]) => (v === undefined ? [] : [[k, [v].flat().join(', ')]])));
+    x.received = 0;
+    x.inBw = Buffer.byteLength(answer);
     x.outBw = connectBytes;
   }
   x.time = ctx.now() - x.started;

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { SHIFT, THROUGH_IDLE_MS, usePair } from './pair.js';
+import { THROUGH_IDLE_MS, usePair } from './pair.js';
+import { normalised, portLog, portOf, SIDES, type Side } from './port-logs.js';
 
 // A proxy port's log entries, field by field, on the real manager 1.570.247 and the sandbox side by side
 // (pair.ts): the request's headers as the client spelled them, its hop-by-hop ones and the `Connection`
@@ -11,48 +12,6 @@ import { SHIFT, THROUGH_IDLE_MS, usePair } from './pair.js';
 // normalised: ids, times, the port's number, the exit peer's address and the upstream password (parity.yaml).
 
 const pair = usePair();
-type Side = 'real' | 'sandbox';
-const SIDES: Side[] = ['real', 'sandbox'];
-const portOf = (side: Side, port: number) => (side === 'real' ? port : port + SHIFT);
-const managerOf = (side: Side) => (side === 'real' ? pair.manager.url : pair.sandbox.managerUrl);
-
-interface Log {
-  log: { entries: Record<string, unknown>[] };
-  sum_in: number;
-  sum_out: number;
-}
-
-/** Each side's log of a port, once the real one holds `count` entries. */
-async function portLog(port: number, count: number): Promise<Record<Side, Log>> {
-  const read = async (side: Side) => {
-    const p = portOf(side, port);
-    const r = await fetch(`${managerOf(side)}/api/logs?port_from=${p}&port_to=${p}&limit=0`);
-    return (await r.json()) as Log;
-  };
-  await expect
-    .poll(async () => (await read('real')).log.entries.length, { message: `the real manager logs ${count} on ${port}` })
-    .toBe(count);
-  await pair.sandbox.settled();
-  return { real: await read('real'), sandbox: await read('sandbox') };
-}
-
-/** A log read without what differs between two runs of the real manager itself. */
-function normalised(side: Side, port: number, log: Log): unknown {
-  const at = String(portOf(side, port));
-  const text = JSON.stringify(log)
-    .replace(new RegExp(`(?<!\\d)${at}(?!\\d)`, 'g'), 'PORT')
-    .replace(/:PORT(?=[,}])/g, ':"PORT"')
-    .replace(/"(proxy_peer|x-brd-ip)":"[\d.]+"/g, '"$1":"PEER"')
-    .replace(/"name":"(x-brd-ip|date)","value":"[^"]*"/g, '"name":"$1","value":"…"')
-    .replace(/"(uuid|startedDateTime)":"[^"]*"/g, '"$1":"…"')
-    .replace(/"(timestamp|time|ttfb|receive|end|blocked|wait)":\d+/g, '"$1":0');
-  const parsed = JSON.parse(text) as Log;
-  for (const e of parsed.log.entries) delete (e.details as Record<string, unknown>).password;
-  // Entries logged within the same millisecond come in either order.
-  parsed.log.entries.sort((a, b) => JSON.stringify(a.request).localeCompare(JSON.stringify(b.request)));
-  return parsed;
-}
-
 /** A request through each side's port as a client writes it: `raw` header names and values in this order and spelling. */
 function send(port: number, path: string, raw: [string, string][]): Promise<Record<Side, { status: number; headers: string[] }>> {
   const one = (side: Side) =>
@@ -96,7 +55,7 @@ describe('a port’s log entries, value by value', () => {
       ['x-lpm-session', 'own1'],
     ]);
     expect(second.sandbox).toEqual(second.real);
-    const log = await portLog(port, 2);
+    const log = await portLog(pair, port, 2);
     const entries = (log.real.log.entries as Array<{ request: { url: string; headers: unknown }; response: { headers: unknown } }>).sort(
       (a, b) => a.request.url.localeCompare(b.request.url),
     );
@@ -135,7 +94,7 @@ describe('a port’s log entries, value by value', () => {
     ]);
     expect(sent.real.status).toBe(502);
     expect(sent.sandbox).toEqual(sent.real);
-    const log = await portLog(port, 1);
+    const log = await portLog(pair, port, 1);
     expect(log.real.log.entries[0]?.details).not.toHaveProperty('proxy_peer');
     expect(normalised('sandbox', port, log.sandbox)).toEqual(normalised('real', port, log.real));
   });
