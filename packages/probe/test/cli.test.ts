@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Sandbox, startSandbox } from '@zone-api/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, startStandIn } from './stand-in.js';
 
 // The command as a user runs it (the compiled bin; `pnpm build` first): the token from the environment,
 // the report in two files, nothing secret on the terminal.
@@ -71,14 +72,20 @@ describe('zone-api-probe', () => {
 
   it('exits 1 when an answer breaks the spec', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'probe-cli-'));
-    const r = await run(
-      ['account', '--base-url', sandbox.accountUrl, '--customer', 'hl_1a2b3c4d', '--only', 'getZone', '--out', join(dir, 'r')],
-      {
-        ZONE_API_TOKEN: TOKEN,
-      },
-    );
-    expect(r.code).toBe(1);
-    expect(r.out).toContain('1 calls, 2 findings (extra-field)');
+    // A service whose getZone carries two fields the spec does not declare.
+    const offSpec = await startStandIn({ '/api/zone': json({ ips: ['any'], password: ['p'], plans: [], surprise: 1, other: 2 }) });
+    try {
+      const r = await run(
+        ['account', '--base-url', offSpec.url, '--customer', 'hl_1a2b3c4d', '--only', 'getZone', '--out', join(dir, 'r')],
+        {
+          ZONE_API_TOKEN: TOKEN,
+        },
+      );
+      expect(r.code).toBe(1);
+      expect(r.out).toContain('1 calls, 2 findings (extra-field)');
+    } finally {
+      await offSpec.close();
+    }
   });
 
   it('reaches nothing without --base-url, and refuses a pace at the documented limit', async () => {
