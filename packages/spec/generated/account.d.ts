@@ -516,6 +516,11 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *   the replacements. It must not carry `vips`. Returns `{ips, new_ips}`. The price of refreshing
    *   datacenter IPs is not documented.
    *
+   * Observed in a client of the live service (not in the documentation): the same fields sent as a
+   * form (`application/x-www-form-urlencoded`), a list as its name repeated (`ips=<ip>&ips=<ip>`).
+   * Form values are text on the wire: they are read as the schema's types, and a single value where a
+   * list is expected as a list of one.
+   *
    * `POST /api/zone/ips/refresh` · operationId `refreshZoneIps` · reference: `@zone-api/spec/docs/account.html#operation/refreshZoneIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/account.html`)
    */
   refreshZoneIps: M['refreshZoneIps'];

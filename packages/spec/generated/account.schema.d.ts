@@ -361,6 +361,11 @@ export interface paths {
          *       refresh (omit it to refresh all IPs of the Zone), optional `country` and `country_city` for
          *       the replacements. It must not carry `vips`. Returns `{ips, new_ips}`. The price of refreshing
          *       datacenter IPs is not documented.
+         *
+         *     Observed in a client of the live service (not in the documentation): the same fields sent as a
+         *     form (`application/x-www-form-urlencoded`), a list as its name repeated (`ips=<ip>&ips=<ip>`).
+         *     Form values are text on the wire: they are read as the schema's types, and a single value where a
+         *     list is expected as a list of one.
          */
         post: operations["refreshZoneIps"];
         delete?: never;
@@ -868,8 +873,8 @@ export interface components {
          * Format: int32
          * @description A flag: `1` or `true` (`True`) sets it; `0`, `false` or leaving it out does not. The seed
          *     documentation gives `1`; the provider's API reference and the clients of the live service send
-         *     `true` (Python's `requests` sends `True`). The bare name (`&ip_per_country`, an empty value), which an
-         *     older client sends, is not accepted: what it means to the service is not shown.
+         *     `true` (Python's `requests` sends `True`). The bare name (an empty value) is accepted only where a
+         *     parameter says so (`ip_per_country`, whose meaning with the bare name a client shows).
          */
         Flag: number | boolean | string;
         /**
@@ -2649,10 +2654,12 @@ export interface operations {
                 /**
                  * @description Flag: `1` or `true` returns a count of IPs per country instead of the IP records. The seed
                  *     documentation calls it a flag without giving its value; the provider's API reference shows
-                 *     `ip_per_country=true`, and a client of the live service sends `true`.
+                 *     `ip_per_country=true`, and a client of the live service sends `true`. An older client sends
+                 *     the bare name (`&ip_per_country`, an empty value) for the same count per country (observed):
+                 *     it sets the flag too.
                  * @example true
                  */
-                ip_per_country?: components["schemas"]["Flag"];
+                ip_per_country?: components["schemas"]["Flag"] | string;
             };
             header?: never;
             path?: never;
@@ -2769,6 +2776,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RefreshZoneIpsRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RefreshZoneIpsRequest"];
             };
         };
         responses: {

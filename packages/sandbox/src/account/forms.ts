@@ -12,10 +12,12 @@ export function answerForms(store: Store): AnswerForms {
 
 /**
  * A query flag as the provider's clients send it (the spec's `Flag`): `1` or `true` in any case sets it;
- * `0`, `false` or its absence does not.
+ * `0`, `false` or its absence does not. The bare name (an empty value) sets it: only a parameter whose
+ * schema accepts one gets this far with it (`ip_per_country`).
  */
 export function flagOn(value: unknown): boolean {
   if (value === undefined || value === null) return false;
+  if (value === '') return true;
   if (value === true || value === 1) return true;
   return /^(1|true)$/i.test(String(value));
 }

@@ -48,10 +48,14 @@ export function readAsSent(sent: BodyAsSent): unknown {
 
 /**
  * Before an operation's checks: a body of a media type the API does not read is refused by an operation
- * that takes a JSON body (naming Content-Type); where bodies are read as the real manager reads them,
- * every route gets one, `{}` when none was sent or read (express's body-parser).
+ * that takes a JSON body (naming Content-Type); as the real manager reads bodies, every route gets one,
+ * `{}` when none was sent or read (body-parser); elsewhere a form only where the spec has it, not `strict`.
  */
-export function readBody(req: FastifyRequest, op: OperationDef, realBodies: boolean): HttpError | undefined {
+export function readBody(req: FastifyRequest, op: OperationDef, realBodies: boolean, strict = false): HttpError | undefined {
+  if (!realBodies && (req as Req)[kBodyText]?.media === 'form' && (strict || op.body?.formPointer === undefined)) {
+    (req as Req)[kUnsupportedMedia] = String(req.headers['content-type']);
+    [(req as Req)[kBodyText], req.body] = [undefined, undefined];
+  }
   if (realBodies && op.body && req.body == null) req.body = {};
   // The real manager's handlers read the fields they name of whatever body came (`req.body.email`,
   // web_api.js 931-942; `req.body.port`, 276-284; `req.body.zone`, 972-987; `{type, message}`, 1426-1431),
@@ -188,14 +192,22 @@ export function addBodyParsers(app: FastifyInstance, realBodies: boolean): void 
   app.removeAllContentTypeParsers();
   // express reads a GET's body too; fastify only when told to.
   if (realBodies) app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
-  if (!realBodies)
+  if (!realBodies) {
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       // Empty bodies parse to "no body" (the schema then says whether one was required).
       if ((body as string).length === 0) return done(null, undefined);
       (req as Req)[kBodySize] = Buffer.byteLength(body as string);
       parseJson(req, body as string, jsonParser, false, done);
     });
-  else {
+    // A form is read, and kept only by an operation whose spec declares that form of its body (readBody).
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, text, done) => {
+      (req as Req)[kBodySize] = Buffer.byteLength(text as string);
+      const parsed = (text as string).length ? readForm(text as string) : undefined;
+      if (parsed !== undefined) (req as Req)[kBodyText] = { text: text as string, media: 'form' };
+      else if ((text as string).length) (req as Req)[kUnsupportedMedia] = String(req.headers['content-type'] ?? '');
+      done(depthError(tooDeep(parsed)), parsed);
+    });
+  } else {
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
       const raw = body as Buffer;
       if (raw.length === 0) return done(null, undefined);

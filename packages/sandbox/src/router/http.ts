@@ -134,6 +134,10 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
       const s = { $ref: `${v.id}${op.body.schemaPointer}` };
       use('body', s, bodyValidator(op, checker, strict));
     }
+    // A form's text values read as the schema's types before the body's check (its verdict is that check's).
+    const formPointer = op.body?.formPointer;
+    const coerceForm =
+      formPointer && !strict ? compileCached(v, 'form', `${op.operationId} form`, { $ref: `${v.id}${formPointer}` }) : undefined;
 
     const authenticate = options.authenticate;
     const prepare = options.prepare;
@@ -177,8 +181,9 @@ export function buildApi<A>(options: ApiOptions<A>): FastifyInstance {
       preValidation(req, reply, done) {
         // A body the real manager cannot parse is refused (500) before its credential is checked.
         if (realBodies && !authenticated(req, reply, done)) return;
-        const refused = readBody(req, op, realBodies);
+        const refused = readBody(req, op, realBodies, strict);
         if (refused) return done(refused);
+        if (coerceForm && bodyTextOf(req)?.media === 'form') coerceForm(req.body);
         const q = req.query as Record<string, unknown>;
         for (const p of contentParams) {
           const raw = q[p.name];

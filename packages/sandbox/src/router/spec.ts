@@ -24,8 +24,11 @@ export interface OperationDef extends Pick<OperationFacts, 'permissions' | 'chan
   /** The router path, e.g. `/api/proxies/:port`. */
   url: string;
   params: ParamDef[];
-  /** The JSON request body, when the operation takes one. */
-  body?: { required: boolean; schemaPointer: string };
+  /**
+   * The JSON request body, when the operation takes one; `formPointer`, the schema of the same body sent as
+   * a form (`application/x-www-form-urlencoded`), when the spec declares that form too.
+   */
+  body?: { required: boolean; schemaPointer: string; formPointer?: string };
   /** Declared media types by status; empty for a response without a body. */
   responses: Map<string, { media: string[] }>;
   /** The security schemes the operation's requirements name (`managerToken`, `bearerToken`, …). */
@@ -48,6 +51,7 @@ export function routesOf(doc: OpenApiDoc): readonly OperationDef[] {
 function readRoutes(doc: OpenApiDoc): OperationDef[] {
   return operations(doc).map((o) => {
     const json = o.requestBody?.content['application/json'];
+    const form = o.requestBody?.content['application/x-www-form-urlencoded'];
     const { permissions, changesState, clientIpCheck, brandPrefix, unchecked } = o.facts;
     return {
       operationId: o.operationId,
@@ -55,7 +59,15 @@ function readRoutes(doc: OpenApiDoc): OperationDef[] {
       path: o.path,
       url: o.path.replace(/\{([^}]+)\}/g, ':$1'),
       params: o.parameters,
-      ...(json && o.requestBody ? { body: { required: o.requestBody.required, schemaPointer: json.schemaPointer } } : {}),
+      ...(json && o.requestBody
+        ? {
+            body: {
+              required: o.requestBody.required,
+              schemaPointer: json.schemaPointer,
+              ...(form ? { formPointer: form.schemaPointer } : {}),
+            },
+          }
+        : {}),
       responses: new Map(o.responses.map((r) => [r.status, { media: r.media }])),
       credentials: o.credentials,
       permissions,

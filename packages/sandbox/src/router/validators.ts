@@ -10,6 +10,8 @@ export interface Validators {
   id: string;
   body: Ajv2020;
   query: Ajv2020;
+  /** A body sent as a form: its values are text, coerced to the schema's types, a single value to a list of one. */
+  form: Ajv2020;
   cache: Map<string, ValidateFunction>;
 }
 
@@ -27,14 +29,15 @@ export function validatorsFor(doc: OpenApiDoc, name: string): Validators {
     // Bodies are JSON: no coercion. Query and path values are strings on the wire: coerced to the schema's types.
     const body = createAjv({ ...common, coerceTypes: false, useDefaults: false });
     const query = createAjv({ ...common, coerceTypes: true, useDefaults: true });
-    for (const ajv of [body, query]) ajv.addSchema({ ...doc, $id: id });
-    v = { id, body, query, cache: new Map() };
+    const form = createAjv({ ...common, coerceTypes: 'array', useDefaults: false });
+    for (const ajv of [body, query, form]) ajv.addSchema({ ...doc, $id: id });
+    v = { id, body, query, form, cache: new Map() };
     validatorCache.set(doc, v);
   }
   return v;
 }
 
-export function compileCached(v: Validators, kind: 'body' | 'query', key: string, schema: object): ValidateFunction {
+export function compileCached(v: Validators, kind: 'body' | 'query' | 'form', key: string, schema: object): ValidateFunction {
   const k = `${kind} ${key}`;
   let fn = v.cache.get(k);
   if (!fn) {

@@ -19,6 +19,7 @@ const withHealth = seed()
 const t = useSandbox({ seed: withHealth });
 const seedForms = useSandbox({ answerForms: 'seed' });
 const builtSeedForms = useSandbox({ seed: seed().answerForms('seed') });
+const strict = useSandbox({ strict: true });
 
 const get = (sandbox: typeof t, path: string) => raw(sandbox.sandbox.accountUrl, 'GET', path, { headers: bearer });
 
@@ -159,6 +160,43 @@ describe('request forms the clients send', () => {
     for (const off of ['0', 'false'])
       expect(Array.isArray((await get(t, `/zone/ips?zone=${STATIC}&ip_per_country=${off}`)).json().ips)).toBe(true);
     expect((await get(t, `/zone/ips?zone=${STATIC}&ip_per_country=yes`)).status).toBe(400);
+  });
+
+  it('the bare &ip_per_country counts per country (the Ruby gem); another flag bare is refused', async () => {
+    const bare = await get(t, `/zone/ips?zone=${STATIC}&ip_per_country`);
+    expect(bare.status, bare.text).toBe(200);
+    expect(bare.json()).toEqual((await get(t, `/zone/ips?zone=${STATIC}&ip_per_country=true`)).json());
+    expect(bare.json().ips).toBeUndefined();
+    const other = await get(t, `/zone/route_ips?zone=${STATIC}&list_countries`);
+    expect(other.status).toBe(400);
+    expect(other.json().details).toContainEqual(expect.objectContaining({ field: 'query.list_countries' }));
+  });
+
+  it('a refresh sent as a form: a list as its name repeated, one value as a list of one; strict and other operations refuse it', async () => {
+    await t.sandbox.reset();
+    const form = (sandbox: typeof t, path: string, text: string) =>
+      raw(sandbox.sandbox.accountUrl, 'POST', path, { headers: { ...bearer, 'content-type': 'application/x-www-form-urlencoded' }, text });
+    const held = () => t.sandbox.state().account.zones.find((z) => z.name === STATIC)?.ips ?? [];
+    const [a, b] = held();
+    const two = await form(t, '/zone/ips/refresh', `zone=${STATIC}&ips=${a}&ips=${b}`);
+    expect(two.status, two.text).toBe(200);
+    expect(two.json().new_ips).toHaveLength(2);
+    expect(held()).not.toContain(a);
+    expect(held()).not.toContain(b);
+    const [c] = held();
+    const one = await form(t, '/zone/ips/refresh', `zone=${STATIC}&ips=${c}`);
+    expect(one.status, one.text).toBe(200);
+    expect(one.json().new_ips).toHaveLength(1);
+    expect(held()).not.toContain(c);
+    // Only where the spec declares the form: a JSON-only operation, and strict, name Content-Type.
+    for (const [sandbox, path, text] of [
+      [t, '/zone/ips', `zone=${STATIC}&count=1`],
+      [strict, '/zone/ips/refresh', `zone=${STATIC}&ips=${held()[0]}`],
+    ] as const) {
+      const r = await form(sandbox, path, text);
+      expect(r.status, `${path} ${r.text}`).toBe(400);
+      expect(r.json().details).toEqual([{ field: 'header.Content-Type', reason: expect.stringMatching(/must be application\/json/) }]);
+    }
   });
 
   it('recent_ips and the whitelist read: without zones, *, one name or names separated by commas', async () => {
