@@ -557,6 +557,8 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Replaces the listed datacenter IPs of the Zone with new ones and returns the Zone's IPs with their
    * countries. When `ips` is not an array the real manager answers `400` with a text (observed).
+   * The manager's web interface refreshes a Zone's gIPs with `vips` in place of `ips`, and reads the
+   * Zone's gIPs back (`vips`, observed).
    *
    * `POST /api/refresh_ips` · operationId `refreshIps` · reference: `@zone-api/spec/docs/manager.html#operation/refreshIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */

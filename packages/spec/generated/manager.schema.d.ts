@@ -666,6 +666,8 @@ export interface paths {
          * Refresh datacenter IPs of a Zone
          * @description Replaces the listed datacenter IPs of the Zone with new ones and returns the Zone's IPs with their
          *     countries. When `ips` is not an array the real manager answers `400` with a text (observed).
+         *     The manager's web interface refreshes a Zone's gIPs with `vips` in place of `ips`, and reads the
+         *     Zone's gIPs back (`vips`, observed).
          */
         post: operations["refreshIps"];
         delete?: never;
@@ -1915,10 +1917,27 @@ export interface components {
              */
             def?: string | components["schemas"]["SettingAsGiven"];
         };
+        /**
+         * @description One allocated IP or gIP with its country, as the manager's web interface lists it (observed): `ip`
+         *     (a gIP's name for gIPs), and its country as `maxmind` (datacenter IPs) or `country` (gIPs).
+         */
+        AllocatedIpCountry: {
+            /** @description The IP (a gIP's name for gIPs). */
+            ip: string;
+            /** @description The country of a datacenter IP by MaxMind, lower case. */
+            maxmind?: string;
+            /** @description The country of a gIP, lower case. */
+            country?: string;
+        };
         /** @description The datacenter IPs allocated to the Zone (the upstream body passed through). */
         AllocatedIps: {
             /** @description The allocated IPs. */
             ips: string[];
+            /**
+             * @description The same IPs with their countries, which the manager's web interface reads (observed; it lists
+             *     them with their MaxMind country).
+             */
+            ips_cn?: components["schemas"]["AllocatedIpCountry"][];
         };
         /**
          * @description The gIPs allocated to the Zone. The documentation names the list `ips`; the real manager sends `vips`
@@ -1929,12 +1948,20 @@ export interface components {
             ips?: string[];
             /** @description The allocated gIPs (the real manager's name). */
             vips?: string[];
+            /** @description The same gIPs with their countries, which the manager's web interface reads (observed). */
+            vips_cn?: components["schemas"]["AllocatedIpCountry"][];
         };
-        /** @description Body of `POST /api/refresh_ips`. */
+        /**
+         * @description Body of `POST /api/refresh_ips`: the Zone and the datacenter IPs (`ips`) or the gIPs (`vips`) to
+         *     refresh. The documentation shows `ips`; the manager's web interface sends `vips` for a Zone's gIPs
+         *     (observed), which the real manager passes on to the account service as they came.
+         */
         RefreshIpsRequest: {
             zone: components["schemas"]["ZoneName"];
             /** @description The datacenter IPs to refresh. When it is not an array the real manager answers `400` `ips should be an array of IPs` (observed). */
-            ips: string[];
+            ips?: string[];
+            /** @description The gIPs to refresh, by name (observed). */
+            vips?: string[];
         };
         /** @description Country codes of an IP according to other location databases. */
         IpLocations: {
@@ -1955,10 +1982,20 @@ export interface components {
             maxmind?: string;
             ext?: components["schemas"]["IpLocations"];
         };
-        /** @description The Zone's datacenter IPs after the refresh. */
+        /**
+         * @description The Zone's datacenter IPs after the refresh (`ips`), or, after a refresh of gIPs, its gIPs
+         *     (`vips`, observed: the account service's answer, each with `vip` set by the real manager).
+         */
         RefreshIpsResponse: {
             /** @description The IP records. */
-            ips: components["schemas"]["IpRecord"][];
+            ips?: components["schemas"]["IpRecord"][];
+            /** @description The Zone's gIPs after a refresh of gIPs (observed). */
+            vips?: {
+                /** @description The gIP's name. */
+                vip: string;
+                /** @description Its country, lower case. */
+                country?: string;
+            }[];
         };
         /**
          * @description Body of `POST /api/enable_ssl` (observed; the seed shows no body). The real manager reads `port` from

@@ -7,6 +7,12 @@ import { planPerms, zoneRefreshCost } from './manager-options.js';
 
 export function zonesIpsHandlers(c: ManagerContext) {
   const { store, m, log } = c;
+  const zoneNamed = (name = m().settings.zone) => {
+    const zone = store.zones.get(name);
+    if (!zone) throw badRequest('query.zone', `Zone ${name} does not exist`);
+    return zone;
+  };
+  const gipCountry = (vip: string) => store.gipPool.get(vip)?.country ?? vip.slice(0, 2);
   return {
     listZones: () => ({
       body: {
@@ -33,24 +39,28 @@ export function zonesIpsHandlers(c: ManagerContext) {
       return undefined;
     },
 
+    // With each IP's country (`ips_cn`, `vips_cn`), which the manager's web interface lists (spec: AllocatedIps).
     listAllocatedIps: (ctx) => {
-      const name = ctx.query.zone ?? m().settings.zone;
-      const zone = store.zones.get(name);
-      if (!zone) throw badRequest('query.zone', `Zone ${name} does not exist`);
-      return { body: { ips: zone.ips } };
+      const zone = zoneNamed(ctx.query.zone);
+      return { body: { ips: zone.ips, ips_cn: zone.ips.map((ip) => ({ ip, maxmind: ipRecord(store, ip).maxmind })) } };
     },
 
     listAllocatedVips: (ctx) => {
-      const name = ctx.query.zone ?? m().settings.zone;
-      const zone = store.zones.get(name);
-      if (!zone) throw badRequest('query.zone', `Zone ${name} does not exist`);
-      return { body: { ips: zone.gips } };
+      const zone = zoneNamed(ctx.query.zone);
+      return { body: { ips: zone.gips, vips_cn: zone.gips.map((ip) => ({ ip, country: gipCountry(ip) })) } };
     },
 
     refreshIps: (ctx) => {
       const zone = store.zones.get(ctx.body.zone);
       if (!zone) throw badRequest('body.zone', `Zone ${ctx.body.zone} does not exist`);
-      const wanted = ctx.body.ips;
+      // gIPs by name (`vips`), as the manager's web interface refreshes them: the Zone's gIPs come back.
+      const vips = ctx.body.vips;
+      if (vips !== undefined) {
+        onField('body.vips', () => store.pools.replaceGips(zone, vips));
+        log(`refreshed ${new Set(vips).size} gIPs of Zone ${zone.name}`);
+        return { body: { vips: zone.gips.map((vip) => ({ vip, country: gipCountry(vip) })) } };
+      }
+      const wanted = ctx.body.ips ?? [...zone.ips];
       onField('body.ips', () => store.pools.replaceIps(zone, wanted));
       const ips = [...new Set(wanted)];
       log(`refreshed ${ips.length} IPs of Zone ${zone.name}`);

@@ -319,10 +319,10 @@ describe('zones and IPs, shared with the account API', () => {
     );
 
     const refreshed = await manager.refreshIps({ body: { zone: STATIC, ips: [ips[1] as string] } });
-    const after = refreshed.data?.ips.map((r) => r.ip) ?? [];
+    const after = refreshed.data?.ips?.map((r) => r.ip) ?? [];
     expect(after).toHaveLength(4);
     expect(after).not.toContain(ips[1]);
-    expect(refreshed.data?.ips[1]?.ext).toMatchObject({ def: 'us' });
+    expect(refreshed.data?.ips?.[1]?.ext).toMatchObject({ def: 'us' });
     const seenByAccount = ((await account.listZoneIps({ params: { query: { zone: STATIC } } })).data as { ips: { ip: string }[] }).ips.map(
       (r) => r.ip,
     );
