@@ -1857,6 +1857,43 @@ export interface components {
             zagent?: boolean;
             /** @description Synchronise the configuration. Not further documented. */
             sync_config?: boolean;
+            /** @description The manager-wide debug level of new ports' logs (`none` by default), as an update gave it (observed). */
+            debug?: string | components["schemas"]["SettingAsGiven"];
+            /** @description How the manager's own proxy ports authenticate callers (`none` by default; observed). */
+            lpm_auth?: string | components["schemas"]["SettingAsGiven"];
+            /** @description Whether the manager was started with its `--av_server` option (observed). Not documented. */
+            av_server?: boolean;
+            /** @description Whether the account is a reseller's, as the provider's cloud told the manager (observed). */
+            reseller?: boolean;
+            /** @description The space the manager's response cache takes, in bytes, as a list of one (observed). */
+            cache_report?: number[];
+            /**
+             * Format: int64
+             * @description The most bytes the manager's response cache holds (lib/consts.js `CACHE_LIMIT`; observed).
+             */
+            cache_limit?: number;
+            /** @description The configuration the provider's cloud sent the manager (`{client: {}}` when it has none), not further described (observed). */
+            server_conf?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: int32
+             * @description The port of the provider's upstream proxy that the manager's ports use (observed).
+             */
+            proxy_port?: number;
+            /** @description The logs settings of a Proxy Manager in the provider's cloud; `{}` on a local one (observed). */
+            logs_settings?: {
+                [key: string]: unknown;
+            };
+            /** @description Whether the manager uses a certificate of the user's own for SSL analysis (observed). */
+            use_custom_cert?: boolean;
+            /**
+             * Format: int32
+             * @description How long an idle socket of a port stays open, in ms (120000 by default; observed).
+             */
+            socket_inactivity_timeout?: number;
+            /** @description Whether the manager was started with its `--new_ui` option (observed). Not documented. */
+            new_ui?: boolean;
         };
         /**
          * @description Body of `PUT /api/settings`: every field is optional. Closed, to catch typos: only the fields the

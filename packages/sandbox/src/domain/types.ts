@@ -151,11 +151,29 @@ export interface Ban {
  * The spec's `Settings` in their documented forms: the sandbox refuses the values the real manager
  * stores and answers as given (`SettingAsGiven`; parity.yaml, updateSettings), so it never holds one.
  * `mail_domain` is built into the manager and `cloud_url_address` made from its customer, not settings it
- * holds (brand.ts).
+ * holds (brand.ts); nor are the fields the real manager answers from its own state and options (the view of
+ * manager/settings.ts).
  */
 type DocumentedSettings = Omit<
   ManagerSchemas['Settings'],
-  'zone' | 'logs' | 'har_limit' | 'request_stats' | 'mail_domain' | 'cloud_url_address'
+  | 'zone'
+  | 'logs'
+  | 'har_limit'
+  | 'request_stats'
+  | 'mail_domain'
+  | 'cloud_url_address'
+  | 'debug'
+  | 'lpm_auth'
+  | 'av_server'
+  | 'reseller'
+  | 'cache_report'
+  | 'cache_limit'
+  | 'server_conf'
+  | 'proxy_port'
+  | 'logs_settings'
+  | 'use_custom_cert'
+  | 'socket_inactivity_timeout'
+  | 'new_ui'
 > & {
   zone?: ManagerSchemas['ZoneName'];
   logs?: number;
