@@ -14,6 +14,7 @@ export declare const operations: {
   readonly changeProxyIps: { readonly method: "POST"; readonly path: "/api/update_ips"; readonly idempotent: true; readonly changesState: true; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly createErrorReport: { readonly method: "POST"; readonly path: "/api/perr"; readonly idempotent: false; readonly changesState: false; readonly success: { readonly "200": readonly ["text/html"] } };
   readonly createProxy: { readonly method: "POST"; readonly path: "/api/proxies"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly createProxyCopy: { readonly method: "POST"; readonly path: "/api/proxy_dup"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly deleteProxies: { readonly method: "POST"; readonly path: "/api/proxies/delete"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "204": readonly [] } };
   readonly deleteProxy: { readonly method: "DELETE"; readonly path: "/api/proxies/{port}"; readonly idempotent: true; readonly changesState: true; readonly unchecked: readonly ["path"]; readonly success: { readonly "204": readonly [] } };
   readonly enableSsl: { readonly method: "POST"; readonly path: "/api/enable_ssl"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["body"]; readonly success: { readonly "200": readonly ["text/html"] } };
@@ -32,6 +33,7 @@ export declare const operations: {
   readonly getMode: { readonly method: "GET"; readonly path: "/api/mode"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getNewToken: { readonly method: "GET"; readonly path: "/api/gen_token"; readonly idempotent: false; readonly changesState: true; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getNodeVersion: { readonly method: "GET"; readonly path: "/api/node_version"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
+  readonly getProxy: { readonly method: "GET"; readonly path: "/api/proxies/{port}"; readonly idempotent: true; readonly changesState: false; readonly unchecked: readonly ["path"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getProxyStatus: { readonly method: "GET"; readonly path: "/api/proxy_status/{port}"; readonly idempotent: true; readonly changesState: false; readonly unchecked: readonly ["path"]; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getRecentStats: { readonly method: "GET"; readonly path: "/api/recent_stats"; readonly idempotent: true; readonly changesState: false; readonly success: { readonly "200": readonly ["application/json"] } };
   readonly getRefreshSessions: { readonly method: "GET"; readonly path: "/api/refresh_sessions/{port}"; readonly idempotent: false; readonly changesState: true; readonly unchecked: readonly ["path"]; readonly success: { readonly "200": readonly ["application/json"]; readonly "204": readonly [] } };
@@ -69,6 +71,7 @@ export type OperationId =
   | 'changeProxyIps'
   | 'createErrorReport'
   | 'createProxy'
+  | 'createProxyCopy'
   | 'deleteProxies'
   | 'deleteProxy'
   | 'enableSsl'
@@ -87,6 +90,7 @@ export type OperationId =
   | 'getMode'
   | 'getNewToken'
   | 'getNodeVersion'
+  | 'getProxy'
   | 'getProxyStatus'
   | 'getRecentStats'
   | 'getRefreshSessions'
@@ -227,6 +231,21 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `POST /api/proxies` · operationId `createProxy` · reference: `@zone-api/spec/docs/manager.html#operation/createProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   createProxy: M['createProxy'];
+  /**
+   * Copy a port
+   *
+   * Creates a new port with the stored configuration of the port named in `port` (the web interface's
+   * "duplicate"; observed, not in the provider's documentation). The copy takes the highest port the
+   * manager runs + 1, at least 24000, and is created without the checks of `createProxy`; the answer is
+   * the copied configuration under `proxy`, with its new `port` (observed on 1.570.247;
+   * lib/mixins/web_api.js 92 and 313-325, lib/mixins/mgr_proxy.js 266-289). The port is looked up as a
+   * JavaScript `==` compares (`"24000"` names port 24000). When no stored port has that number (a
+   * duplicate of a multiplied port is not stored) the manager fails to set the copy's port: `400`
+   * `{errors: [{msg: "Cannot set properties of undefined (setting 'port')", field: port}]}` (observed).
+   *
+   * `POST /api/proxy_dup` · operationId `createProxyCopy` · reference: `@zone-api/spec/docs/manager.html#operation/createProxyCopy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
+   */
+  createProxyCopy: M['createProxyCopy'];
   /**
    * Delete several ports
    *
@@ -419,6 +438,18 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `GET /api/node_version` · operationId `getNodeVersion` · reference: `@zone-api/spec/docs/manager.html#operation/getNodeVersion` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
   getNodeVersion: M['getNodeVersion'];
+  /**
+   * Get one stored port
+   *
+   * Returns the stored configuration of one port, as `listProxies` lists it (observed; not in the
+   * provider's documentation). The real manager looks the port up as given among the stored
+   * configurations, by the number as text: `024000` or `abc` name no port, nor does a duplicate of a
+   * multiplied port (it is not stored). For none it answers `400` with the text `invalid port number`
+   * (observed on 1.570.247; its route `GET /proxies/:port?`, lib/mixins/web_api.js 86 and 897-907).
+   *
+   * `GET /api/proxies/{port}` · operationId `getProxy` · reference: `@zone-api/spec/docs/manager.html#operation/getProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
+   */
+  getProxy: M['getProxy'];
   /**
    * Get the status of a port
    *

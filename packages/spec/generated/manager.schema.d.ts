@@ -254,7 +254,15 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get one stored port
+         * @description Returns the stored configuration of one port, as `listProxies` lists it (observed; not in the
+         *     provider's documentation). The real manager looks the port up as given among the stored
+         *     configurations, by the number as text: `024000` or `abc` name no port, nor does a duplicate of a
+         *     multiplied port (it is not stored). For none it answers `400` with the text `invalid port number`
+         *     (observed on 1.570.247; its route `GET /proxies/:port?`, lib/mixins/web_api.js 86 and 897-907).
+         */
+        get: operations["getProxy"];
         /**
          * Update a port
          * @description Updates the port's configuration with the fields under `proxy` (same fields as creation). Whether
@@ -278,6 +286,33 @@ export interface paths {
          *     (`@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 516-525, observed).
          */
         delete: operations["deleteProxy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/proxy_dup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a port
+         * @description Creates a new port with the stored configuration of the port named in `port` (the web interface's
+         *     "duplicate"; observed, not in the provider's documentation). The copy takes the highest port the
+         *     manager runs + 1, at least 24000, and is created without the checks of `createProxy`; the answer is
+         *     the copied configuration under `proxy`, with its new `port` (observed on 1.570.247;
+         *     lib/mixins/web_api.js 92 and 313-325, lib/mixins/mgr_proxy.js 266-289). The port is looked up as a
+         *     JavaScript `==` compares (`"24000"` names port 24000). When no stored port has that number (a
+         *     duplicate of a multiplied port is not stored) the manager fails to set the copy's port: `400`
+         *     `{errors: [{msg: "Cannot set properties of undefined (setting 'port')", field: port}]}` (observed).
+         */
+        post: operations["createProxyCopy"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1673,6 +1708,18 @@ export interface components {
         DeleteProxiesRequest: {
             /** @description The ports to delete. */
             ports: number[];
+        };
+        /** @description Body of `POST /api/proxy_dup` (observed). */
+        ProxyCopyRequest: {
+            /**
+             * Format: int32
+             * @description The stored port to copy.
+             */
+            port: number;
+        };
+        /** @description The answer of `POST /api/proxy_dup`: the copy's stored configuration (observed). */
+        ProxyCopy: {
+            proxy: components["schemas"]["StoredProxyPort"];
         };
         /**
          * @description Status of a port. `status` is `ok` for a healthy port; the real manager also reports
@@ -3179,6 +3226,45 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    getProxy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An existing proxy port number ({PORT} in the documentation). Ports below 1000 are refused by the manager
+                 *     (observed). What the manager answers for a port that does not exist differs per operation (see each).
+                 * @example 24000
+                 */
+                port: components["parameters"]["Port"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The port's stored configuration (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredProxyPort"];
+                };
+            };
+            /** @description No stored port of this number (`invalid port number`, observed). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["UnreadableBody"];
+        };
+    };
     updateProxy: {
         parameters: {
             query?: never;
@@ -3269,6 +3355,42 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createProxyCopy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProxyCopyRequest"];
+            };
+        };
+        responses: {
+            /** @description The copy was created; its configuration as stored, under `proxy` (observed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyCopy"];
+                };
+            };
+            /** @description No stored port of that number (observed). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyErrors"];
+                };
+            };
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];

@@ -78,6 +78,20 @@ const cases: Record<OperationId, Case> = {
     expect(r.data).toBeUndefined();
     return r;
   },
+  getProxy: async (c) => {
+    const port = await scratchPort(c);
+    const r = await c.getProxy({ params: { path: { port } } });
+    expect(r.data?.proxy_type).toBe('persist');
+    if (target !== 'prism') expect(r.data?.port).toBe(port);
+    return r;
+  },
+  createProxyCopy: async (c) => {
+    const port = await scratchPort(c);
+    const r = await c.createProxyCopy({ body: { port } });
+    expect(r.data?.proxy.port).toBeTypeOf('number');
+    if (target !== 'prism') expect(r.data?.proxy.port).toBeGreaterThan(port);
+    return r;
+  },
   getProxyStatus: async (c) => {
     const r = await c.getProxyStatus({ params: { path: { port: await scratchPort(c) } } });
     expect(r.data?.status).toBeTypeOf('string');

@@ -5,6 +5,7 @@ import { banningHandlers } from './banning.js';
 import { type ManagerHandlerTable, type ManagerOptions, managerContext } from './context.js';
 import { lifecycleHandlers } from './lifecycle.js';
 import { logsStatsHandlers } from './logs-stats.js';
+import { portCopiesHandlers } from './port-copies.js';
 import { portsHandlers } from './ports.js';
 import { settingsHandlers } from './settings.js';
 import { usersAccessHandlers } from './users-access.js';
@@ -21,8 +22,10 @@ export type { ManagerOptions } from './context.js';
  */
 export function managerHandlers(store: Store, options: ManagerOptions): Record<string, Handler<undefined>> {
   const c = managerContext(store, options);
+  const ports = portsHandlers(c);
   const table: ManagerHandlerTable = combineHandlers(
-    portsHandlers(c),
+    ports,
+    portCopiesHandlers(c, ports),
     banningHandlers(c),
     settingsHandlers(c),
     zonesIpsHandlers(c),

@@ -36,6 +36,7 @@ import {
   unstartableLookup,
   updatedConfig,
 } from './port-config.js';
+import { storedList } from './port-copies.js';
 import { openListeners } from './port-listeners.js';
 import { portChecks } from './port-status.js';
 import { portErrors, proxyCheckInPieces, refusal, storeScope } from './proxy-check.js';
@@ -144,7 +145,7 @@ export function portsHandlers(c: ManagerContext) {
         ),
     }),
 
-    listProxies: () => ({ body: [...storedConfigs(store, kept()), ...(m().stored_stopped ?? [])] }),
+    listProxies: () => ({ body: storedList(c) }),
 
     createProxy: async (ctx) => {
       // As the real manager reads the body (web_api.js 348-385): no check of the fields, none converted.

@@ -196,8 +196,22 @@ async function realTarget(name = 'real manager'): Promise<Target & { stop(): Pro
       ((await json(`${t.url}/api/proxies_running`, { signal: within.signal() })) ?? []) as Array<{ port: number }>;
     for (const p of await runningPorts())
       await fetch(`${t.url}/api/proxies/${p.port}`, { method: 'DELETE', signal: within.signal() }).then((r) => r.arrayBuffer());
-    if ((await runningPorts()).length) return false;
-    return isDeepStrictEqual(await fingerprint(t, ctx(), ['sessions']), clean);
+    const left = await runningPorts();
+    if (left.length) {
+      console.log(`differential: reset: ports still running: ${left.map((p) => p.port).join(', ')}`);
+      return false;
+    }
+    const state = await fingerprint(t, ctx(), ['sessions']);
+    // What kept the real manager from its start state, named so that a reset can be taught to undo it.
+    const differing = [...new Set([...Object.keys(state), ...Object.keys(clean)])].filter((k) => !isDeepStrictEqual(state[k], clean[k]));
+    if (differing.length)
+      console.log(
+        `differential: reset: not the start state: ${differing
+          .slice(0, 6)
+          .map((k) => `${k} ${JSON.stringify(state[k])?.slice(0, 120)} (start ${JSON.stringify(clean[k])?.slice(0, 120)})`)
+          .join('; ')}`,
+      );
+    return differing.length === 0;
   };
   // A real manager whose connection handler threw (a port's `smtp` entry that is no text) is shutting
   // down (its uncaughtException trap, bin/lum_node.js 58-70) though it may still answer: started again.

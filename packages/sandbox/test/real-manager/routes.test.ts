@@ -76,3 +76,59 @@ describe('POST /api/banip with ports', () => {
     await same((at) => ['GET', `/api/banlist/${at(24560)}`], { status: 200, body: { ips: ['10.1.1.2', '10.1.1.3'] } });
   });
 });
+
+/** A body with each `port` of the sandbox's range taken back to the real one's number. */
+const portsBack = (s: Seen): Seen => {
+  const back = (x: unknown): unknown =>
+    Array.isArray(x)
+      ? x.map(back)
+      : x && typeof x === 'object'
+        ? Object.fromEntries(
+            Object.entries(x).map(([k, v]) => [k, k === 'port' && typeof v === 'number' && v >= 24000 + SHIFT ? v - SHIFT : back(v)]),
+          )
+        : x;
+  return { ...s, body: back(s.body) };
+};
+
+describe('routes of the real manager beyond the documented ones (x-observed in the spec)', () => {
+  it('GET /api/proxies/{port}: the stored configuration, as listed; `invalid port number` for a number as text names no stored port', async () => {
+    await pair.createBoth(24570, { country: 'us', sticky_ip: true });
+    const [listed] = await pair.both(() => ['GET', '/api/proxies']);
+    const stored = (listed.body as Array<{ port: number }>).find((p) => p.port === 24570);
+    expect(stored).toBeDefined();
+    await same(
+      (at) => ['GET', `/api/proxies/${at(24570)}`],
+      { status: 200, media: 'application/json', body: stored, ...deprecated },
+      portsBack,
+    );
+    const invalid = { status: 400, media: 'text/html', body: 'invalid port number', ...deprecated };
+    await same((at) => ['GET', `/api/proxies/0${at(24570)}`], invalid);
+    await same(() => ['GET', '/api/proxies/abc'], invalid);
+    await same((at) => ['GET', `/api/proxies/${at(24571)}`], invalid);
+  });
+
+  it('POST /api/proxy_dup: a copy on the highest running port + 1, answered as stored; the port named as `==` compares; none: 400 naming `port`', async () => {
+    await pair.createBoth(24580, { country: 'de', multiply: 2 });
+    // The copy takes the port after the highest running one (24581, a duplicate of 24580): 24582.
+    const real = await same(
+      (at) => ['POST', '/api/proxy_dup', { port: at(24580) }],
+      { status: 200, media: 'application/json', ...deprecated },
+      portsBack,
+    );
+    expect(real.body).toMatchObject({ proxy: { port: 24582, country: 'de', multiply: 2, proxy_type: 'persist' } });
+    await same((at) => ['GET', `/api/proxies/${at(24582)}`], { status: 200, body: (real.body as { proxy: unknown }).proxy }, portsBack);
+    // Running with its duplicates (24582, 24583), as the real manager lists its running ports.
+    const running = (s: Seen) => ({ ...s, body: (s.body as Array<{ port: number }>).map((p) => p.port % SHIFT) });
+    await same(() => ['GET', '/api/proxies_running'], { status: 200 }, running);
+    await same((at) => ['POST', '/api/proxy_dup', { port: String(at(24570)) }], { status: 200 }, portsBack);
+    const refused = {
+      status: 400,
+      media: 'application/json',
+      body: { errors: [{ msg: "Cannot set properties of undefined (setting 'port')", field: 'port' }] },
+    };
+    // A duplicate of a multiplied port is not stored; nor is a port that does not exist; no port at all.
+    await same((at) => ['POST', '/api/proxy_dup', { port: at(24581) }], refused);
+    await same((at) => ['POST', '/api/proxy_dup', { port: at(24599) }], refused);
+    await same(() => ['POST', '/api/proxy_dup', {}], refused);
+  });
+});

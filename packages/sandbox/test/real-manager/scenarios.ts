@@ -119,6 +119,14 @@ export const scenarios: Scenario[] = [
     operationId: 'getProxyStatus',
     run: ({ client }) => client.getProxyStatus({ params: { path: { port: UNKNOWN } } }),
   },
+  { id: 'getProxy', operationId: 'getProxy', run: ({ client }) => client.getProxy({ params: { path: { port: PORT } } }) },
+  { id: 'getProxy.unknownPort', operationId: 'getProxy', run: ({ client }) => client.getProxy({ params: { path: { port: UNKNOWN } } }) },
+  { id: 'createProxyCopy', operationId: 'createProxyCopy', run: ({ client }) => client.createProxyCopy({ body: { port: PORT } }) },
+  {
+    id: 'createProxyCopy.unknownPort',
+    operationId: 'createProxyCopy',
+    run: ({ client }) => client.createProxyCopy({ body: { port: UNKNOWN } }),
+  },
   {
     id: 'banIp',
     operationId: 'banIp',
