@@ -119,7 +119,14 @@ export const scenarios: Scenario[] = [
     operationId: 'getProxyStatus',
     run: ({ client }) => client.getProxyStatus({ params: { path: { port: UNKNOWN } } }),
   },
-  { id: 'getProxy', operationId: 'getProxy', run: ({ client }) => client.getProxy({ params: { path: { port: PORT } } }) },
+  // Not named `getProxy`: the probe compares its own call of an operation with the scenario of the operation's
+  // name, and calls this one on the sandbox's seed port, which stores only what the seed gives (no password,
+  // `gb_cost` or whitelist, as a port read from a configuration file), not a port created and updated here.
+  {
+    id: 'getProxy.afterUpdate',
+    operationId: 'getProxy',
+    run: ({ client }) => client.getProxy({ params: { path: { port: PORT } } }),
+  },
   { id: 'getProxy.unknownPort', operationId: 'getProxy', run: ({ client }) => client.getProxy({ params: { path: { port: UNKNOWN } } }) },
   { id: 'createProxyCopy', operationId: 'createProxyCopy', run: ({ client }) => client.createProxyCopy({ body: { port: PORT } }) },
   {
