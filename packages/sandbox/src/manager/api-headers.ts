@@ -1,12 +1,15 @@
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { deflateSync, gzipSync } from 'node:zlib';
+import etag from 'etag';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import fresh from 'fresh';
+import Negotiator from 'negotiator';
+import { answeredBeforeRoutes } from '../router/answers.js';
 
 // What the real manager 1.570.247's web server adds to each answer of its API, as the manager API's own
 // hook (the account API sends none of it): helmet's security headers (lib/middleware.js 57-71, used by
 // every API route, lib/mixins/web_api.js 71), Express's weak ETag with a 304 for a fresh GET (express
-// 4.22.3 lib/response.js 174-213), `Vary: Accept-Encoding` and gzip from `compression()`
+// 4.22.3 lib/response.js 174-213; etag 1.8.1, fresh 0.5.2 and, through accepts, negotiator 0.6.3: the real one's), `Vary: Accept-Encoding` and gzip from `compression()`
 // (lib/mixins/web_server.js 165; compression 1.7.4 index.js 140-205: bodies of 1 KiB or more, only for
 // a client that accepts gzip or deflate, chunked with no Content-Length). Compared side by side in
 // test/real-manager/api-headers.test.ts. Its rate limit's headers are not sent: parity.yaml says why.
@@ -31,34 +34,24 @@ export const HELMET_HEADERS: Readonly<Record<string, string>> = {
 /** compression's threshold (its default, 1kb). */
 const COMPRESS_FROM = 1024;
 
-/** Express's weak ETag of a body (the etag package 1.8.1: its length in hex and 27 characters of its SHA-1 in base64). */
+/** Express's weak ETag of a body (its default `etag fn`: the etag package, weak). */
 export function weakEtag(body: Buffer): string {
-  if (body.length === 0) return 'W/"0-2jmj7l5rSw0yVb/vlWAYkK/YBwk"';
-  return `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
+  return etag(body, { weak: true });
 }
 
-/** The q-value a client's Accept-Encoding gives `coding` (an explicit entry, else `*`); 0 when none. */
-function accepted(header: string | undefined, coding: string): number {
-  let star = 0;
-  for (const part of (header ?? '').split(',')) {
-    const [name = '', ...params] = part.trim().split(';');
-    const q = params.map((p) => p.trim().match(/^q=([\d.]+)$/)?.[1]).find(Boolean);
-    const value = q === undefined ? 1 : Number(q) || 0;
-    if (name.trim().toLowerCase() === coding) return value;
-    if (name.trim() === '*') star = value;
-  }
-  return star;
+/** The coding compression 1.7.4 picks for the client (index.js 117-130: deflate only where gzip is not acceptable). */
+function codingFor(req: FastifyRequest): 'gzip' | 'deflate' | undefined {
+  const accept = new Negotiator(req);
+  let coding = accept.encoding(['gzip', 'deflate', 'identity']);
+  if (coding === 'deflate' && accept.encoding(['gzip'])) coding = accept.encoding(['gzip', 'identity']);
+  return coding === 'gzip' || coding === 'deflate' ? coding : undefined;
 }
 
-/** Whether Express finds the client's copy fresh: a GET or HEAD with an If-None-Match naming this ETag (or `*`). */
-function fresh(req: FastifyRequest, status: number, etag: string): boolean {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+/** Whether Express finds the client's copy fresh (express 4.22.3 lib/request.js 467-483). */
+function isFresh(req: FastifyRequest, status: number, tag: string): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'QUERY') return false;
   if (!((status >= 200 && status < 300) || status === 304)) return false;
-  const none = req.headers['if-none-match'];
-  if (!none) return false;
-  if (none.trim() === '*') return true;
-  const plain = (t: string) => t.trim().replace(/^W\//, '');
-  return none.split(',').some((t) => plain(t) === plain(etag));
+  return fresh(req.headers, { etag: tag });
 }
 
 /**
@@ -67,13 +60,14 @@ function fresh(req: FastifyRequest, status: number, etag: string): boolean {
  */
 export function managerAnswer(req: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   if (!/^\/api(\/|$|\?)/i.test(req.url)) return payload;
-  reply.headers(HELMET_HEADERS);
+  // helmet runs inside the /api mount: an answer of the body parsers, before it, has none of its headers.
+  if (!answeredBeforeRoutes(req)) reply.headers(HELMET_HEADERS);
   const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : undefined;
   // A 204 has no body to tag (the real manager's `end()`; its sendStatus(204) is in parity.yaml).
   if (!body || reply.statusCode === 204) return payload;
-  const etag = weakEtag(body);
-  if (!reply.hasHeader('etag')) reply.header('etag', etag);
-  if (fresh(req, reply.statusCode, etag)) {
+  const tag = weakEtag(body);
+  if (!reply.hasHeader('etag')) reply.header('etag', tag);
+  if (isFresh(req, reply.statusCode, tag)) {
     reply.code(304);
     reply.removeHeader('content-type');
     reply.removeHeader('content-length');
@@ -83,8 +77,7 @@ export function managerAnswer(req: FastifyRequest, reply: FastifyReply, payload:
   if (!/json|text\/|javascript|xml/i.test(type)) return payload;
   reply.header('vary', 'Accept-Encoding');
   if (body.length < COMPRESS_FROM || req.method === 'HEAD' || reply.hasHeader('content-encoding')) return payload;
-  const accept = req.headers['accept-encoding'];
-  const coding = accepted(accept, 'gzip') > 0 ? 'gzip' : accepted(accept, 'deflate') > 0 ? 'deflate' : undefined;
+  const coding = codingFor(req);
   if (!coding) return payload;
   reply.header('content-encoding', coding);
   reply.removeHeader('content-length');

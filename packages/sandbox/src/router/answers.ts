@@ -1,11 +1,17 @@
 import type { ErrorObject } from 'ajv/dist/2020.js';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clip, ERROR_LIMITS, HttpError, joinProblems } from '../shared/errors.js';
 import { UnreadableBody } from './bodies.js';
 import type { ApiName, OperationDef } from './spec.js';
 import { detailsFromAjv, PART_PREFIX } from './validators.js';
 
 // How an answer goes out as the operation declares it: its default status, text or JSON errors.
+
+/** Requests answered by the body parsers' failure (the manager's app-level handler), before any route's own headers. */
+const beforeRoutes = new WeakSet<FastifyRequest>();
+
+/** Whether this request's answer came from the body parsers, before the API's routes (and so without their headers). */
+export const answeredBeforeRoutes = (req: FastifyRequest): boolean => beforeRoutes.has(req);
 
 /** An error as one line of text within the spec's bound: the message, then each field at fault with the reason. */
 export function errorText(err: HttpError): string {
@@ -50,7 +56,10 @@ export function answerErrors(
   },
 ): void {
   const sendError = (op: OperationDef | undefined, reply: FastifyReply, err: HttpError) => {
-    if (err instanceof UnreadableBody) for (const name of Object.keys(options.headers ?? {})) reply.removeHeader(name);
+    if (err instanceof UnreadableBody) {
+      beforeRoutes.add(reply.request);
+      for (const name of Object.keys(options.headers ?? {})) reply.removeHeader(name);
+    }
     if (err.headers) reply.headers(err.headers);
     reply.code(err.status);
     if (err.body !== undefined) return reply.send(err.body);

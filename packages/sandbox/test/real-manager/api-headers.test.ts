@@ -18,7 +18,7 @@ interface Raw {
   bytes: number;
 }
 
-function raw(side: Side, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Raw> {
+function raw(side: Side, path: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<Raw> {
   const u = new URL(path, side === 'real' ? pair.manager.url : pair.sandbox.managerUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers, agent: false }, (res) => {
@@ -34,7 +34,7 @@ function raw(side: Side, path: string, headers: Record<string, string> = {}, met
       });
     });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -77,6 +77,28 @@ describe('the manager API’s answer headers', () => {
     expect(compared(small.sandbox)).toEqual(compared(small.real));
   });
 
+  it('the coding as compression negotiates it: q-values weighed, identity preferred when it weighs more, deflate only without gzip', async () => {
+    const cases = ['gzip;q=0.5, identity', 'deflate, gzip;q=0.1', 'gzip;q=0, deflate', '*;q=0.2, identity;q=0.1', 'identity;q=0, *'];
+    for (const accept of cases) {
+      const r = await both('/api/consts', { 'accept-encoding': accept });
+      expect({ accept, ...compared(r.sandbox) }).toEqual({ accept, ...compared(r.real) });
+    }
+    const codings = new Set(
+      await Promise.all(
+        cases.map(async (accept) => (await raw('real', '/api/consts', { 'accept-encoding': accept })).headers['content-encoding']),
+      ),
+    );
+    expect(codings.size).toBeGreaterThan(1);
+  });
+
+  it('a body the parsers cannot read: the app’s 500, before the /api mount, so without helmet’s headers', async () => {
+    const send = (side: Side) => raw(side, '/api/settings', { 'content-type': 'application/json' }, 'PUT', '{"zone":');
+    const r = { real: await send('real'), sandbox: await send('sandbox') };
+    expect(r.real.status).toBe(500);
+    expect(r.real.headers).not.toHaveProperty('x-frame-options');
+    expect(compared(r.sandbox)).toEqual(compared(r.real));
+  });
+
   it('a GET whose If-None-Match names the answer’s ETag: 304 with no body; another ETag: 200', async () => {
     for (const side of ['real', 'sandbox'] as const) {
       const first = await raw(side, '/api/version');
@@ -90,6 +112,9 @@ describe('the manager API’s answer headers', () => {
       });
       const other = await raw(side, '/api/version', { 'if-none-match': 'W/"0-x"' });
       expect({ side, status: other.status }).toEqual({ side, status: 200 });
+      // fresh's rule: a client that asks for no cache gets the answer whatever its ETag.
+      const noCache = await raw(side, '/api/version', { 'if-none-match': etag, 'cache-control': 'no-cache' });
+      expect({ side, status: noCache.status }).toEqual({ side, status: 200 });
     }
   });
 
