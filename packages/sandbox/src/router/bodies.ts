@@ -56,6 +56,10 @@ export function readBody(req: FastifyRequest, op: OperationDef, realBodies: bool
     (req as Req)[kUnsupportedMedia] = String(req.headers['content-type']);
     [(req as Req)[kBodyText], req.body] = [undefined, undefined];
   }
+  // With `strict`, a JSON `null` sent as the body is a body that is not the declared one; fastify's
+  // validator is handed an absent body as null too, so it is told apart here, where the text is known.
+  if (strict && op.body && req.body === null && (req as Req)[kBodyText]?.media === 'json')
+    return new HttpError(400, 'Invalid request', { details: [{ field: 'body', reason: 'must be object, not null' }] });
   if (realBodies && op.body && req.body == null) req.body = {};
   // The real manager's handlers read the fields they name of whatever body came (`req.body.email`,
   // web_api.js 931-942; `req.body.port`, 276-284; `req.body.zone`, 972-987; `{type, message}`, 1426-1431),
