@@ -127,7 +127,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Adds an IP (or a subnet) to `www_whitelist_ips`, the client IPs allowed into the browser admin UI
    * and this API. The caller itself must already be allowed (client-IP check). The real manager 1.570.247
    * stores a subnet as its network address, the mask dropped: `10.9.1.5/16` is stored as `10.9.0.0`
-   * (observed; lib/mixins/web_api.js 1061).
+   * (observed).
    *
    * `POST /api/add_whitelist_ip` · operationId `addAdminWhitelistIp` · reference: `@zone-api/spec/docs/manager.html#operation/addAdminWhitelistIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -170,8 +170,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * also reads a list `ips` and a list `ports` (observed). It bans only on the ports `ports` names:
    * without `ports` it bans on no port at all, and answers `204` all the same; a port that does not
    * exist is skipped; the IPs of `ips` are banned unchecked, while `ip` must be an IP (else `400`,
-   * `No IP provided`) (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 449-460,
-   * lib/manager.js 605-611). The response has no body (observed: `204`).
+   * `No IP provided`) (observed). The response has no body (observed: `204`).
    *
    * `POST /api/banip` · operationId `banIpAllPorts` · reference: `@zone-api/spec/docs/manager.html#operation/banIpAllPorts` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -194,7 +193,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * after refreshing IPs, once per port. On a port that does not exist, or without `port`, version
    * 1.570.247 fails inside its handler and never answers (observed).
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 137 and 276-284.
    *
    * `POST /api/update_ips` · operationId `changeProxyIps` · reference: `@zone-api/spec/docs/manager.html#operation/changeProxyIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -206,7 +204,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * provider and answers the text `OK`, whatever the body (observed; a body that is not valid JSON gets
    * `500` `Server Error`, as on every operation).
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 143 and 1426-1431.
    *
    * `POST /api/perr` · operationId `createErrorReport` · reference: `@zone-api/spec/docs/manager.html#operation/createErrorReport` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -225,8 +222,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * The documentation gives each field a type; the real manager 1.570.247 does not check them on create:
    * it stores each field as given (`ssl: "false"` stays a string), unknown fields too, leaves out empty
    * ones (`""`, `null`), and stores `proxy_type: persist` unless one is given, with the Zone's password,
-   * `gb_cost` and `whitelist_ips` (lib/mixins/web_api.js 348-385, lib/mixins/mgr_proxy.js 171-180, 266-275;
-   * observed). A form body is read as this JSON.
+   * `gb_cost` and `whitelist_ips` (observed). A form body is read as this JSON.
    *
    * `POST /api/proxies` · operationId `createProxy` · reference: `@zone-api/spec/docs/manager.html#operation/createProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -262,7 +258,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Deletes the port. The response has no body (observed: `204`). For a port that does not exist the
    * real manager answers `500` with the text `Server error: this proxy does not exist` (observed), and
    * the same for a `port` that is not a number: it reads the parameter as a number without checking it
-   * (`@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 516-525, observed).
+   * (observed).
    *
    * `DELETE /api/proxies/{port}` · operationId `deleteProxy` · reference: `@zone-api/spec/docs/manager.html#operation/deleteProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -272,10 +268,10 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Turns on SSL analyzing (`ssl`) on every port that has it off: each is updated as by an update of
    * its `ssl`. The seed shows no body; the real manager reads an optional `port` from any body without
-   * checking it, and then turns on only that port (observed, lib/mixins/web_api.js 257-273). The real
+   * checking it, and then turns on only that port (observed). The real
    * manager answers the text `ok` (observed). A body that is not valid JSON is refused before the route by
-   * the manager's JSON body parser (body-parser 1.20, lib/mixins/web_server.js 171-174), whose error its
-   * last error handler answers `500` with the text `Server Error` (web_server.js 186-189), as on every
+   * the manager's JSON body parser (body-parser 1.20), whose error its
+   * last error handler answers `500` with the text `Server Error`, as on every
    * operation (observed).
    *
    * `POST /api/enable_ssl` · operationId `enableSsl` · reference: `@zone-api/spec/docs/manager.html#operation/enableSsl` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
@@ -289,7 +285,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (no name resolution) the real manager answers `500` with the text `Server error: getaddrinfo …`
    * (observed).
    * The real manager's own web interface calls it when it starts; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 132 and 658-671; src/pub/app.js 164-168 and src/pub/proxy_edit/targeting.js 47-51 (the interface reads `value` and `label`).
    *
    * `GET /api/all_carriers` · operationId `getAllCarriers` · reference: `@zone-api/spec/docs/manager.html#operation/getAllCarriers` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -299,7 +294,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Countries, regions, cities, ASNs and carriers a port can target. The real manager answers them from a file of its package, so offline too.
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 653-656.
    *
    * `GET /api/all_locations` · operationId `getAllLocations` · reference: `@zone-api/spec/docs/manager.html#operation/getAllLocations` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -308,8 +302,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Get the ban list of a port
    *
    * Not in the documentation: the real manager's own web interface reads a port's ban list here
-   * (observed on 1.570.247; `@luminati-io/luminati-proxy` lib/mixins/web_api.js line 98 and 498-506,
-   * lib/manager.js 613-619). Without `full` the list holds the ban keys (`<ip>` or `<ip>|<domain>`);
+   * (observed on 1.570.247). Without `full` the list holds the ban keys (`<ip>` or `<ip>|<domain>`);
    * with `full` it holds `{ip, domain, to?}` items as `unbanIp` answers them. An unknown port gets
    * `400` with a text. The port is looked up as given, unchecked: `abc` or `024000` name no port.
    *
@@ -321,7 +314,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * What the manager found when it checked its connection to the provider at start-up. Offline, the real manager answers `{domain: false}`.
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 82, lib/manager.js 1145-1160.
    *
    * `GET /api/conn` · operationId `getConnection` · reference: `@zone-api/spec/docs/manager.html#operation/getConnection` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -331,7 +323,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * For each port field its type, description and default, and the manager's constants, for the web interface's port editor.
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 240-254.
    *
    * `GET /api/consts` · operationId `getConsts` · reference: `@zone-api/spec/docs/manager.html#operation/getConsts` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -341,7 +332,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * The options the manager runs with: the defaults of a new port and the manager-wide settings, as the command line and the settings made them.
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 77.
    *
    * `GET /api/defaults` · operationId `getDefaults` · reference: `@zone-api/spec/docs/manager.html#operation/getDefaults` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -363,7 +353,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * from the provider's cloud and caches them; offline it answers `500` with the text
    * `Server error: no_lpm_f_conn` (observed). The interface shows its English texts without them.
    * The real manager's own web interface calls it when it starts; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 154, lib/manager.js 197-211 and 1063-1068; src/pub/app.js 169-177 and src/pub/common/i18n.js 72-76.
    *
    * `GET /api/i18n` · operationId `getLanguageResources` · reference: `@zone-api/spec/docs/manager.html#operation/getLanguageResources` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -393,7 +382,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * The same as `PUT /api/logs_reset`, by `GET`: clears the request log (HAR) and the recent
    * statistics and answers the text `ok` (observed).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 175 and 684-690.
    *
    * `GET /api/logs_reset` · operationId `getLogsReset` · reference: `@zone-api/spec/docs/manager.html#operation/getLogsReset` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -403,7 +391,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * The ports, status codes and protocols of the requests counted in the recent statistics, for the web interface's log filters.
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 673-682.
    *
    * `GET /api/logs_suggestions` · operationId `getLogsSuggestions` · reference: `@zone-api/spec/docs/manager.html#operation/getLogsSuggestions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -413,7 +400,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Whether the manager holds the account's credentials (`{logged_in: true}`).
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 81.
    *
    * `GET /api/mode` · operationId `getMode` · reference: `@zone-api/spec/docs/manager.html#operation/getMode` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -456,16 +442,15 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Returns the status of the port: `ok` for a healthy port. The real manager checks a port by
    * sending `GET` of the settings' `test_url` through the port itself (context `STATUS CHECK`: logged
    * and counted as the port's request, its rules not applied), `ok` when it answers `200`, else the
-   * answer's error header or status text (observed; lib/manager.js 627-662). The real manager always answers `200`,
+   * answer's error header or status text (observed). The real manager always answers `200`,
    * also for a port it does not know (`Unknown proxy`), a port whose Zone is disabled
    * (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
    * The port is looked up as given, unchecked: `abc` or `024000` name no port and are answered
-   * `Unknown proxy` (observed on 1.570.247; lib/mixins/web_api.js 553-556).
+   * `Unknown proxy` (observed on 1.570.247).
    * For a `persist` port, `status_details` are the problems of the real manager's check of the port's
    * running configuration (its Zone, its bandwidth limit, text fields over 300 characters; `[]` when
    * none: the problems an update names, see `updateProxy`), made at the port's first status check and
-   * kept while it runs: a later update, or `force`, leaves them as they were (observed on 1.570.247;
-   * lib/mixins/web_api.js 568-574).
+   * kept while it runs: a later update, or `force`, leaves them as they were (observed on 1.570.247).
    *
    * `GET /api/proxy_status/{port}` · operationId `getProxyStatus` · reference: `@zone-api/spec/docs/manager.html#operation/getProxyStatus` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -486,7 +471,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * same effect (it is not a safe method, despite GET). The response is the new session
    * `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
    * `400` with no body and no `Content-Type` (observed). The port is looked up as given, unchecked:
-   * `abc` or `024000` name no port (lib/mixins/web_api.js 539-543).
+   * `abc` or `024000` name no port.
    *
    * `GET /api/refresh_sessions/{port}` · operationId `getRefreshSessions` · reference: `@zone-api/spec/docs/manager.html#operation/getRefreshSessions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -497,7 +482,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Version 1.570.247 answers an empty object for every port that exists, and `400` with the text
    * `server does not exist` for any other (a number or not).
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 100 and 508-514.
    *
    * `GET /api/sessions/{port}` · operationId `getSessions` · reference: `@zone-api/spec/docs/manager.html#operation/getSessions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -516,7 +500,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * `true` once a port has failed a TLS handshake with a client while analyzing SSL (the client does
    * not trust the manager's CA), else `false`, as a JSON boolean.
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 114, lib/mixins/mgr_proxy.js 70-80.
    *
    * `GET /api/tls_warning` · operationId `getTlsWarning` · reference: `@zone-api/spec/docs/manager.html#operation/getTlsWarning` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -600,7 +583,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Refreshes the sessions of the port. Takes no body. The response is the new session
    * `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
    * `400` with no body and no `Content-Type` (observed). The port is looked up as given, unchecked:
-   * `abc` or `024000` name no port (lib/mixins/web_api.js 539-543).
+   * `abc` or `024000` name no port.
    *
    * `POST /api/refresh_sessions/{port}` · operationId `refreshSessions` · reference: `@zone-api/spec/docs/manager.html#operation/refreshSessions` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -621,7 +604,6 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Clears the request log (HAR) and the recent statistics; the answer is the text `ok`. The real
    * manager's web interface calls `PUT` for its "clear logs" button; `GET` does the same (observed).
    * The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-   * Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 109 and 684-690.
    *
    * `PUT /api/logs_reset` · operationId `resetLogs` · reference: `@zone-api/spec/docs/manager.html#operation/resetLogs` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -650,8 +632,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Lifts the ban of an IP on the port (for the given domain). Returns the remaining ban list of the
    * port (observed). An IP that is not banned at all gets `400` with a text (observed). Without
    * `domain`, only the IP's ban without a domain is lifted: a ban of the IP for a domain stays, and the
-   * answer is `200` with the list unchanged (observed; `@luminati-io/luminati-proxy` 1.570.247
-   * lib/mixins/web_api.js 474-487). An unknown port makes the handler fail: `500`,
+   * answer is `200` with the list unchanged (observed). An unknown port makes the handler fail: `500`,
    * `Server error: No proxy at port N` (observed).
    *
    * `POST /api/proxies/{port}/unbanip` · operationId `unbanIp` · reference: `@zone-api/spec/docs/manager.html#operation/unbanIp` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
@@ -662,7 +643,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    *
    * Lifts the ban of the listed IPs on the port. The real manager unbans every IP of the port,
    * whatever the list says (with or without a body), and answers the text `OK` (observed). An unknown
-   * port makes its handler fail: `500`, `Server error: No proxy at port N` (observed; lib/mixins/web_api.js 489-496).
+   * port makes its handler fail: `500`, `Server error: No proxy at port N` (observed).
    *
    * `POST /api/proxies/{port}/unbanips` · operationId `unbanIps` · reference: `@zone-api/spec/docs/manager.html#operation/unbanIps` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
@@ -678,7 +659,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * (observed).
    *
    * The documentation gives each field a type; the real manager 1.570.247 converts the fields it knows to
-   * those types before it stores them (`"3"` becomes 3, `"false"` false; lib/middleware.js 102-131) and
+   * those types before it stores them (`"3"` becomes 3, `"false"` false) and
    * stores any other value and any other field as given (observed). A form body is read as this JSON.
    *
    * `PUT /api/proxies/{port}` · operationId `updateProxy` · reference: `@zone-api/spec/docs/manager.html#operation/updateProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
@@ -697,7 +678,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * 132-139), then stores each as given (`zone` of any type, a `logs` or `har_limit` that is still no
    * number), keeps the admin whitelist as given, drops invalid entries and `127.0.0.1` from the
    * all-ports whitelist, ignores other fields and answers `200`; a body that is no JSON object (a text
-   * body) changes nothing (lib/mixins/mgr_config.js 97-198, lib/manager.js 517-547).
+   * body) changes nothing.
    *
    * `PUT /api/settings` · operationId `updateSettings` · reference: `@zone-api/spec/docs/manager.html#operation/updateSettings` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */

@@ -130,7 +130,7 @@ export interface paths {
          * @description Adds an IP (or a subnet) to `www_whitelist_ips`, the client IPs allowed into the browser admin UI
          *     and this API. The caller itself must already be allowed (client-IP check). The real manager 1.570.247
          *     stores a subnet as its network address, the mask dropped: `10.9.1.5/16` is stored as `10.9.0.0`
-         *     (observed; lib/mixins/web_api.js 1061).
+         *     (observed).
          */
         post: operations["addAdminWhitelistIp"];
         delete?: never;
@@ -187,8 +187,7 @@ export interface paths {
          *     The documentation gives each field a type; the real manager 1.570.247 does not check them on create:
          *     it stores each field as given (`ssl: "false"` stays a string), unknown fields too, leaves out empty
          *     ones (`""`, `null`), and stores `proxy_type: persist` unless one is given, with the Zone's password,
-         *     `gb_cost` and `whitelist_ips` (lib/mixins/web_api.js 348-385, lib/mixins/mgr_proxy.js 171-180, 266-275;
-         *     observed). A form body is read as this JSON.
+         *     `gb_cost` and `whitelist_ips` (observed). A form body is read as this JSON.
          */
         post: operations["createProxy"];
         delete?: never;
@@ -273,7 +272,7 @@ export interface paths {
          *     (observed).
          *
          *     The documentation gives each field a type; the real manager 1.570.247 converts the fields it knows to
-         *     those types before it stores them (`"3"` becomes 3, `"false"` false; lib/middleware.js 102-131) and
+         *     those types before it stores them (`"3"` becomes 3, `"false"` false) and
          *     stores any other value and any other field as given (observed). A form body is read as this JSON.
          */
         put: operations["updateProxy"];
@@ -283,7 +282,7 @@ export interface paths {
          * @description Deletes the port. The response has no body (observed: `204`). For a port that does not exist the
          *     real manager answers `500` with the text `Server error: this proxy does not exist` (observed), and
          *     the same for a `port` that is not a number: it reads the parameter as a number without checking it
-         *     (`@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 516-525, observed).
+         *     (observed).
          */
         delete: operations["deleteProxy"];
         options?: never;
@@ -337,16 +336,15 @@ export interface paths {
          * @description Returns the status of the port: `ok` for a healthy port. The real manager checks a port by
          *     sending `GET` of the settings' `test_url` through the port itself (context `STATUS CHECK`: logged
          *     and counted as the port's request, its rules not applied), `ok` when it answers `200`, else the
-         *     answer's error header or status text (observed; lib/manager.js 627-662). The real manager always answers `200`,
+         *     answer's error header or status text (observed). The real manager always answers `200`,
          *     also for a port it does not know (`Unknown proxy`), a port whose Zone is disabled
          *     (`Disabled zone`) or a failing port (an error text with `status_details`) (observed).
          *     The port is looked up as given, unchecked: `abc` or `024000` name no port and are answered
-         *     `Unknown proxy` (observed on 1.570.247; lib/mixins/web_api.js 553-556).
+         *     `Unknown proxy` (observed on 1.570.247).
          *     For a `persist` port, `status_details` are the problems of the real manager's check of the port's
          *     running configuration (its Zone, its bandwidth limit, text fields over 300 characters; `[]` when
          *     none: the problems an update names, see `updateProxy`), made at the port's first status check and
-         *     kept while it runs: a later update, or `force`, leaves them as they were (observed on 1.570.247;
-         *     lib/mixins/web_api.js 568-574).
+         *     kept while it runs: a later update, or `force`, leaves them as they were (observed on 1.570.247).
          */
         get: operations["getProxyStatus"];
         put?: never;
@@ -436,8 +434,7 @@ export interface paths {
          * @description Lifts the ban of an IP on the port (for the given domain). Returns the remaining ban list of the
          *     port (observed). An IP that is not banned at all gets `400` with a text (observed). Without
          *     `domain`, only the IP's ban without a domain is lifted: a ban of the IP for a domain stays, and the
-         *     answer is `200` with the list unchanged (observed; `@luminati-io/luminati-proxy` 1.570.247
-         *     lib/mixins/web_api.js 474-487). An unknown port makes the handler fail: `500`,
+         *     answer is `200` with the list unchanged (observed). An unknown port makes the handler fail: `500`,
          *     `Server error: No proxy at port N` (observed).
          */
         post: operations["unbanIp"];
@@ -467,7 +464,7 @@ export interface paths {
          * Unban several IPs on a port
          * @description Lifts the ban of the listed IPs on the port. The real manager unbans every IP of the port,
          *     whatever the list says (with or without a body), and answers the text `OK` (observed). An unknown
-         *     port makes its handler fail: `500`, `Server error: No proxy at port N` (observed; lib/mixins/web_api.js 489-496).
+         *     port makes its handler fail: `500`, `Server error: No proxy at port N` (observed).
          */
         post: operations["unbanIps"];
         delete?: never;
@@ -491,8 +488,7 @@ export interface paths {
          *     also reads a list `ips` and a list `ports` (observed). It bans only on the ports `ports` names:
          *     without `ports` it bans on no port at all, and answers `204` all the same; a port that does not
          *     exist is skipped; the IPs of `ips` are banned unchecked, while `ip` must be an IP (else `400`,
-         *     `No IP provided`) (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 449-460,
-         *     lib/manager.js 605-611). The response has no body (observed: `204`).
+         *     `No IP provided`) (observed). The response has no body (observed: `204`).
          */
         post: operations["banIpAllPorts"];
         delete?: never;
@@ -518,8 +514,7 @@ export interface paths {
         /**
          * Get the ban list of a port
          * @description Not in the documentation: the real manager's own web interface reads a port's ban list here
-         *     (observed on 1.570.247; `@luminati-io/luminati-proxy` lib/mixins/web_api.js line 98 and 498-506,
-         *     lib/manager.js 613-619). Without `full` the list holds the ban keys (`<ip>` or `<ip>|<domain>`);
+         *     (observed on 1.570.247). Without `full` the list holds the ban keys (`<ip>` or `<ip>|<domain>`);
          *     with `full` it holds `{ip, domain, to?}` items as `unbanIp` answers them. An unknown port gets
          *     `400` with a text. The port is looked up as given, unchecked: `abc` or `024000` name no port.
          */
@@ -552,7 +547,7 @@ export interface paths {
          *     same effect (it is not a safe method, despite GET). The response is the new session
          *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
          *     `400` with no body and no `Content-Type` (observed). The port is looked up as given, unchecked:
-         *     `abc` or `024000` name no port (lib/mixins/web_api.js 539-543).
+         *     `abc` or `024000` name no port.
          */
         get: operations["getRefreshSessions"];
         put?: never;
@@ -561,7 +556,7 @@ export interface paths {
          * @description Refreshes the sessions of the port. Takes no body. The response is the new session
          *     `<port>_<n>`, or `204` when the port rotates sessions by itself (observed). An unknown port gets
          *     `400` with no body and no `Content-Type` (observed). The port is looked up as given, unchecked:
-         *     `abc` or `024000` name no port (lib/mixins/web_api.js 539-543).
+         *     `abc` or `024000` name no port.
          */
         post: operations["refreshSessions"];
         delete?: never;
@@ -594,7 +589,7 @@ export interface paths {
          *     132-139), then stores each as given (`zone` of any type, a `logs` or `har_limit` that is still no
          *     number), keeps the admin whitelist as given, drops invalid entries and `127.0.0.1` from the
          *     all-ports whitelist, ignores other fields and answers `200`; a body that is no JSON object (a text
-         *     body) changes nothing (lib/mixins/mgr_config.js 97-198, lib/manager.js 517-547).
+         *     body) changes nothing.
          */
         put: operations["updateSettings"];
         post?: never;
@@ -724,10 +719,10 @@ export interface paths {
          * Enable SSL analyzing on all ports
          * @description Turns on SSL analyzing (`ssl`) on every port that has it off: each is updated as by an update of
          *     its `ssl`. The seed shows no body; the real manager reads an optional `port` from any body without
-         *     checking it, and then turns on only that port (observed, lib/mixins/web_api.js 257-273). The real
+         *     checking it, and then turns on only that port (observed). The real
          *     manager answers the text `ok` (observed). A body that is not valid JSON is refused before the route by
-         *     the manager's JSON body parser (body-parser 1.20, lib/mixins/web_server.js 171-174), whose error its
-         *     last error handler answers `500` with the text `Server Error` (web_server.js 186-189), as on every
+         *     the manager's JSON body parser (body-parser 1.20), whose error its
+         *     last error handler answers `500` with the text `Server Error`, as on every
          *     operation (observed).
          */
         post: operations["enableSsl"];
@@ -896,7 +891,6 @@ export interface paths {
          * Get whether the manager is logged in
          * @description Whether the manager holds the account's credentials (`{logged_in: true}`).
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 81.
          */
         get: operations["getMode"];
         put?: never;
@@ -918,7 +912,6 @@ export interface paths {
          * Get the manager's connection check
          * @description What the manager found when it checked its connection to the provider at start-up. Offline, the real manager answers `{domain: false}`.
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 82, lib/manager.js 1145-1160.
          */
         get: operations["getConnection"];
         put?: never;
@@ -940,7 +933,6 @@ export interface paths {
          * Get the manager's effective options
          * @description The options the manager runs with: the defaults of a new port and the manager-wide settings, as the command line and the settings made them.
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 77.
          */
         get: operations["getDefaults"];
         put?: never;
@@ -962,7 +954,6 @@ export interface paths {
          * Get the port fields' descriptions and defaults
          * @description For each port field its type, description and default, and the manager's constants, for the web interface's port editor.
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 240-254.
          */
         get: operations["getConsts"];
         put?: never;
@@ -985,7 +976,6 @@ export interface paths {
          * @description `true` once a port has failed a TLS handshake with a client while analyzing SSL (the client does
          *     not trust the manager's CA), else `false`, as a JSON boolean.
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 114, lib/mixins/mgr_proxy.js 70-80.
          */
         get: operations["getTlsWarning"];
         put?: never;
@@ -1007,7 +997,6 @@ export interface paths {
          * Get the values the log filters can take
          * @description The ports, status codes and protocols of the requests counted in the recent statistics, for the web interface's log filters.
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 673-682.
          */
         get: operations["getLogsSuggestions"];
         put?: never;
@@ -1029,7 +1018,6 @@ export interface paths {
          * Clear the request log and the statistics (GET form)
          * @description The same as `PUT /api/logs_reset`, by `GET`: clears the request log (HAR) and the recent
          *     statistics and answers the text `ok` (observed).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 175 and 684-690.
          */
         get: operations["getLogsReset"];
         /**
@@ -1037,7 +1025,6 @@ export interface paths {
          * @description Clears the request log (HAR) and the recent statistics; the answer is the text `ok`. The real
          *     manager's web interface calls `PUT` for its "clear logs" button; `GET` does the same (observed).
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 109 and 684-690.
          */
         put: operations["resetLogs"];
         post?: never;
@@ -1058,7 +1045,6 @@ export interface paths {
          * Get the locations a port can target
          * @description Countries, regions, cities, ASNs and carriers a port can target. The real manager answers them from a file of its package, so offline too.
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 653-656.
          */
         get: operations["getAllLocations"];
         put?: never;
@@ -1088,7 +1074,6 @@ export interface paths {
          * @description Version 1.570.247 answers an empty object for every port that exists, and `400` with the text
          *     `server does not exist` for any other (a number or not).
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 100 and 508-514.
          */
         get: operations["getSessions"];
         put?: never;
@@ -1115,7 +1100,6 @@ export interface paths {
          *     after refreshing IPs, once per port. On a port that does not exist, or without `port`, version
          *     1.570.247 fails inside its handler and never answers (observed).
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 137 and 276-284.
          */
         post: operations["changeProxyIps"];
         delete?: never;
@@ -1139,7 +1123,6 @@ export interface paths {
          *     provider and answers the text `OK`, whatever the body (observed; a body that is not valid JSON gets
          *     `500` `Server Error`, as on every operation).
          *     The real manager's own web interface calls it; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 143 and 1426-1431.
          */
         post: operations["createErrorReport"];
         delete?: never;
@@ -1162,7 +1145,6 @@ export interface paths {
          *     (no name resolution) the real manager answers `500` with the text `Server error: getaddrinfo …`
          *     (observed).
          *     The real manager's own web interface calls it when it starts; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js lines 132 and 658-671; src/pub/app.js 164-168 and src/pub/proxy_edit/targeting.js 47-51 (the interface reads `value` and `label`).
          */
         get: operations["getAllCarriers"];
         put?: never;
@@ -1187,7 +1169,6 @@ export interface paths {
          *     from the provider's cloud and caches them; offline it answers `500` with the text
          *     `Server error: no_lpm_f_conn` (observed). The interface shows its English texts without them.
          *     The real manager's own web interface calls it when it starts; the provider's documentation does not list it (observed on 1.570.247).
-         *     Source: `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js line 154, lib/manager.js 197-211 and 1063-1068; src/pub/app.js 169-177 and src/pub/common/i18n.js 72-76.
          */
         get: operations["getLanguageResources"];
         put?: never;
@@ -1318,7 +1299,7 @@ export interface components {
          *     `http://`, `https://`, `socks://` or `socks5://` in front), and sends the port's requests in turn through
          *     each. It stores an entry of the documented form, but then answers each request that entry's turn falls on
          *     with `502` and the header `x-lpm-error: _url.match is not a function`, and its status check reports that
-         *     text (observed on 1.570.247; `@luminati-io/luminati-proxy` lib/session.js 82-90 and 215-233). Both forms
+         *     text (observed on 1.570.247). Both forms
          *     are accepted.
          */
         ExtProxy: {
@@ -1350,7 +1331,7 @@ export interface components {
              */
             port?: number;
             /**
-             * @description `persist` saves the proxy into the configuration file. The real manager lists the duplicates of a port created with `multiply` as `duplicate` (observed). Other values are not documented; with one, the real manager runs the port without storing it: `GET /api/proxies` leaves it out, `GET /api/proxies_running` shows only what the running port says of itself, an update answers `400` `No proxy at port N`, and a delete stops it (`500` `cannot delete this port` for `duplicate`) (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/mgr_proxy.js 271-282 and 303-324, lib/mixins/web_api.js 392-397 and 866-895).
+             * @description `persist` saves the proxy into the configuration file. The real manager lists the duplicates of a port created with `multiply` as `duplicate` (observed). Other values are not documented; with one, the real manager runs the port without storing it: `GET /api/proxies` leaves it out, `GET /api/proxies_running` shows only what the running port says of itself, an update answers `400` `No proxy at port N`, and a delete stops it (`500` `cannot delete this port` for `duplicate`) (observed).
              * @example persist
              */
             proxy_type?: string;
@@ -1360,8 +1341,7 @@ export interface components {
              *     `multiply`) and runs it on this many ports: the port itself and, on the next numbers, its
              *     duplicates, which `GET /api/proxies_running` lists with `proxy_type: "duplicate"` and
              *     `master_port`; a duplicate cannot be deleted (`500` `Server error: cannot delete this port`) nor
-             *     updated, and deleting or updating the port does so to its duplicates (observed;
-             *     `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/mgr_proxy.js 219-262 and 308-309).
+             *     updated, and deleting or updating the port does so to its duplicates (observed).
              */
             multiply?: number;
             /** @description Used with `users`. */
@@ -1371,8 +1351,7 @@ export interface components {
              *     manager (1.570.247) takes user names, strings, stores them in lower case and runs port i of a
              *     `multiply` as `users[i % n]` (observed); an item `{user}` makes its create fail with `500`
              *     `Server error: x.toLowerCase is not a function`, and a `users` that is not a list with
-             *     `Server error: req.body.proxy.users.map is not a function` (observed;
-             *     `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 362-363, lib/mixins/mgr_proxy.js 219-262).
+             *     `Server error: req.body.proxy.users.map is not a function` (observed).
              *     Both forms are described: the documented one, and the one the real manager runs.
              */
             users?: (string | components["schemas"]["ProxyPortUser"])[];
@@ -1504,7 +1483,7 @@ export interface components {
              *     (a `CONNECT` through the port's upstream, logged as such) to an entry picked at random, read as
              *     `host[:port]` (port 25 by default); the client reads the tunnel from its start, and a `CONNECT` that
              *     fails ends the connection without an answer. An entry that is no text stops the real manager at the
-             *     port's first connection (observed; lib/server.js 185-189 and 244-252, lib/smtp.js).
+             *     port's first connection (observed).
              */
             smtp?: unknown[];
             /** @description Meaning not documented. */
@@ -1547,8 +1526,7 @@ export interface components {
          *     (observed). The real manager 1.570.247 stores the fields of a create unconverted (an update converts them
          *     to their types first) and answers them as stored, in the `data` of a create or update, in
          *     `GET /api/proxies` and in `GET /api/proxies_running`: `ssl: "false"`, `proxy_retry: "3"`, `iface: 7`,
-         *     `os: 7`, a text for a list, `ext_proxies` entries of any shape (observed; `@luminati-io/luminati-proxy`
-         *     1.570.247 lib/mixins/web_api.js 348-385, lib/mixins/mgr_proxy.js 171-189 and 266-275). A number field it
+         *     `os: 7`, a text for a list, `ext_proxies` entries of any shape (observed). A number field it
          *     runs as no number (`vip: "abc"`) is shown as `null` in `GET /api/proxies_running` (observed). Only the
          *     port is always a number. Requests take the documented form (`ProxyPortRequest`).
          */
@@ -1798,7 +1776,7 @@ export interface components {
         /**
          * @description Body of `POST /api/proxies/{port}/unbanips`. The documentation sends the list `ip`. The real manager
          *     reads no field of the body: it unbans every IP of the port, whatever the body holds or without one
-         *     (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 489-496), so `ip` is not
+         *     (observed), so `ip` is not
          *     required.
          */
         UnbanIpsRequest: {
@@ -1820,7 +1798,7 @@ export interface components {
              * @description Ban duration in milliseconds. When omitted or 0, the duration is not documented.
              */
             ms?: number;
-            /** @description The ports to ban on. The real manager bans on no port when it is omitted (observed; lib/manager.js 605-611). */
+            /** @description The ports to ban on. The real manager bans on no port when it is omitted (observed). */
             ports?: (number | string)[];
         };
         /**
@@ -1848,11 +1826,10 @@ export interface components {
         };
         /**
          * @description A settings value of another type or range than the documented one, as an update gave it (observed). The
-         *     real manager 1.570.247 converts an update's strings for numbers and booleans (lib/middleware.js 132-139)
+         *     real manager 1.570.247 converts an update's strings for numbers and booleans
          *     and stores everything else as given, then answers it so in `GET /api/settings` and in the answer to
          *     `PUT /api/settings`: a `zone` that is no name (`7`, `""`), a `logs` or `har_limit` still no integer
-         *     (`"abc"`, `{}`, `-2`), a `request_stats` that is no boolean (`7`) (observed; `@luminati-io/luminati-proxy`
-         *     1.570.247 lib/mixins/web_api.js 767-815). Updates take the documented form (`SettingsUpdate`).
+         *     (`"abc"`, `{}`, `-2`), a `request_stats` that is no boolean (`7`) (observed). Updates take the documented form (`SettingsUpdate`).
          */
         SettingAsGiven: string | number | boolean | unknown[] | {
             [key: string]: unknown;
@@ -1946,8 +1923,7 @@ export interface components {
          * @description Body of `PUT /api/settings`: every field is optional. Closed, to catch typos: only the fields the
          *     documentation lists for updates are accepted, `har_limit`, which the real manager applies, and
          *     `logs_settings`, which it refuses. The real manager ignores other fields, `fixed_whitelist_ips`
-         *     included (observed). A `zone` it does not know is stored all the same (observed;
-         *     lib/mixins/mgr_config.js 116-129).
+         *     included (observed). A `zone` it does not know is stored all the same (observed).
          */
         SettingsUpdate: {
             zone?: components["schemas"]["ZoneName"];
@@ -1958,8 +1934,7 @@ export interface components {
             /**
              * @description Enables logs for all ports. Documented as a boolean for updates; responses send a number, and
              *     that number is accepted here too. The real manager keeps it as the number of requests its HAR
-             *     log keeps: `true` becomes `1` and `false` `0`, and `0` logs no request at all (observed;
-             *     `@luminati-io/luminati-proxy` 1.570.247 lib/middleware.js 102-111, lib/manager.js 360-367).
+             *     log keeps: `true` becomes `1` and `false` `0`, and `0` logs no request at all (observed).
              */
             logs?: boolean | number;
             /** @description Enables request statistics. */
@@ -1967,7 +1942,7 @@ export interface components {
             /**
              * Format: int32
              * @description The largest response body the HAR log keeps, in bytes (`-1`: no limit). Not in the documentation's
-             *     update fields; the real manager applies it to every port (observed; lib/mixins/mgr_config.js 130-134).
+             *     update fields; the real manager applies it to every port (observed).
              */
             har_limit?: number;
             /**
@@ -1996,8 +1971,7 @@ export interface components {
             zones: components["schemas"]["EnabledZone"][];
             /**
              * @description The settings' `zone` as stored (observed): the name of the default Zone, or what an update gave it
-             *     as given (`SettingAsGiven`; `@luminati-io/luminati-proxy` 1.570.247 lib/zones.js 67-76 answers
-             *     `def` from the manager's default `zone`).
+             *     as given (`SettingAsGiven`).
              */
             def?: string | components["schemas"]["SettingAsGiven"];
         };
@@ -2125,7 +2099,7 @@ export interface components {
          * @description The kind of a logged answer, as the real manager names it from the answer's `content-type` header, the
          *     first that applies: `xhr` (it contains `json`), `html`, `js` (`javascript`), `css`, `img` (`image`),
          *     `media` (`audio` or `video`), `font`, else `other`; `unknown` for a tunnel, whose answer it does not
-         *     see (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/server.js 72-96, 492).
+         *     see (observed).
          * @example html
          * @enum {string}
          */
@@ -2424,7 +2398,7 @@ export interface components {
             /**
              * @description Content kind of the response, not further documented. The real manager names it from the answer's
              *     `content-type`: `xhr`, `html`, `js`, `css`, `img`, `media`, `font`, `other`, or `unknown` for a
-             *     tunnel (observed, HarContentKind; lib/server.js 72-96), and the log's `content_type` filter
+             *     tunnel (observed, HarContentKind), and the log's `content_type` filter
              *     compares it.
              */
             content_type?: string | null;
@@ -2440,8 +2414,8 @@ export interface components {
              *     `blocked` (the upstream request created), `wait` (connected), `ttfb` (first byte), `receive`
              *     (the answer read), `end`, with the port and the session it used. A request a rule sent again
              *     (`retry`, `retry_port`) or the `x-lpm-route` header sent through another port has a step for each
-             *     pass, on each port it went through; the entry is that of the last port (observed on the real
-             *     manager 1.570.247: lib/context.js 85, `timeline.add(port, session)` on each pass).
+             *     pass, on each port it went through (the real manager adds a step on each pass); the entry is that
+             *     of the last port (observed on the real manager 1.570.247).
              */
             timeline?: components["schemas"]["HarTimelineStep"][];
             /** @description The upstream proxy the request went through, as `host:port` (observed). */
@@ -2519,8 +2493,7 @@ export interface components {
             /**
              * Format: int64
              * @description Number of requests skipped (the `skip` query parameter). The real manager echoes `skip` as it read
-             *     it (`+skip||0`): a negative `skip` is echoed negative (it counted from the end), observed
-             *     (`@luminati-io/luminati-proxy` 1.570.247 lib/manager.js 718, 756).
+             *     it (`+skip||0`): a negative `skip` is echoed negative (it counted from the end), observed.
              */
             skip: number;
             /**
@@ -2715,18 +2688,15 @@ export interface components {
         ErrorReport: {
             /**
              * @description The kind of error: a string. The real manager passes any JSON value on unchecked as the report's
-             *     id (`{"type":7}` is answered `OK`, observed; web_api.js 1428-1429).
+             *     id (`{"type":7}` is answered `OK`, observed).
              */
             type?: string | unknown;
-            /**
-             * @description The error's message: a string. The real manager passes any JSON value on unchecked (observed;
-             *     web_api.js 1428-1429).
-             */
+            /** @description The error's message: a string. The real manager passes any JSON value on unchecked (observed). */
             message?: string | unknown;
             /**
              * @description The stack trace: a string, or `null` when the error had none (the web interface sends it so for an
              *     answer it could not read, observed). The real manager passes any JSON value on unchecked (a number,
-             *     `{"stack":7}`, is answered `OK`, observed; web_api.js 1428-1429 hands it to its error reporter as is).
+             *     `{"stack":7}`, is answered `OK`, observed).
              */
             stack?: (string | null) | unknown;
             /** @description Any JSON value the interface adds (not documented). */
@@ -3291,8 +3261,7 @@ export interface operations {
              *     restarted it), with each update in place over them. So they show the settings of the port's start,
              *     except those the manager sends to its running ports when they change (`har_limit`; the settings'
              *     Zone for a port stored without one), and the permissions (`ssl_perm`, `state_perm`, `zip_perm`) of
-             *     the Zone it started with (observed on 1.570.247; lib/mixins/mgr_proxy.js 45-63, 402-423,
-             *     lib/proxy_port.js 214-234). An update that restarts the port answers the new port's.
+             *     the Zone it started with (observed on 1.570.247). An update that restarts the port answers the new port's.
              */
             200: {
                 headers: {
@@ -3308,7 +3277,7 @@ export interface operations {
              *     is not persistent (`Proxy is read-only`), the new port is in use, or the Zone is unknown.
              *
              *     The real manager 1.570.247 checks the port's stored configuration with the update over it, before
-             *     it looks for `proxy` (lib/mixins/web_api.js 400-410, lib/mixins/mgr_proxy.js 481-594), and names
+             *     it looks for `proxy`, and names
              *     every problem, in this order: a `port` below 1000 (`Invalid port. It must be a number >= 1000`) or
              *     one of the `multiply` ports it would take in use (`port N in use by another proxy`); a Zone the
              *     account does not have (`the provided zone name is not valid.`, also for `""` and `null`) or whose
@@ -3401,8 +3370,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Check the port again instead of reporting the last known status (observed; not further
-                 *     documented). The real manager reads any value but `false` and `0` as true, an empty one too
-                 *     (lib/mixins/web_api.js 565-566); without it, a port checked before answers its last status.
+                 *     documented). The real manager reads any value but `false` and `0` as true, an empty one too; without it, a port checked before answers its last status.
                  * @example true
                  */
                 force?: boolean | string;
@@ -4098,7 +4066,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Number of lines to return, from the end of the log file (default 100, observed). `0` returns
-                 *     the whole file (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 1438-1443).
+                 *     the whole file (observed).
                  *     The real manager takes the text as given (`limit||100`, then `slice(-1*limit)`): a text that is no
                  *     number is the whole file too, and a negative `-N` leaves out the first N lines (observed).
                  * @example 100
@@ -4133,8 +4101,7 @@ export interface operations {
                  * @description Number of requests skipped from the beginning (default 0, observed). The real manager reads any
                  *     text as a number (`+skip||0`): a negative `skip` counts from the end (`-3`: the last three), a
                  *     fraction is cut to its whole part, a text that is no number is 0; the answer's `skip` echoes that
-                 *     number (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/manager.js 718, lib/loki.js 123-131,
-                 *     lokijs `offset`: `slice(skip)`).
+                 *     number (observed; lokijs's `offset` is a `slice(skip)`).
                  * @example 0
                  */
                 skip?: number;
@@ -4142,8 +4109,7 @@ export interface operations {
                  * @description Maximum number of requests fetched. The default is not documented; the real manager sends all
                  *     of them without `limit` or with `limit=0`, and reads any text as a number (`+limit||0`): one that is
                  *     no number is all of them, a negative `limit` leaves out as many from the end of the page (observed;
-                 *     `@luminati-io/luminati-proxy` 1.570.247 lib/manager.js 719, lib/loki.js 123-131, lokijs `limit`:
-                 *     `slice(0, limit)`).
+                 *     lokijs's `limit` is a `slice(0, limit)`).
                  * @example 100
                  */
                 limit?: number;
@@ -4152,13 +4118,13 @@ export interface operations {
                  *     session part of the request's username, and compiles it as a JavaScript `RegExp`: one that does
                  *     not compile fails the handler, `500` with the error's message (e.g.
                  *     `Server error: Invalid regular expression: /(/: Unterminated group`); one it finds open to
-                 *     catastrophic backtracking is ignored (observed; lib/manager.js 723-732, lib/util.js 790-795).
+                 *     catastrophic backtracking is ignored (observed).
                  * @example example\.com/products
                  */
                 search?: string;
                 /**
                  * @description Lower bound of the port number. The real manager filters by port only when both `port_from`
-                 *     and `port_to` are given, non-empty; one bound alone is ignored (observed; lib/manager.js 721-722).
+                 *     and `port_to` are given, non-empty; one bound alone is ignored (observed).
                  *     It compares the text as lokijs compares a number with a text: as numbers, and a bound that is no
                  *     number matches no port (observed).
                  * @example 24000
@@ -4176,7 +4142,7 @@ export interface operations {
                 status_code?: string;
                 /**
                  * @description Only the requests of this proxy port. The documentation does not list it; the real manager reads
-                 *     it (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/manager.js 741-749) as a number
+                 *     it (observed) as a number
                  *     (`+port`, so a text that is no number matches none) and, given with `port_from` and `port_to`,
                  *     in their place: the range is then not applied.
                  * @example 24000
@@ -4184,7 +4150,7 @@ export interface operations {
                 port?: number;
                 /**
                  * @description Only the requests whose answer is of this kind, the entry's `details.content_type`. The
-                 *     documentation does not list it; the real manager reads it (observed; lib/manager.js 741-749) and
+                 *     documentation does not list it; the real manager reads it (observed) and
                  *     compares the text exactly, so a kind it does not give matches none.
                  * @example html
                  */
@@ -4199,14 +4165,13 @@ export interface operations {
                 /**
                  * @description Field to sort by (default `uuid`, observed). The allowed fields are not documented; the real
                  *     manager accepts any name, and a field the entries do not have leaves them in the log's order
-                 *     (observed; lib/manager.js 750).
+                 *     (observed).
                  * @example uuid
                  */
                 sort?: string;
                 /**
                  * @description Sort in descending direction. The documentation gives a boolean; the real manager sorts
-                 *     descending for any non-empty value, `false` and `0` included (observed; lib/manager.js 750:
-                 *     `!!req.query.sort_desc` on the text), so any text is accepted too.
+                 *     descending for any non-empty value, `false` and `0` included (observed), so any text is accepted too.
                  * @example true
                  */
                 sort_desc?: boolean | string;
