@@ -9,7 +9,8 @@
 // security scheme, its header and who takes it) and a Pagination section in the introduction, how to
 // walk each paged operation with `paginate` on the operation itself, each operation's operationId at
 // the head of its description (so the page's search finds `getZone`), and every `x-observed: true`
-// mark as a visible "Observed" badge. The page makes no request off the machine: the renderer's one
+// mark as a visible "Observed" badge, and under each description whose object has `x-observed-source`
+// a source note naming it (where the fact shows: a program's file and line). The page makes no request off the machine: the renderer's one
 // remote asset, its attribution logo, is replaced by an inline image (offline).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,19 @@ const escapeHtml = (s) =>
 /** The label and colour of the badge that marks what is known only from the real service. */
 export const OBSERVED_BADGE = { name: 'Observed', color: '#8a5a00' };
 const OBSERVED_TITLE = "Known from the real service (x-observed), not from the provider's documentation";
+/** The class of the source note a page shows under a description whose object carries `x-observed-source`. */
+export const SOURCE_NOTE_CLASS = 'x-observed-source-note';
+
+/**
+ * The source note of an object's `x-observed-source`: where the fact shows (a program's file and line, a
+ * client's), rendered under its description, so that the description states behaviour and the spec keeps
+ * the citation in one place.
+ */
+export function sourceNote(sources) {
+  const list = (Array.isArray(sources) ? sources : [sources]).map((s) => `<code>${escapeHtml(s)}</code>`).join('; ');
+  return `<small class="${SOURCE_NOTE_CLASS}">Source: ${list}</small>`;
+}
+
 const OBSERVED_HTML = `<span class="x-observed-badge" title="${OBSERVED_TITLE}" style="background:#fff3cd;color:#6b4f00;border:1px solid #e0c36c;border-radius:4px;padding:0 .4em;font-size:.8em;font-weight:600">${OBSERVED_BADGE.name}</span>`;
 
 /**
@@ -37,6 +51,19 @@ const OBSERVED_HTML = `<span class="x-observed-badge" title="${OBSERVED_TITLE}" 
 export function readerEdition(source, api = 'account') {
   const doc = structuredClone(source);
   const ops = operations(doc);
+  // First the source notes, so that each stays with its own description (the introduction's sections follow).
+  const noteSources = (node, isMap) => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const item of node) noteSources(item, false);
+      return;
+    }
+    if (!isMap && node['x-observed-source'] !== undefined && typeof (node.description ?? '') === 'string') {
+      node.description = `${(node.description ?? '').trimEnd()}\n\n${sourceNote(node['x-observed-source'])}`.trimStart();
+    }
+    for (const [key, value] of Object.entries(node)) noteSources(value, !isMap && MAPS.has(key) && !Array.isArray(value));
+  };
+  noteSources(doc, false);
   for (const op of ops) {
     const o = doc.paths[op.path][op.method];
     const paged = op.facts.pagination ? `\n\n${pagingOf(api, op)}` : '';

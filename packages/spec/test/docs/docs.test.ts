@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { type ApiName, listOperations, loadBundle, type Operation, resolvePointer } from '@zone-api/testkit';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OBSERVED_BADGE } from '../../scripts/docs.mjs';
+import { OBSERVED_BADGE, SOURCE_NOTE_CLASS } from '../../scripts/docs.mjs';
 import { SAMPLE_LANGS } from '../../scripts/samples.mjs';
 import { pageUrl, pickSample, shots, useBrowser } from './browser.js';
 
@@ -172,6 +172,35 @@ describe.each(['account', 'manager'] as ApiName[])('%s reference page', (api) =>
         .filter({ hasText: new RegExp(`^${OBSERVED_BADGE.name}$`) })
         .evaluateAll((tags) => tags.map((t) => t.parentElement?.textContent ?? ''));
     await expect.poll(async () => (await tagged()).some((row) => row.startsWith(p.name) && row.endsWith(OBSERVED_BADGE.name))).toBe(true);
+  });
+
+  it("shows x-observed-source as a source note under the description, whose prose cites no program's lines", async () => {
+    ready();
+    // An operation whose own object names its sources, else one with such a parameter.
+    const sourcesOf = (node: unknown): string[] | undefined => {
+      const s = (node as { 'x-observed-source'?: string | string[] } | undefined)?.['x-observed-source'];
+      return s === undefined ? undefined : Array.isArray(s) ? s : [s];
+    };
+    const onOp = ops.find((o) => sourcesOf(o.op));
+    const onParam = ops.flatMap((o) => o.parameters.map((p) => ({ o, p }))).find(({ p }) => sourcesOf(p.definition));
+    const found = onOp ? { target: onOp, node: onOp.op } : onParam ? { target: onParam.o, node: onParam.p.definition } : undefined;
+    if (!found) throw new Error(`no operation or parameter of the ${api} bundle has x-observed-source`);
+    const sources = sourcesOf(found.node) ?? [];
+    const target = found.target;
+    const { description } = found.node as { description?: string };
+    expect(description ?? '').not.toMatch(/[\w.-]\.(?:js|mjs|cjs|ts|py)(?::| lines? | )\d/);
+    const id = target.operationId.toLowerCase();
+    await page.goto(`${pageUrl(`${api}.html`)}#operation/${id}`);
+    const section = page.locator(`[data-section-id$="/${id}"]`).first();
+    await section.waitFor({ timeout: 15_000 });
+    await section.scrollIntoViewIfNeeded();
+    const note = section.locator(`.${SOURCE_NOTE_CLASS}`).first();
+    await expect.poll(() => note.isVisible()).toBe(true);
+    const text = (await note.textContent()) ?? '';
+    expect(text.startsWith('Source: ')).toBe(true);
+    expect(sources.length).toBeGreaterThan(0);
+    for (const s of sources) expect(text).toContain(s);
+    await note.screenshot({ path: join(shots, `${api}-source-note.png`) });
   });
 
   it('has Authentication (each security scheme) and Pagination in the navigation, and the search finds them', async () => {
