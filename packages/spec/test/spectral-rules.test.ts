@@ -157,6 +157,26 @@ describe.concurrent('custom spectral rules', () => {
     expect(hits[0]?.message).not.toContain('<ZONE>');
   });
 
+  it("zone-no-source-lines-in-description: a program's file and line in a description, not in x-observed-source", async () => {
+    const cited = {
+      ...goodOp('getThing'),
+      description: 'Stores the port as given (observed; `@luminati-io/luminati-proxy` 1.570.247 lib/mixins/web_api.js 348-385).',
+    };
+    const line = { ...goodOp('createThing'), description: 'Answers OK (web_api.js line 82).' };
+    const colon = { ...goodOp('deleteThing'), description: 'Drops it (lib/manager.js:605-611).' };
+    // The same facts with their sources beside the description; a file named without a line is no citation.
+    const moved = {
+      ...goodOp('updateThing'),
+      description: 'Stores the port as given (observed), as lib/smtp.js does; version 1.570.247.',
+      'x-observed-source': ['@luminati-io/luminati-proxy 1.570.247 lib/mixins/web_api.js 348-385'],
+    };
+    const hits = (await lint(spec({ '/api/thing': { get: cited, post: line, delete: colon, put: moved } }))).filter(
+      (r) => r.code === 'zone-no-source-lines-in-description',
+    );
+    expect(hits.map((h) => h.path.slice(2).join(' ')).sort()).toEqual(['delete description', 'get description', 'post description']);
+    expect(hits[0]?.message).toContain('x-observed-source');
+  });
+
   it('zone-operation-behaviour: x-idempotent and x-changes-state on every operation, as booleans', async () => {
     const { 'x-idempotent': _i, ...noIdempotent } = goodOp('getThing');
     const stringy = { ...goodOp('createThing'), 'x-changes-state': 'yes' };
