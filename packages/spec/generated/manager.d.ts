@@ -233,8 +233,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * Creates a new port with the stored configuration of the port named in `port` (the web interface's
    * "duplicate"; observed, not in the provider's documentation). The copy takes the highest port the
    * manager runs + 1, at least 24000, and is created without the checks of `createProxy`; the answer is
-   * the copied configuration under `proxy`, with its new `port` (observed on 1.570.247;
-   * lib/mixins/web_api.js 92 and 313-325, lib/mixins/mgr_proxy.js 266-289). The port is looked up as a
+   * the copied configuration under `proxy`, with its new `port` (observed on 1.570.247). The port is looked up as a
    * JavaScript `==` compares (`"24000"` names port 24000). When no stored port has that number (a
    * duplicate of a multiplied port is not stored) the manager fails to set the copy's port: `400`
    * `{errors: [{msg: "Cannot set properties of undefined (setting 'port')", field: port}]}` (observed).
@@ -431,7 +430,7 @@ export interface DocumentedMethods<M extends Record<OperationId, unknown>> {
    * provider's documentation). The real manager looks the port up as given among the stored
    * configurations, by the number as text: `024000` or `abc` name no port, nor does a duplicate of a
    * multiplied port (it is not stored). For none it answers `400` with the text `invalid port number`
-   * (observed on 1.570.247; its route `GET /proxies/:port?`, lib/mixins/web_api.js 86 and 897-907).
+   * (observed on 1.570.247; its route `GET /proxies/:port?`).
    *
    * `GET /api/proxies/{port}` · operationId `getProxy` · reference: `@zone-api/spec/docs/manager.html#operation/getProxy` (the page ships in the package: `node_modules/@zone-api/spec/dist/docs/manager.html`)
    */
