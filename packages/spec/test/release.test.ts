@@ -135,8 +135,9 @@ describe('breaking-change check', { timeout: 180_000 }, () => {
 
   it('the CLI that CI runs, under CI=true as CI runs it, exits 1 on an unannounced breaking change and leaves no file in the checkout (Optic writes ci-run-details.json)', async () => {
     const s = scenario(requireZoneOnUptimeSwitch);
-    // Only the account bundle is changed; the manager one is compared with itself.
-    cpSync(join(released, 'manager.openapi.json'), join(s.current, 'manager.openapi.json'));
+    // Only the account bundle is changed; the others are compared with themselves.
+    for (const other of ['manager', 'sandbox-control'])
+      cpSync(join(released, `${other}.openapi.json`), join(s.current, `${other}.openapi.json`));
     const status = () => execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repoRoot, encoding: 'utf8' });
     const before = status();
     const res = await run(
