@@ -40,13 +40,10 @@ describe('the manager probe against the real manager 1.570.247', () => {
     expect(result.exchanges.find((e) => e.operationId === 'listUsers')?.sent).toBe('/api/lpm_users');
   });
 
-  it('finds every answer declared by the spec; the only findings are fields the spec does not declare, each one the recorded answer has', () => {
-    expect(result.findings.filter((f) => f.kind !== 'extra-field')).toEqual([]);
-    expect(result.findings.length).toBeGreaterThan(0);
-    for (const f of result.findings) {
-      const field = /has the field `([^`]+)`/.exec(f.message)?.[1] as string;
-      expect(reference.answers.find((a) => a.scenario === f.operationId)?.keys, `${f.operationId}: ${field}`).toContain(field);
-    }
+  it('finds every answer declared by the spec: no finding, as every field the real manager answers is declared', () => {
+    expect(result.exchanges.length).toBeGreaterThan(20);
+    // The Settings fields it answers beyond the seed's were the last undeclared ones (declared in 9ca5179).
+    expect(result.findings).toEqual([]);
   });
 
   it('finds no difference from the answers recorded of the same version', () => {
