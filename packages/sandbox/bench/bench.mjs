@@ -7,7 +7,7 @@
 //   [--no-hostile] (skip the hostile inputs of hostile.mjs) [--only-traffic] (the traffic part alone: no API requests/s, persistence or fuzz) [--rounds N] (traffic: the
 //   ways take turns N times for requests/s and 3 N times for the 50 MB download; the best of each, and the median
 //   of the ratios within each round)
-import { fork, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { freePort } from '@zone-api/testkit/ports';
 import autocannon from 'autocannon';
 import { Agent, ProxyAgent, request as undiciRequest } from 'undici';
 import { repo, startPrism } from './prism.mjs';
+import { get, post, start } from './target-server.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -34,40 +35,6 @@ const { values } = parseArgs({
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
-const target = new URL('./target.mjs', import.meta.url);
-
-const headers = { authorization: 'Bearer sandbox-token-0001', 'content-type': 'application/json' };
-const get = { method: 'GET', path: '/api/zone?customer=hl_1a2b3c4d&zone=static_zone', headers };
-const post = {
-  method: 'POST',
-  path: '/api/zone/domain_perm',
-  headers,
-  body: JSON.stringify({ customer: 'hl_1a2b3c4d', zone: 'static_zone', type: 'whitelist', domain: 'bench.example.com' }),
-};
-
-function start(args) {
-  return new Promise((resolve, reject) => {
-    const child = fork(target, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', (m) =>
-      resolve({
-        url: m.url,
-        stop: () => child.kill(),
-        /** The CPU time the server has used so far (microseconds). */
-        cpu: () =>
-          new Promise((done) => {
-            const on = (r) => {
-              if (r.cpu === undefined) return;
-              child.off('message', on);
-              done(r.cpu);
-            };
-            child.on('message', on);
-            child.send('cpu');
-          }),
-      }),
-    );
-    child.once('exit', (code) => reject(new Error(`${args[0]} server exited (${code})`)));
-  });
-}
 
 async function measure(url, request) {
   // A short warm-up so that both servers are measured hot.

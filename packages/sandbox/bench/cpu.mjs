@@ -4,10 +4,9 @@
 // machine where requests per second do not. Usage (after `pnpm build`):
 // node packages/sandbox/bench/cpu.mjs [--requests N] [--connections N] [--rounds N] [--profile DIR]
 // (--profile: the sandbox's process runs with --cpu-prof, its profile written into DIR at the end).
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { get, post, start } from './target-server.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -19,46 +18,6 @@ const { values } = parseArgs({
 });
 const amount = Number(values.requests);
 const connections = Number(values.connections);
-const target = fileURLToPath(new URL('./target.mjs', import.meta.url));
-const headers = { authorization: 'Bearer sandbox-token-0001', 'content-type': 'application/json' };
-const get = { method: 'GET', path: '/api/zone?customer=hl_1a2b3c4d&zone=static_zone', headers };
-const post = {
-  method: 'POST',
-  path: '/api/zone/domain_perm',
-  headers,
-  body: JSON.stringify({ customer: 'hl_1a2b3c4d', zone: 'static_zone', type: 'whitelist', domain: 'bench.example.com' }),
-};
-
-export function start(args, execArgv = []) {
-  return new Promise((resolve, reject) => {
-    const child = fork(target, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
-    child.once('message', (m) =>
-      resolve({
-        url: m.url,
-        stop: () => child.kill(),
-        /** Ends the process in order (a --cpu-prof profile is written); resolves when it has exited. */
-        exit: () =>
-          new Promise((done) => {
-            child.removeAllListeners('exit');
-            child.once('exit', done);
-            child.send('exit');
-          }),
-        cpu: () =>
-          new Promise((done) => {
-            const on = (r) => {
-              if (r.cpu === undefined) return;
-              child.off('message', on);
-              done(r.cpu);
-            };
-            child.on('message', on);
-            child.send('cpu');
-          }),
-      }),
-    );
-    child.once('exit', (code) => reject(new Error(`${args[0]} server exited (${code})`)));
-  });
-}
-
 /** Microseconds of the server's CPU per request over `amount` requests, after a warm-up of a tenth. */
 export async function cpuPerRequest(server, request, opts = {}) {
   const run = (n) => autocannon({ url: server.url, connections, amount: n, requests: [request], ...opts });
